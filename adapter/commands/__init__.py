@@ -1,0 +1,1 @@
+"""One module per area of the `adapter` command; each exposes click commands."""

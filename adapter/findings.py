@@ -1,0 +1,92 @@
+"""Findings: what the adapter has to say about a repository's content.
+
+Every code is declared once, as a `FindingType` beside the rule that raises it,
+and registered here; `catalogue()` lists them all for the README and for
+`adapter findings`. Findings are values: a bad page yields findings and the
+run goes on.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Severity(StrEnum):
+    ERROR = "error"  # DataONE cannot harvest this as it stands
+    WARNING = "warning"  # harvestable, but something should be fixed
+    INFO = "info"  # worth knowing; nothing to fix
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    severity: Severity
+    message: str
+    url: str = ""
+    where: str | None = None
+
+    def as_dict(self) -> dict[str, str | None]:
+        return {
+            "code": self.code,
+            "severity": str(self.severity),
+            "message": self.message,
+            "url": self.url,
+            "where": self.where,
+        }
+
+
+_REGISTRY: dict[str, FindingType] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class FindingType:
+    """One finding code, its severity and what it means to a repository manager."""
+
+    code: str
+    severity: Severity
+    explanation: str
+
+    def __post_init__(self) -> None:
+        known = _REGISTRY.get(self.code)
+        if known is not None and known != self:
+            raise ValueError(f"finding code {self.code} declared twice, differently")
+        _REGISTRY[self.code] = self
+
+    def at(self, url: str, message: str | None = None, where: str | None = None) -> Finding:
+        return Finding(self.code, self.severity, message or self.explanation, url, where)
+
+
+# Modules that declare finding types; imported by catalogue() so the list is complete.
+_DECLARING_MODULES = (
+    "adapter.fetch",
+    "adapter.robots",
+    "adapter.sitemap",
+    "adapter.discover",
+    "adapter.extract",
+    "adapter.normalize",
+    "adapter.dataone",
+    "adapter.signposts",
+    "adapter.linkset",
+    "adapter.crosscheck",
+    "adapter.follow",
+    "adapter.pipeline",
+    "adapter.sync",
+    "adapter.records",
+)
+
+
+def catalogue() -> list[FindingType]:
+    """Every declared finding type, sorted by code."""
+    for name in _DECLARING_MODULES:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:  # a real import error inside the module
+                raise
+    return sorted(_REGISTRY.values(), key=lambda t: t.code)
+
+
+def has_errors(findings: list[Finding]) -> bool:
+    return any(f.severity is Severity.ERROR for f in findings)

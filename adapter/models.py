@@ -1,0 +1,122 @@
+"""Values passed between the stages. Plain dataclasses, no logic, no I/O."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Literal
+
+from adapter.findings import Finding
+
+LinkSource = Literal["header", "html", "linkset", "signmap"]
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """One typed link: one relation, absolute target, absolute context."""
+
+    href: str
+    rel: str
+    anchor: str
+    source: LinkSource
+    type: str | None = None
+    profile: str | None = None
+    # other target attributes (title, hreflang, hash, length, modified, ...)
+    extra: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapEntry:
+    loc: str
+    sitemap: str  # the sitemap URL it came from
+    lastmod: datetime | None = None
+    links: tuple[Link, ...] = ()  # Signmap <rs:ln>, source "signmap"
+    attributes: tuple[tuple[str, str], ...] = ()  # <rs:md> hash, length, type, ...
+
+
+@dataclass(frozen=True, slots=True)
+class Fetched:
+    """One HTTP response, after redirects, with its body read up to a cap."""
+
+    url: str  # as requested
+    final_url: str  # after redirects
+    status: int
+    headers: dict[str, str]  # lower-cased names; repeated fields comma-joined
+    body: bytes
+    redirects: tuple[str, ...] = ()  # every URL visited before final_url
+    elapsed: float = 0.0
+    truncated: bool = False  # the body hit its byte cap
+    link_headers: tuple[str, ...] = ()  # each Link field as sent, unjoined
+
+    @property
+    def content_type(self) -> str:
+        return self.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+
+    @property
+    def charset(self) -> str | None:
+        for part in self.headers.get("content-type", "").split(";")[1:]:
+            name, _, value = part.partition("=")
+            if name.strip().lower() == "charset" and value.strip():
+                return value.strip().strip('"').lower()
+        return None
+
+    @property
+    def etag(self) -> str | None:
+        return self.headers.get("etag")
+
+    @property
+    def last_modified(self) -> str | None:
+        return self.headers.get("last-modified")
+
+
+@dataclass(frozen=True, slots=True)
+class MediaObjectRef:
+    """An `encoding`, `subjectOf` or `distribution` entry of a Dataset."""
+
+    content_url: str | None
+    encoding_format: tuple[str, ...] = ()
+    identifier: str | None = None
+    date_modified: str | None = None
+    property: str = "distribution"  # encoding | subjectOf | distribution
+    where: str = ""
+
+
+@dataclass(slots=True)
+class DatasetResult:
+    """One schema.org Dataset found on a page, normalized and checked."""
+
+    id: str | None  # the Dataset's @id
+    doi: str | None  # normalized 10.x/y
+    identifiers: list[str] = field(default_factory=list)
+    encoding: list[MediaObjectRef] = field(default_factory=list)
+    distributions: list[MediaObjectRef] = field(default_factory=list)
+    framed: dict[str, Any] = field(default_factory=dict)  # framed, http://schema.org/ @vocab
+    original: dict[str, Any] = field(default_factory=dict)  # the publisher's JSON-LD for it
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class DatasetReport:
+    """Everything the adapter learned about one landing page."""
+
+    url: str  # as given
+    final_url: str | None = None
+    status: int | None = None
+    datasets: list[DatasetResult] = field(default_factory=list)
+    signposts: list[Link] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    path: list[str] = field(default_factory=list)  # how the landing page was reached
+    fetched: Fetched | None = None
+    not_modified: bool = False  # a conditional GET answered 304
+
+    @property
+    def harvestable(self) -> bool:
+        from adapter.findings import has_errors
+
+        return bool(self.datasets) and not has_errors(self.all_findings())
+
+    def all_findings(self) -> list[Finding]:
+        out = list(self.findings)
+        for d in self.datasets:
+            out.extend(d.findings)
+        return out

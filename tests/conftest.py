@@ -1,0 +1,33 @@
+"""Shared test fixtures: fixture sites over real HTTP on 127.0.0.1, store URLs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from tests.fixture_server import SiteServer, start_site, stop
+
+
+@pytest.fixture
+def serve_site() -> Iterator[Callable[[str], SiteServer]]:
+    """`serve_site("name")` starts fixtures/sites/name on 127.0.0.1 and returns its server."""
+    started: list[list[SiteServer]] = []
+
+    def _start(name: str) -> SiteServer:
+        servers = start_site(name)
+        started.append(servers)
+        return servers[0]
+
+    yield _start
+    for servers in started:
+        stop(servers)
+
+
+@pytest.fixture
+def postgres_url() -> str:
+    url = os.environ.get("ADAPTER_TEST_POSTGRES_URL")
+    if not url:
+        pytest.skip("ADAPTER_TEST_POSTGRES_URL is not set (CI sets it; see .ci/run)")
+    return url
