@@ -94,6 +94,12 @@ class DatasetResult:
     original: dict[str, Any] = field(default_factory=dict)  # the publisher's JSON-LD for it
     findings: list[Finding] = field(default_factory=list)
 
+    @property
+    def harvestable(self) -> bool:
+        from adapter.findings import has_errors
+
+        return not has_errors(self.findings)
+
 
 @dataclass(slots=True)
 class DatasetReport:
@@ -111,12 +117,41 @@ class DatasetReport:
 
     @property
     def harvestable(self) -> bool:
+        """Page-level errors block everything; otherwise any clean Dataset is harvestable."""
         from adapter.findings import has_errors
 
-        return bool(self.datasets) and not has_errors(self.all_findings())
+        if has_errors(self.findings):
+            return False
+        return any(d.harvestable for d in self.datasets)
 
     def all_findings(self) -> list[Finding]:
         out = list(self.findings)
         for d in self.datasets:
             out.extend(d.findings)
         return out
+
+
+@dataclass(slots=True)
+class SyncRecord:
+    """One DataONE object with its system metadata, as kept in the store."""
+
+    pid: str  # sha256:<hex> of the object bytes
+    series_id: str | None  # doi:10.x/y
+    node_id: str  # urn:node:...
+    format_id: str  # science-on-schema.org/Dataset;ld+json, or the metadata copy's format
+    checksum_algorithm: str  # MD5 or SHA-1, as written in the system metadata
+    checksum: str  # lowercase hex
+    size: int
+    source_url: str  # landing page (or metadata URL for a metadata copy)
+    date_uploaded: datetime
+    date_modified: datetime  # dateSysMetadataModified: when our store changed it
+    media_type: str = "application/ld+json"
+    file_name: str | None = None
+    obsoletes: str | None = None
+    obsoleted_by: str | None = None
+    archived: bool = False
+    serial_version: int = 1
+    submitter: str = ""
+    rights_holder: str = ""
+    object_bytes: bytes | None = None  # not always loaded
+    describes_pid: str | None = None  # a metadata copy points at its Dataset object
