@@ -1,0 +1,332 @@
+"""YAML file -> validated, frozen `AdapterConfig`, with every problem at once.
+
+The file is read with a safe loader that also rejects duplicate keys;
+`defaults:` are deep-merged under each node (a node's values win, lists are
+replaced, not joined); `${VAR}` in a string value is replaced from the
+environment, so secrets (database passwords, tokens) never live in the file.
+Every problem, whatever its kind, is collected and raised together as one
+`ConfigError` whose lines read ``FILE: nodes[1].schedule.cron: reason (line N)``.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from adapter.config_errors import Problem, describe_error, render
+from adapter.errors import ConfigError
+from adapter.settings import (
+    AdapterConfig,
+    ChecksSettings,
+    DataOneSettings,
+    NodeSettings,
+    PolitenessSettings,
+    ScheduleSettings,
+    ScopeSettings,
+    SyncSettings,
+)
+
+__all__ = ["AdapterConfig", "NodeSettings", "load_config", "parse_config", "quick_node"]
+
+MAX_FILE_BYTES = 1024 * 1024  # a configuration file larger than this is refused
+MAX_VALUES = 100_000  # values visited after alias expansion (YAML alias bombs)
+TOP_KEYS = ("store_url", "log_format", "log_level", "defaults", "nodes")
+DEFAULT_SECTIONS: dict[str, type[BaseModel] | None] = {
+    "schedule": ScheduleSettings,
+    "politeness": PolitenessSettings,
+    "scope": ScopeSettings,
+    "limits": None,
+    "checks": ChecksSettings,
+    "dataone": DataOneSettings,
+    "sync": SyncSettings,
+}
+SCHEDULE_KINDS = ("cron", "interval_minutes")
+ENV_REF = re.compile(r"\$\$|\$\{([^}]*)\}")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+Path_ = tuple[str | int, ...]
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that remembers where each key path starts and refuses duplicate keys."""
+
+
+def _compose(text: str) -> tuple[Any, dict[Path_, int], list[Problem]]:
+    """Parse YAML text; return the data, the line of each key path, duplicate-key problems."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    finally:
+        loader.dispose()
+    lines: dict[Path_, int] = {}
+    problems: list[Problem] = []
+    if node is not None:
+        _walk(node, (), lines, problems, [0])
+    return data, lines, problems
+
+
+def _walk(
+    node: yaml.Node, path: Path_, lines: dict[Path_, int], problems: list[Problem], seen: list[int]
+) -> None:
+    seen[0] += 1
+    if seen[0] > MAX_VALUES:
+        return
+    lines.setdefault(path, node.start_mark.line + 1)
+    if isinstance(node, yaml.MappingNode):
+        keys: set[str] = set()
+        for key_node, value_node in node.value:
+            key = str(key_node.value)
+            if key in keys and key != "<<":
+                line = key_node.start_mark.line + 1
+                problems.append(Problem((*path, key), "this key appears twice", line))
+            keys.add(key)
+            _walk(value_node, (*path, key), lines, problems, seen)
+    elif isinstance(node, yaml.SequenceNode):
+        for index, item in enumerate(node.value):
+            _walk(item, (*path, index), lines, problems, seen)
+
+
+def _substitute(value: Any, path: Path_, problems: list[Problem], budget: list[int]) -> Any:
+    """Replace ${VAR} in every string value from os.environ ($$ is a literal $)."""
+    budget[0] -= 1
+    if budget[0] < 0:
+        return value
+    if isinstance(value, str):
+        missing: list[str] = []
+
+        def replace(match: re.Match[str]) -> str:
+            if match.group(0) == "$$":
+                return "$"
+            name = match.group(1)
+            if not ENV_NAME.match(name):
+                missing.append(f"${{{name}}} is not a valid environment variable reference")
+                return ""
+            if name not in os.environ:
+                missing.append(f"environment variable {name} is not set")
+                return ""
+            return os.environ[name]
+
+        result = ENV_REF.sub(replace, value)
+        problems.extend(Problem(path, reason) for reason in missing)
+        return result
+    if isinstance(value, Mapping):
+        return {k: _substitute(v, (*path, k), problems, budget) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, (*path, i), problems, budget) for i, v in enumerate(value)]
+    return value
+
+
+def _plaintext_password(store_url: Any) -> bool:
+    if not isinstance(store_url, str):
+        return False
+    password = urlsplit(store_url).password
+    return bool(password) and "${" not in str(password)
+
+
+def _merge(base: Any, override: Any) -> Any:
+    """Deep-merge mappings (override wins); anything else is replaced by `override`."""
+    if isinstance(base, Mapping) and isinstance(override, Mapping):
+        merged = dict(base)
+        for key, value in override.items():
+            merged[key] = _merge(base[key], value) if key in base else value
+        return merged
+    return copy.deepcopy(override)
+
+
+def _node_with_defaults(defaults: Mapping[str, Any], node: Any) -> Any:
+    if not isinstance(node, Mapping):
+        return node
+    merged = dict(node)
+    for section, default in defaults.items():
+        own = node.get(section)
+        if section == "schedule" and _names_kind(own):  # the node's own kind of schedule wins
+            default = {k: v for k, v in default.items() if k not in SCHEDULE_KINDS}
+        merged[section] = _merge(default, own) if section in node else copy.deepcopy(default)
+    return merged
+
+
+def _names_kind(schedule: Any) -> bool:
+    return isinstance(schedule, Mapping) and any(k in schedule for k in SCHEDULE_KINDS)
+
+
+def _has_path(data: Any, path: Path_) -> bool:
+    for key in path:
+        in_list = isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data)
+        if not (in_list or (isinstance(data, Mapping) and key in data)):
+            return False
+        data = data[key]
+    return True
+
+
+def _check_defaults(defaults: Any, problems: list[Problem]) -> dict[str, Any]:
+    if defaults is None:
+        return {}
+    if not isinstance(defaults, Mapping):
+        problems.append(Problem(("defaults",), "must be a mapping of sections"))
+        return {}
+    good: dict[str, Any] = {}
+    for key, value in defaults.items():
+        if key not in DEFAULT_SECTIONS:
+            problems.append(Problem(("defaults", key), _unknown(str(key), list(DEFAULT_SECTIONS))))
+        elif value is not None and not isinstance(value, Mapping):
+            problems.append(Problem(("defaults", key), "must be a mapping of keys to values"))
+        elif value is not None:
+            good[key] = value
+    return good
+
+
+def _unknown(key: str, known: list[str]) -> str:
+    from difflib import get_close_matches
+
+    close = get_close_matches(key, known, n=1)
+    hint = f" (did you mean '{close[0]}'?)" if close else ""
+    return f"unknown key{hint}; allowed here: {', '.join(known)}"
+
+
+def _validate_nodes(
+    raw_nodes: Any, defaults: Mapping[str, Any], problems: list[Problem]
+) -> list[NodeSettings]:
+    if not isinstance(raw_nodes, list) or not raw_nodes:
+        problems.append(Problem(("nodes",), "must be a list with at least one node"))
+        return []
+    nodes: list[NodeSettings] = []
+    first_index: dict[str, int] = {}
+    for index, raw in enumerate(raw_nodes):
+        merged = _node_with_defaults(defaults, raw)
+        try:
+            nodes.append(NodeSettings.model_validate(merged))
+        except ValidationError as exc:
+            for error in exc.errors(include_url=False):
+                loc = tuple(error["loc"])
+                # a value that came from `defaults:` is reported there, once
+                from_defaults = _has_path(defaults, loc) and not _has_path(raw, loc)
+                path = ("defaults", *loc) if from_defaults else ("nodes", index, *loc)
+                problems.append(Problem(path, describe_error(NodeSettings, error)))
+        node_id = raw.get("id") if isinstance(raw, Mapping) else None
+        if isinstance(node_id, str):
+            if node_id in first_index:
+                reason = f"{node_id} is already the id of nodes[{first_index[node_id]}]"
+                problems.append(Problem(("nodes", index, "id"), reason + "; ids must be unique"))
+            first_index.setdefault(node_id, index)
+    return nodes
+
+
+def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
+    """Validate configuration text; raise ConfigError listing every problem."""
+    name = str(source) if source else "<config>"
+    try:
+        data, lines, problems = _compose(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{name}: not valid YAML: {exc}") from None
+    if not isinstance(data, Mapping):
+        raise ConfigError(f"{name}: must be a mapping with a 'nodes' list (got {_kind(data)})")
+    for key in data:
+        if key not in TOP_KEYS:
+            problems.append(Problem((str(key),), _unknown(str(key), list(TOP_KEYS))))
+    if _plaintext_password(data.get("store_url")):
+        problems.append(
+            Problem(
+                ("store_url",),
+                "holds a password; put it in an environment variable instead, "
+                "e.g. postgresql://adapter:${PGPASSWORD}@db.example/adapter",
+            )
+        )
+    data = _substitute(dict(data), (), problems, [MAX_VALUES])
+    if any(p.reason.startswith("this key") for p in problems) or len(problems) > 100:
+        raise ConfigError(render(name, problems, lines))
+    defaults = _check_defaults(data.get("defaults"), problems)
+    nodes = _validate_nodes(data.get("nodes"), defaults, problems)
+    top = {k: v for k, v in data.items() if k in ("store_url", "log_format", "log_level")}
+    try:
+        config = AdapterConfig.model_validate({**top, "nodes": nodes or [_PLACEHOLDER]})
+    except ValidationError as exc:
+        for error in exc.errors(include_url=False):
+            loc = tuple(error["loc"])
+            if loc and loc[0] != "nodes":  # node problems were reported node by node
+                problems.append(Problem(loc, describe_error(AdapterConfig, error)))
+        config = None
+    if problems or config is None:
+        raise ConfigError(render(name, problems, lines))
+    return config.model_copy(update={"source": source})
+
+
+def load_config(path: str | Path) -> AdapterConfig:
+    """Read and validate a configuration file; ConfigError lists every problem."""
+    path = Path(path)
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the configuration file: {exc.strerror}") from None
+    if len(raw) > MAX_FILE_BYTES:
+        raise ConfigError(f"{path}: larger than {MAX_FILE_BYTES} bytes; is this the right file?")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
+    return parse_config(text, path)
+
+
+def _kind(value: Any) -> str:
+    return "an empty file" if value is None else type(value).__name__
+
+
+def _url_place(url: str) -> str:
+    path = urlsplit(url).path.lower()
+    if path.endswith("/robots.txt"):
+        return "robots_urls"
+    if path.endswith((".xml", ".xml.gz", ".txt", ".gz")) or "sitemap" in path:
+        return "sitemap_urls"
+    return "entry_urls"
+
+
+def quick_node(url: str, node_id: str, **overrides: Any) -> NodeSettings:
+    """A node for one URL with every other value at its default (`adapter sync URL`).
+
+    The URL becomes a robots.txt, sitemap or entry URL by its shape; the node
+    itself is submitter, rights holder and contact unless `dataone=` says
+    otherwise. Overrides are sections as mappings (or settings), or top-level
+    values such as `name=`.
+    """
+    raw: dict[str, Any] = {
+        "id": node_id,
+        "name": node_id.removeprefix("urn:node:") or node_id,
+        "start": {_url_place(url): [url]},
+        "dataone": {"submitter": node_id, "rights_holder": node_id, "contact_subject": node_id},
+    }
+    for key, value in overrides.items():
+        if isinstance(value, BaseModel):
+            value = value.model_dump(by_alias=True, exclude_defaults=True)
+        raw[key] = _merge(raw[key], value) if key in raw else value
+    try:
+        return NodeSettings.model_validate(raw)
+    except ValidationError as exc:
+        problems = [
+            Problem(tuple(e["loc"]), describe_error(NodeSettings, e))
+            for e in exc.errors(include_url=False)
+        ]
+        raise ConfigError(render(f"node {node_id}", problems, {})) from None
+
+
+def iter_problems(error: ConfigError) -> Iterator[str]:
+    """The problem lines of a ConfigError raised here."""
+    yield from str(error).splitlines()
+
+
+_PLACEHOLDER = NodeSettings.model_validate(
+    {
+        "id": "urn:node:placeholder",
+        "name": "placeholder",
+        "start": {"entry_urls": ["https://placeholder.invalid/"]},
+        "dataone": {"submitter": "x", "rights_holder": "x", "contact_subject": "x"},
+    }
+)

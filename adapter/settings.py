@@ -1,0 +1,351 @@
+"""The typed, frozen settings a configuration file is validated into.
+
+Pydantic lives at this one boundary: the YAML (or `quick_node`) goes in, frozen
+models with every meaning checked come out (cron parses, patterns compile, URLs
+are absolute http(s), ids are `urn:node:...`, rates are positive). Unknown keys
+are errors. Defaults sit beside each field; `config/full.yaml` documents them.
+Loading, `${VAR}` secrets and error messages are in `adapter.config`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
+from urllib.parse import urlsplit
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
+
+from adapter import USER_AGENT
+from adapter.limits import Limits
+
+NODE_ID = re.compile(r"^urn:node:[A-Za-z0-9][A-Za-z0-9_.-]*$")
+CHECK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*)*$")
+HOST = re.compile(
+    r"^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d+)?$"
+)
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def _http_url(value: str) -> str:
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"{value!r} is not an absolute http(s) URL (like https://repo.example/)")
+    if any(c.isspace() for c in value):
+        raise ValueError(f"{value!r} contains white space")
+    return value
+
+
+def _node_id(value: str) -> str:
+    if not NODE_ID.match(value):
+        raise ValueError(f"{value!r} is not a node id like urn:node:MYREPO")
+    return value
+
+
+def _regex(value: str) -> str:
+    try:
+        re.compile(value)
+    except re.error as exc:
+        raise ValueError(f"{value!r} is not a valid regular expression ({exc})") from None
+    return value
+
+
+def _host(value: str) -> str:
+    if not HOST.match(value.lower()):
+        raise ValueError(f"{value!r} is not a host name (like repo.example or *.repo.example)")
+    return value.lower()
+
+
+def _check_name(value: str) -> str:
+    if not CHECK_NAME.match(value):
+        raise ValueError(
+            f"{value!r} is not a check name (a finding code or its prefix, "
+            "like 'encoding' or 'signposting/cite-as')"
+        )
+    return value
+
+
+def _non_empty(value: tuple[Any, ...]) -> tuple[Any, ...]:
+    if not value:
+        raise ValueError("must hold at least one item")
+    return value
+
+
+def _crontab(value: str) -> str:
+    from apscheduler.triggers.cron import CronTrigger
+
+    try:
+        CronTrigger.from_crontab(value, timezone="UTC")
+    except ValueError as exc:
+        raise ValueError(
+            f"{value!r} is not a cron expression of 5 fields "
+            f"(minute hour day month day-of-week): {exc}"
+        ) from None
+    return value
+
+
+def _timezone(value: str) -> str:
+    try:
+        ZoneInfo(value)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(f"{value!r} is not a time zone name (like UTC or Europe/Berlin)") from None
+    return value
+
+
+HttpUrl = Annotated[str, AfterValidator(_http_url)]
+NodeId = Annotated[str, AfterValidator(_node_id)]
+Regex = Annotated[str, AfterValidator(_regex)]
+Host = Annotated[str, AfterValidator(_host)]
+CheckName = Annotated[str, AfterValidator(_check_name)]
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class StartSettings(Settings):
+    """Where a sync starts; at least one URL in all."""
+
+    entry_urls: tuple[HttpUrl, ...] = ()  # repository pages whose robots.txt is read
+    robots_urls: tuple[HttpUrl, ...] = ()  # robots.txt files whose Sitemap: lines are read
+    sitemap_urls: tuple[HttpUrl, ...] = ()  # sitemaps or sitemap indexes
+
+    @model_validator(mode="after")
+    def _at_least_one(self) -> StartSettings:
+        if not (self.entry_urls or self.robots_urls or self.sitemap_urls):
+            raise ValueError("give at least one of entry_urls, robots_urls or sitemap_urls")
+        return self
+
+    def urls(self) -> tuple[str, ...]:
+        return (*self.entry_urls, *self.robots_urls, *self.sitemap_urls)
+
+
+class ScheduleSettings(Settings):
+    """When a node is synced: a cron expression or an interval, exactly one."""
+
+    cron: Annotated[str, AfterValidator(_crontab)] | None = None  # "m h dom mon dow"
+    interval_minutes: Annotated[float, Field(gt=0)] | None = None
+    jitter_seconds: Annotated[int, Field(ge=0)] = 0  # random delay to spread nodes
+    misfire_grace_seconds: Annotated[int, Field(gt=0)] = 600  # late runs within this still run
+    timezone: Annotated[str, AfterValidator(_timezone)] = "UTC"  # for cron expressions
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> ScheduleSettings:
+        if (self.cron is None) == (self.interval_minutes is None):
+            raise ValueError("give exactly one of cron or interval_minutes")
+        return self
+
+    def describe(self) -> str:
+        when = f"cron {self.cron!r} ({self.timezone})" if self.cron else None
+        when = when or f"every {self.interval_minutes:g} min"
+        return f"{when}, jitter {self.jitter_seconds}s" if self.jitter_seconds else when
+
+
+DAILY = ScheduleSettings(interval_minutes=1440)
+
+
+class PolitenessSettings(Settings):
+    """How hard a node's hosts are asked."""
+
+    user_agent: NonEmpty = USER_AGENT
+    requests_per_second: Annotated[float, Field(gt=0)] = 2.0  # per host
+    concurrency: Annotated[int, Field(ge=1, le=64)] = 2  # requests in flight per host
+    honour_crawl_delay: bool = True  # robots.txt Crawl-delay slows the rate further
+
+
+class ScopeSettings(Settings):
+    """Which discovered URLs belong to the node (regexes searched in the URL)."""
+
+    include: tuple[Regex, ...] = ()  # when given, a URL must match one of them
+    exclude: tuple[Regex, ...] = ()  # a URL matching any of them is skipped
+    allowed_hosts: tuple[Host, ...] = ()  # when given, hosts beyond the start URLs' hosts
+
+    @cached_property
+    def include_patterns(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(p) for p in self.include)
+
+    @cached_property
+    def exclude_patterns(self) -> tuple[re.Pattern[str], ...]:
+        return tuple(re.compile(p) for p in self.exclude)
+
+    def host_allowed(self, url: str, start_hosts: Iterable[str] = ()) -> bool:
+        """True when no hosts are listed, or the URL's host is a start host or listed."""
+        if not self.allowed_hosts:
+            return True
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower()
+        netloc = f"{host}:{parts.port}" if parts.port else host
+        for allowed in (*self.allowed_hosts, *(h.lower() for h in start_hosts)):
+            if allowed.startswith("*."):
+                if host.endswith(allowed[1:]):
+                    return True
+            elif allowed in (host, netloc):
+                return True
+        return False
+
+    def allows(self, url: str, start_hosts: Iterable[str] = ()) -> bool:
+        """Whether a discovered URL is in scope: host, include, then exclude."""
+        if not self.host_allowed(url, start_hosts):
+            return False
+        if self.include_patterns and not any(p.search(url) for p in self.include_patterns):
+            return False
+        return not any(p.search(url) for p in self.exclude_patterns)
+
+
+class ChecksSettings(Settings):
+    """Checks whose warnings become errors (the record is then not synced).
+
+    An entry names a finding code or a prefix of one: `signposting/cite-as`
+    matches `signposting/cite-as-missing`; `encoding` matches any area's
+    `encoding...` codes, e.g. `dataone/encoding-missing`.
+    """
+
+    required: tuple[CheckName, ...] = ()
+
+    def is_required(self, code: str) -> bool:
+        _, _, local = code.partition("/")
+        for name in self.required:
+            for candidate in (code, local):
+                if candidate == name or candidate.startswith((name + "-", name + "/")):
+                    return True
+        return False
+
+
+class AccessRule(Settings):
+    subject: NonEmpty  # "public", an ORCID, or a DataONE subject DN
+    permissions: Annotated[
+        tuple[Literal["read", "write", "changePermission"], ...], AfterValidator(_non_empty)
+    ]
+
+
+class ReplicationSettings(Settings):
+    allowed: bool = False  # replicationAllowed in system metadata
+    number_replicas: Annotated[int, Field(ge=0)] = 0
+    preferred: tuple[NodeId, ...] = ()  # preferredMemberNode
+    blocked: tuple[NodeId, ...] = ()  # blockedMemberNode
+
+
+PUBLIC_READ = (AccessRule(subject="public", permissions=("read",)),)
+
+
+class DataOneSettings(Settings):
+    """Values for system metadata and the Node document that no page carries."""
+
+    submitter: NonEmpty
+    rights_holder: NonEmpty
+    contact_subject: NonEmpty
+    access_policy: tuple[AccessRule, ...] = PUBLIC_READ
+    replication: ReplicationSettings = ReplicationSettings()
+    checksum_algorithm: Literal["MD5", "SHA-1"] = "MD5"
+    sync_metadata_copy: bool = False  # also sync the encoding's metadata file as an object
+    base_url: HttpUrl | None = None  # public base URL of the served Member Node API
+
+
+class SyncSettings(Settings):
+    recheck_after_hours: Annotated[float, Field(gt=0)] = 168  # refetch unchanged pages after
+    archive_after_missing_runs: Annotated[int, Field(ge=1)] = 3  # runs gone before archiving
+    volatile_properties: tuple[NonEmpty, ...] = ()  # Dataset properties ignored for "changed"
+
+
+def _limits_model() -> type[BaseModel]:
+    """A settings model with one optional, positive field per `Limits` cap."""
+    fields: dict[str, Any] = {}
+    for name, kind in get_type_hints(Limits).items():
+        if kind in (int, float):
+            fields[name] = (Annotated[kind, Field(gt=0, strict=kind is int)] | None, None)
+    config = ConfigDict(frozen=True, extra="forbid")
+    return create_model("LimitsSettings", __config__=config, **fields)
+
+
+if TYPE_CHECKING:
+    LimitsSettings = BaseModel
+else:
+    LimitsSettings = _limits_model()
+
+
+class NodeSettings(Settings):
+    """One member node: where to start, when, how politely, and its DataONE values."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    id: NodeId
+    name: NonEmpty
+    description: str = ""
+    start: StartSettings
+    schedule: ScheduleSettings = DAILY
+    politeness: PolitenessSettings = PolitenessSettings()
+    scope: ScopeSettings = ScopeSettings()
+    limit_overrides: LimitsSettings = Field(default_factory=LimitsSettings, alias="limits")
+    checks: ChecksSettings = ChecksSettings()
+    dataone: DataOneSettings
+    sync: SyncSettings = SyncSettings()
+
+    @property
+    def short_name(self) -> str:
+        return self.id.removeprefix("urn:node:")
+
+    def limits(self) -> Limits:
+        """The node's caps: `Limits` defaults with the node's `limits:` over them."""
+        return Limits().with_overrides(self.limit_overrides.model_dump(exclude_none=True))
+
+    def start_hosts(self) -> tuple[str, ...]:
+        return tuple(sorted({(urlsplit(u).hostname or "").lower() for u in self.start.urls()}))
+
+    def trusted_origins(self) -> tuple[str, ...]:
+        """URLs the operator named: may resolve to non-public addresses (fetch.AddressPolicy)."""
+        return self.start.urls()
+
+    def in_scope(self, url: str) -> bool:
+        return self.scope.allows(url, self.start_hosts())
+
+
+class AdapterConfig(Settings):
+    """A whole configuration file: the store, logging, and the nodes."""
+
+    store_url: NonEmpty = "sqlite:///harvest.db"
+    log_format: Literal["human", "json"] = "human"
+    log_level: Literal[LOG_LEVELS] = "INFO"  # type: ignore[valid-type]
+    nodes: tuple[NodeSettings, ...] = Field(min_length=1)
+    source: Path | None = None  # the file it was loaded from
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> AdapterConfig:
+        seen: set[str] = set()
+        for node in self.nodes:
+            if node.id in seen:
+                raise ValueError(f"node id {node.id} is used by more than one node")
+            seen.add(node.id)
+        return self
+
+    def node(self, node_id: str) -> NodeSettings:
+        for node in self.nodes:
+            if node_id in (node.id, node.short_name):
+                return node
+        raise KeyError(node_id)
+
+
+def known_keys(model: type[BaseModel]) -> list[str]:
+    """The keys a YAML mapping for `model` may hold (aliases where given)."""
+    return sorted(f.alias or name for name, f in model.model_fields.items() if name != "source")
+
+
+def field_model(model: type[BaseModel], key: str) -> type[BaseModel] | None:
+    """The settings model behind `key` of `model` (through tuples), if any."""
+    for name, info in model.model_fields.items():
+        if key in (name, info.alias):
+            return _model_in(info.annotation)
+    return None
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
