@@ -1,0 +1,240 @@
+"""Sync records: the DataONE object for a Dataset, and the rules of its version chain.
+
+Pure functions only. The object is the publisher's Dataset JSON-LD serialized
+with RFC 8785 (same content, same bytes, so an unchanged Dataset keeps its PID);
+the PID is `sha256:<hex>` of those bytes; the seriesId is `doi:<DOI>`; the
+checksum is MD5 or SHA-1 in lowercase hex, as the node asks. Whether a Dataset
+*changed* is decided on a content key that leaves out the node's volatile
+properties (view counters, "generated at" stamps), so they never make versions.
+
+Series ids of metadata copies: `<Dataset seriesId>#<short name of the format>`
+(`doi:10.1234/abc#iso19139`). Every PID starts with `sha256:` and every seriesId
+with `doi:`, so a seriesId can never equal a PID.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+import rfc8785
+
+from adapter.findings import FindingType, Severity
+from adapter.models import SyncRecord
+
+DATASET_FORMAT = "science-on-schema.org/Dataset;ld+json"
+DATASET_MEDIA_TYPE = "application/ld+json"
+PID_PREFIX = "sha256:"
+SID_PREFIX = "doi:"
+
+# DataONE METADATA format ids (D1-FMT objectFormatListV2.xml) a metadata copy may carry,
+# with the short name used in its seriesId.
+METADATA_FORMATS: dict[str, str] = {
+    "http://www.isotc211.org/2005/gmd": "iso19139",
+    "http://www.isotc211.org/2005/gmd-noaa": "iso19139-noaa",
+    "http://www.isotc211.org/2005/gmd-pangaea": "iso19139-pangaea",
+    "INCITS-453-2009": "iso19115-nap",
+    "https://eml.ecoinformatics.org/eml-2.2.0": "eml-2.2.0",
+    "eml://ecoinformatics.org/eml-2.1.1": "eml-2.1.1",
+    "eml://ecoinformatics.org/eml-2.1.0": "eml-2.1.0",
+    "http://datacite.org/schema/kernel-3.0": "datacite-3.0",
+    "http://datacite.org/schema/kernel-3.1": "datacite-3.1",
+    "http://datacite.org/schema/kernel-4": "datacite-4",
+    "FGDC-STD-001-1998": "fgdc",
+    "FGDC-STD-001.1-1999": "fgdc-bdp",
+}
+
+DUPLICATE_DOI = FindingType(
+    "sync/duplicate-doi",
+    Severity.ERROR,
+    "Another landing page of this repository already publishes a Dataset with this DOI; "
+    "one DOI must have one landing page, so this copy is not synced.",
+)
+NO_DOI = FindingType(
+    "sync/no-doi",
+    Severity.ERROR,
+    "The Dataset has no DOI, so it has no DataONE series id and is not synced.",
+)
+UNKNOWN_METADATA_FORMAT = FindingType(
+    "sync/metadata-format-unknown",
+    Severity.WARNING,
+    "The metadata file's encodingFormat is not a DataONE metadata format id, "
+    "so the metadata copy is not synced.",
+)
+METADATA_COPY_FAILED = FindingType(
+    "sync/metadata-copy-failed",
+    Severity.WARNING,
+    "The metadata file named by the Dataset's encoding could not be fetched; "
+    "the Dataset is synced without its metadata copy.",
+)
+
+
+class Decision(StrEnum):
+    CREATE = "create"  # a new series
+    NEW_VERSION = "update"  # a changed Dataset: new PID obsoleting the head
+    UNCHANGED = "unchanged"  # same content key as the head: nothing is written
+    FOREIGN = "foreign"  # the series belongs to another landing page
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """What a page offers for one series: the object and what its record needs."""
+
+    series_id: str
+    object_bytes: bytes
+    content_key: str  # decides "changed"; equals the PID's hex unless volatile props exist
+    format_id: str
+    media_type: str
+    file_name: str
+    source_url: str  # the landing page that owns the series
+    object_url: str  # where the bytes came from (the metadata file for a copy)
+    describes_series: str | None = None  # a metadata copy -> the Dataset's series
+
+    @property
+    def pid(self) -> str:
+        return pid_for(self.object_bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class SeriesState:
+    """What the store holds for a series."""
+
+    series_id: str
+    source_url: str
+    head_pid: str
+    content_key: str
+
+
+def canonical_bytes(document: Any) -> bytes:
+    """RFC 8785 canonical JSON: the same content always gives the same bytes."""
+    return bytes(rfc8785.dumps(document))
+
+
+def pid_for(object_bytes: bytes) -> str:
+    return PID_PREFIX + hashlib.sha256(object_bytes).hexdigest()
+
+
+def checksum(object_bytes: bytes, algorithm: str) -> str:
+    """Lowercase hex digest under DataONE's algorithm label (MD5, SHA-1, SHA-256)."""
+    name = {"MD5": "md5", "SHA-1": "sha1", "SHA1": "sha1", "SHA-256": "sha256"}.get(algorithm)
+    if name is None:
+        raise ValueError(f"unsupported checksum algorithm {algorithm!r} (use MD5 or SHA-1)")
+    return hashlib.new(name, object_bytes).hexdigest()
+
+
+def series_id_for(doi: str) -> str:
+    return SID_PREFIX + doi
+
+
+def metadata_series_id(dataset_series: str, format_id: str) -> str:
+    short = METADATA_FORMATS.get(format_id) or hashlib.sha1(format_id.encode()).hexdigest()[:8]
+    return f"{dataset_series}#{short}"
+
+
+def _volatile_names(names: tuple[str, ...]) -> frozenset[str]:
+    out: set[str] = set()
+    for name in names:
+        local = name.rsplit("/", 1)[-1].removeprefix("schema:")
+        out |= {
+            local,
+            f"schema:{local}",
+            f"http://schema.org/{local}",
+            f"https://schema.org/{local}",
+        }
+    return frozenset(out)
+
+
+def _without(value: Any, drop: frozenset[str]) -> Any:
+    if isinstance(value, dict):
+        return {k: _without(v, drop) for k, v in value.items() if k not in drop}
+    if isinstance(value, list):
+        return [_without(v, drop) for v in value]
+    return value
+
+
+def content_key(document: Any, volatile: tuple[str, ...] = ()) -> str:
+    """sha256 hex of the canonical document without the volatile properties (at any depth)."""
+    if volatile:
+        document = _without(document, _volatile_names(volatile))
+    return hashlib.sha256(canonical_bytes(document)).hexdigest()
+
+
+def dataset_candidate(
+    original: dict[str, Any], doi: str, landing_url: str, volatile: tuple[str, ...] = ()
+) -> Candidate:
+    body = canonical_bytes(original)
+    return Candidate(
+        series_id=series_id_for(doi),
+        object_bytes=body,
+        content_key=content_key(original, volatile),
+        format_id=DATASET_FORMAT,
+        media_type=DATASET_MEDIA_TYPE,
+        file_name="dataset.jsonld",
+        source_url=landing_url,
+        object_url=landing_url,
+    )
+
+
+def metadata_candidate(
+    body: bytes, format_id: str, dataset_series: str, landing_url: str, metadata_url: str
+) -> Candidate:
+    return Candidate(
+        series_id=metadata_series_id(dataset_series, format_id),
+        object_bytes=body,
+        content_key=hashlib.sha256(body).hexdigest(),
+        format_id=format_id,
+        media_type="text/xml",
+        file_name="metadata.xml",
+        source_url=landing_url,
+        object_url=metadata_url,
+        describes_series=dataset_series,
+    )
+
+
+def decide(existing: SeriesState | None, candidate: Candidate) -> Decision:
+    """The version-chain rule for one series (see the module docstring)."""
+    if existing is None:
+        return Decision.CREATE
+    if existing.source_url != candidate.source_url:
+        return Decision.FOREIGN
+    if existing.content_key == candidate.content_key or existing.head_pid == candidate.pid:
+        return Decision.UNCHANGED
+    return Decision.NEW_VERSION
+
+
+def new_record(
+    candidate: Candidate,
+    *,
+    node_id: str,
+    stamp: datetime,
+    algorithm: str,
+    submitter: str,
+    rights_holder: str,
+    obsoletes: str | None = None,
+    describes_pid: str | None = None,
+) -> SyncRecord:
+    """The record of a newly stored object: dateUploaded = dateSysMetadataModified = stamp."""
+    if candidate.series_id.startswith(PID_PREFIX):
+        raise ValueError(f"series id {candidate.series_id} looks like a PID")
+    return SyncRecord(
+        pid=candidate.pid,
+        series_id=candidate.series_id,
+        node_id=node_id,
+        format_id=candidate.format_id,
+        checksum_algorithm=algorithm,
+        checksum=checksum(candidate.object_bytes, algorithm),
+        size=len(candidate.object_bytes),
+        source_url=candidate.object_url,
+        date_uploaded=stamp,
+        date_modified=stamp,
+        media_type=candidate.media_type,
+        file_name=candidate.file_name,
+        obsoletes=obsoletes,
+        submitter=submitter,
+        rights_holder=rights_holder,
+        object_bytes=candidate.object_bytes,
+        describes_pid=describes_pid,
+    )

@@ -1,0 +1,223 @@
+"""The store's tables and their versioned migrations (SQLAlchemy Core, SQLite and PostgreSQL).
+
+Why not alembic: the schema is small, it must upgrade from inside the installed
+package (no alembic.ini, no env.py, no script directory) on both engines, and
+the one thing we need from a migration tool is "run the numbered steps this
+database has not seen yet, under a lock". `MIGRATIONS` is that list.
+
+How to change the schema: edit the tables below (they are always the newest
+shape), then append a step to `MIGRATIONS` that brings an existing database of
+the previous version to the new shape (add a column, an index ...). A fresh
+database is created from the tables and stamped with the newest version; an
+older one runs only the steps it is missing. Nothing is ever dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Connection,
+    DateTime,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    inspect,
+    select,
+    text,
+)
+
+from adapter.errors import StoreError
+
+metadata = MetaData()
+
+# Timestamps: always UTC (SQLite keeps them as naive text; the store attaches UTC on read).
+Stamp = DateTime(timezone=True)
+BigId = BigInteger().with_variant(Integer, "sqlite")  # SQLite autoincrements INTEGER only
+
+schema_version = Table(
+    "schema_version",
+    metadata,
+    Column("version", Integer, primary_key=True),
+    Column("description", Text, nullable=False),
+    Column("applied_at", Stamp, nullable=False),
+)
+
+# One row per landing page of a node: what the sitemaps said, what we saw last, what is due.
+# claimed_by / lease_until let many workers share the frontier (FOR UPDATE SKIP LOCKED).
+frontier = Table(
+    "frontier",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("node_id", String(200), nullable=False),
+    Column("url", Text, nullable=False),
+    Column("sitemap", Text),  # the sitemap that listed it last
+    Column("lastmod", Stamp),  # the sitemap's <lastmod>
+    Column("links_json", Text),  # its Signmap rs:ln links, as JSON
+    Column("etag", Text),
+    Column("last_modified", Text),  # the Last-Modified header, verbatim
+    Column("content_checksum", String(80)),  # sha256 of the Datasets minus volatile properties
+    Column("last_status", String(40)),  # new | harvested | not-modified | not-harvestable | ...
+    Column("http_status", Integer),
+    Column("last_report", Text),  # the last report, JSON
+    Column("first_seen_run", BigInteger),
+    Column("last_seen_run", BigInteger),  # the last run whose discovery listed it
+    Column("last_checked_at", Stamp),
+    Column("missing_runs", Integer, nullable=False, default=0),
+    Column("due", Boolean, nullable=False, default=True),
+    Column("claimed_by", String(200)),
+    Column("lease_until", Stamp),
+    UniqueConstraint("node_id", "url", name="uq_frontier_node_url"),
+)
+Index("ix_frontier_due", frontier.c.node_id, frontier.c.due, frontier.c.id)
+
+# One row per DataONE object; immutable columns are written once (see records.py).
+records = Table(
+    "records",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("node_id", String(200), nullable=False),
+    Column("pid", String(800), nullable=False),
+    Column("series_id", String(800)),
+    Column("format_id", String(200), nullable=False),
+    Column("checksum_algorithm", String(20), nullable=False),
+    Column("checksum", String(128), nullable=False),
+    Column("size", BigInteger, nullable=False),
+    Column("source_url", Text, nullable=False),
+    Column("date_uploaded", Stamp, nullable=False),
+    Column("date_modified", Stamp, nullable=False),  # dateSysMetadataModified
+    Column("media_type", String(200), nullable=False),
+    Column("file_name", Text),
+    Column("obsoletes", String(800)),
+    Column("obsoleted_by", String(800)),
+    Column("archived", Boolean, nullable=False, default=False),
+    Column("serial_version", Integer, nullable=False, default=1),
+    Column("submitter", Text, nullable=False),
+    Column("rights_holder", Text, nullable=False),
+    Column("describes_pid", String(800)),  # a metadata copy -> its Dataset object
+    Column("object_bytes", LargeBinary, nullable=False),
+    UniqueConstraint("node_id", "pid", name="uq_records_node_pid"),
+)
+Index("ix_records_modified", records.c.node_id, records.c.date_modified, records.c.pid)
+Index("ix_records_series", records.c.node_id, records.c.series_id)
+
+# One row per series: which landing page owns it, its head and the content key of the head.
+series = Table(
+    "series",
+    metadata,
+    Column("node_id", String(200), primary_key=True),
+    Column("series_id", String(800), primary_key=True),
+    Column("source_url", Text, nullable=False),  # the landing page that owns the series
+    Column("head_pid", String(800), nullable=False),
+    Column("content_key", String(80), nullable=False),  # sha256 minus volatile properties
+    Column("describes_series", String(800)),  # a metadata copy's series -> the Dataset's
+)
+
+# Every create, new version and archive, in order, for an external consumer.
+outbox = Table(
+    "outbox",
+    metadata,
+    Column("seq", BigId, primary_key=True, autoincrement=True),
+    Column("node_id", String(200), nullable=False),
+    Column("event", String(20), nullable=False),  # create | update | archive
+    Column("pid", String(800), nullable=False),
+    Column("series_id", String(800)),
+    Column("created_at", Stamp, nullable=False),
+    Column("acked_at", Stamp),
+)
+Index("ix_outbox_pending", outbox.c.node_id, outbox.c.acked_at, outbox.c.seq)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("node_id", String(200), nullable=False),
+    Column("started_at", Stamp, nullable=False),
+    Column("finished_at", Stamp),
+    Column("status", String(20), nullable=False),  # running | ok | failed | interrupted
+    Column("summary", Text),  # RunSummary.as_dict(), JSON
+    Column("error", Text),
+)
+Index("ix_runs_node", runs.c.node_id, runs.c.id)
+
+# SynchronizationFailed documents the CN posts to the Member Node's /error.
+sync_failures = Table(
+    "sync_failures",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("node_id", String(200), nullable=False),
+    Column("pid", String(800)),
+    Column("received_at", Stamp, nullable=False),
+    Column("xml", Text, nullable=False),
+)
+
+# The per-node clock behind dateSysMetadataModified: strictly increasing, never backwards.
+node_clock = Table(
+    "node_clock",
+    metadata,
+    Column("node_id", String(200), primary_key=True),
+    Column("last_stamp", Stamp, nullable=False),
+)
+
+Step = Callable[[Connection], None]
+
+# (version, description, step) in order. Step 1 is the initial schema (see module docstring).
+MIGRATIONS: list[tuple[int, str, Step]] = [
+    (
+        1,
+        "initial schema: frontier, records, series, outbox, runs, sync_failures, node_clock",
+        lambda conn: metadata.create_all(conn),
+    ),
+]
+LATEST = MIGRATIONS[-1][0]
+
+
+def current_version(conn: Connection) -> int | None:
+    """The schema version of this database, or None when it has no schema yet."""
+    if not inspect(conn).has_table("schema_version"):
+        return None
+    found = conn.execute(
+        select(schema_version.c.version).order_by(schema_version.c.version.desc()).limit(1)
+    ).scalar()
+    return int(found) if found is not None else None
+
+
+def upgrade(conn: Connection) -> list[int]:
+    """Bring the database to `LATEST` inside the caller's transaction; the versions applied."""
+    if conn.dialect.name == "postgresql":  # one upgrader at a time across processes
+        conn.execute(text("SELECT pg_advisory_xact_lock(4242001)"))
+    version = current_version(conn)
+    now = datetime.now(UTC)
+    if version is None:
+        metadata.create_all(conn)
+        conn.execute(
+            schema_version.insert().values(
+                version=LATEST, description=MIGRATIONS[-1][1], applied_at=now
+            )
+        )
+        return [LATEST]
+    if version > LATEST:
+        raise StoreError(
+            f"the store's schema version {version} is newer than this adapter knows "
+            f"({LATEST}); upgrade the adapter"
+        )
+    applied = []
+    for number, description, step in MIGRATIONS:
+        if number > version:
+            step(conn)
+            conn.execute(
+                schema_version.insert().values(
+                    version=number, description=description, applied_at=now
+                )
+            )
+            applied.append(number)
+    return applied
