@@ -75,15 +75,12 @@ def _non_empty(value: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _crontab(value: str) -> str:
-    from apscheduler.triggers.cron import CronTrigger
+    from adapter.crontab import cron_trigger
 
     try:
-        CronTrigger.from_crontab(value, timezone="UTC")
+        cron_trigger(value)
     except ValueError as exc:
-        raise ValueError(
-            f"{value!r} is not a cron expression of 5 fields "
-            f"(minute hour day month day-of-week): {exc}"
-        ) from None
+        raise ValueError(f"{value!r} is not a valid cron expression: {exc}") from None
     return value
 
 
