@@ -1,0 +1,278 @@
+"""DataONE's requirements for one framed schema.org Dataset, as findings.
+
+Pure: a framed Dataset (compact keys under `{"@vocab": "http://schema.org/"}`,
+see `adapter.framed`) in, a `DataoneCheck` out. Severities follow DataONE's
+onboarding grading (specs.md 2.4): a DOI `identifier`, `name`, `description`
+and `url` are essential (errors); `@id`, `dateModified`, `encoding` and
+`distribution` are recommended (warnings or info).
+
+A node configuration can make recommended checks blocking with
+`CheckOptions.required`; the names it may use are `REQUIREMENTS`:
+
+- ``encoding``: a complete metadata link with a DataONE metadata format id;
+- ``distribution``: at least one complete DataDownload;
+- ``date-modified``: a `dateModified` on the Dataset;
+- ``id``: an `@id` IRI on the Dataset;
+- any finding code or code prefix containing a slash (``signposting/cite-as``):
+  every non-error finding whose code starts with it becomes blocking.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapter.doi import is_placeholder, normalize_doi
+from adapter.findings import Finding, FindingType, Severity
+from adapter.framed import first_literal, literal, node_id, values
+from adapter.mediaobjects import distribution_refs, encoding_refs
+from adapter.models import MediaObjectRef
+
+IDENTIFIER_MISSING = FindingType(
+    "dataone/identifier-missing",
+    Severity.ERROR,
+    "The Dataset has no `identifier`; DataONE needs the dataset's DOI there to track it.",
+)
+IDENTIFIER_EMPTY = FindingType(
+    "dataone/identifier-empty",
+    Severity.ERROR,
+    "An `identifier` is empty or a stand-in such as doi:null; publish the real DOI or leave "
+    "the value out.",
+)
+IDENTIFIER_NOT_DOI = FindingType(
+    "dataone/identifier-not-doi",
+    Severity.ERROR,
+    "No `identifier` of the Dataset is a DOI (10.prefix/suffix in any usual spelling), so "
+    "DataONE has no persistent identifier to file it under.",
+)
+DOI_NOT_IN_IDENTIFIER = FindingType(
+    "dataone/doi-not-in-identifier",
+    Severity.WARNING,
+    "The DOI appears only in @id, url or sameAs; it belongs in `identifier` (science-on-"
+    "schema.org recommends a PropertyValue). The adapter uses it anyway.",
+)
+SEVERAL_DOIS = FindingType(
+    "dataone/several-dois",
+    Severity.WARNING,
+    "The Dataset carries several different DOIs; the adapter uses the first one in "
+    "`identifier`, which may not be the one you mean.",
+)
+ID_MISSING = FindingType(
+    "dataone/id-missing",
+    Severity.WARNING,
+    "The Dataset has no @id IRI (it is a blank node), so other records cannot refer to it.",
+)
+NAME_MISSING = FindingType(
+    "dataone/name-missing", Severity.ERROR, "The Dataset has no `name` (its title)."
+)
+DESCRIPTION_MISSING = FindingType(
+    "dataone/description-missing", Severity.ERROR, "The Dataset has no `description` (abstract)."
+)
+URL_MISSING = FindingType(
+    "dataone/url-missing",
+    Severity.ERROR,
+    "The Dataset has no `url` (its landing page), so DataONE cannot link back to it.",
+)
+DATE_MODIFIED_MISSING = FindingType(
+    "dataone/date-modified-missing",
+    Severity.WARNING,
+    "The Dataset has no `dateModified`, so harvesters cannot tell when it changed.",
+)
+REQUIRED_FAILED = FindingType(
+    "dataone/required-check-failed",
+    Severity.ERROR,
+    "A check that this node's configuration requires did not pass, so the Dataset is not "
+    "harvested until it does.",
+)
+
+# requirement name -> finding codes (or code prefixes) it makes blocking
+REQUIREMENTS: dict[str, tuple[str, ...]] = {
+    "encoding": (
+        "dataone/encoding-missing",
+        "dataone/encoding-incomplete",
+        "dataone/encoding-format-unknown",
+    ),
+    "distribution": ("dataone/distribution-missing", "dataone/distribution-incomplete"),
+    "date-modified": ("dataone/date-modified-missing",),
+    "id": ("dataone/id-missing",),
+}
+
+
+@dataclass(slots=True)
+class DataoneCheck:
+    """What the DataONE rules learned about one Dataset."""
+
+    doi: str | None  # canonical lowercase 10.x/y
+    identifiers: list[str] = field(default_factory=list)  # as published
+    encoding: list[MediaObjectRef] = field(default_factory=list)
+    distributions: list[MediaObjectRef] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def check_dataset(dataset: Mapping[str, Any], url: str) -> DataoneCheck:
+    """Every DataONE rule on one framed Dataset; `url` is the page the findings are about."""
+    result = DataoneCheck(doi=None)
+    _check_identifier(dataset, url, result)
+    result.findings.extend(_essentials(dataset, url))
+    result.encoding, found = encoding_refs(dataset, url)
+    result.findings.extend(found)
+    result.distributions, found = distribution_refs(dataset, url)
+    result.findings.extend(found)
+    return result
+
+
+def is_known_requirement(name: str) -> bool:
+    """For configuration validation: a name `enforce_required` understands."""
+    return name in REQUIREMENTS or "/" in name
+
+
+def enforce_required(
+    findings: Iterable[Finding], required: Iterable[str], url: str
+) -> list[Finding]:
+    """An error for each required check that a non-error finding in `findings` says failed."""
+    out: list[Finding] = []
+    for name in sorted(required):
+        prefixes = REQUIREMENTS.get(name, (name,))
+        failed = [
+            f for f in findings if f.severity is not Severity.ERROR and f.code.startswith(prefixes)
+        ]
+        if failed:
+            codes = ", ".join(sorted({f.code for f in failed}))
+            out.append(
+                REQUIRED_FAILED.at(
+                    url,
+                    f"This node requires '{name}', and it did not pass ({codes}).",
+                    failed[0].where,
+                )
+            )
+    return out
+
+
+# -- identifier ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Ident:
+    text: str | None  # what to show: the value as published
+    doi: str | None
+    where: str
+
+
+def _identifier_values(dataset: Mapping[str, Any]) -> list[_Ident]:
+    items = values(dataset, "identifier")
+    out: list[_Ident] = []
+    for i, item in enumerate(items):
+        where = f"$.identifier[{i}]" if len(items) > 1 else "$.identifier"
+        if isinstance(item, Mapping) and literal(item) is None:
+            # PropertyValue (value / url / @id) or a node reference
+            candidates = [
+                (first_literal(item, "value"), f"{where}.value"),
+                (_first_iri(item, "url"), f"{where}.url"),
+                (node_id(item), where),
+            ]
+            text = next((t for t, _ in candidates if t and t.strip()), None)
+            doi = next((d for d in (normalize_doi(t) for t, _ in candidates) if d), None)
+            out.append(_Ident(text, doi, where))
+        else:
+            text = literal(item) if not isinstance(item, str) else item
+            out.append(_Ident(text, normalize_doi(text), where))
+    return out
+
+
+def _first_iri(node: Mapping[str, Any], prop: str) -> str | None:
+    for v in values(node, prop):
+        found = literal(v) or node_id(v)
+        if found:
+            return found
+    return None
+
+
+def _dois_elsewhere(dataset: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(doi, where) found in @id, url and sameAs."""
+    found: list[tuple[str, str]] = []
+    own = node_id(dataset)
+    if own and normalize_doi(own):
+        found.append((normalize_doi(own) or "", "$['@id']"))
+    for prop in ("url", "sameAs"):
+        items = values(dataset, prop)
+        for i, v in enumerate(items):
+            doi = normalize_doi(literal(v) or node_id(v))
+            if doi:
+                found.append((doi, f"$.{prop}[{i}]" if len(items) > 1 else f"$.{prop}"))
+    return found
+
+
+def _check_identifier(dataset: Mapping[str, Any], url: str, result: DataoneCheck) -> None:
+    idents = _identifier_values(dataset)
+    result.identifiers = [i.text for i in idents if i.text and i.text.strip()]
+    f = result.findings
+    for ident in idents:
+        if ident.text is None or is_placeholder(ident.text):
+            shown = repr(ident.text) if ident.text is not None else "a value with no text"
+            f.append(
+                IDENTIFIER_EMPTY.at(
+                    url, f"The identifier at {ident.where} is {shown}.", ident.where
+                )
+            )
+    dois = list(dict.fromkeys(i.doi for i in idents if i.doi))
+    elsewhere = _dois_elsewhere(dataset)
+    if dois:
+        result.doi = dois[0]
+    elif elsewhere:
+        result.doi, where = elsewhere[0]
+        if idents:
+            f.append(
+                DOI_NOT_IN_IDENTIFIER.at(
+                    url,
+                    f"The DOI {result.doi} appears only at {where}; put it in `identifier` "
+                    f"(e.g. a PropertyValue with value doi:{result.doi}).",
+                    where,
+                )
+            )
+    if not idents:
+        hint = f" (a DOI, {result.doi}, appears only in @id/url/sameAs)" if result.doi else ""
+        f.append(
+            IDENTIFIER_MISSING.at(url, f"The Dataset has no `identifier`{hint}.", "$.identifier")
+        )
+    elif result.doi is None:
+        shown = ", ".join(repr(i.text) for i in idents if i.text and not is_placeholder(i.text))
+        if shown:
+            f.append(
+                IDENTIFIER_NOT_DOI.at(
+                    url,
+                    f"No identifier is a DOI: {shown}. Publish the DOI, e.g. a PropertyValue "
+                    'with "value": "doi:10.xxxx/yyyy" and "url": "https://doi.org/10.xxxx/yyyy".',
+                    "$.identifier",
+                )
+            )
+    every = list(dict.fromkeys([*dois, *(d for d, _ in elsewhere)]))
+    if len(every) > 1:
+        f.append(
+            SEVERAL_DOIS.at(
+                url,
+                f"The Dataset carries {len(every)} different DOIs ({', '.join(every)}); "
+                f"the adapter uses {result.doi}.",
+                "$.identifier",
+            )
+        )
+
+
+# -- the other essentials -----------------------------------------------------
+
+
+def _essentials(dataset: Mapping[str, Any], url: str) -> list[Finding]:
+    out: list[Finding] = []
+    own = node_id(dataset)
+    if not own or own.startswith("_:"):
+        out.append(ID_MISSING.at(url, where="$['@id']"))
+    for prop, kind in (
+        ("name", NAME_MISSING),
+        ("description", DESCRIPTION_MISSING),
+        ("dateModified", DATE_MODIFIED_MISSING),
+    ):
+        if first_literal(dataset, prop) is None:
+            out.append(kind.at(url, where=f"$.{prop}"))
+    if not any((literal(v) or node_id(v) or "").strip() for v in values(dataset, "url")):
+        out.append(URL_MISSING.at(url, where="$.url"))
+    return out
