@@ -1,0 +1,369 @@
+"""Discovery: repository entry URL -> robots.txt -> sitemaps -> landing pages, as a stream.
+
+`discover()` is a generator: nothing is fetched until it is iterated, each
+landing page is yielded as soon as its `<url>` is parsed, and findings come
+out as values in the same stream. Sitemap indexes are walked depth-first to
+`max_sitemap_depth` with cycle detection; entries are deduplicated across
+all sitemaps with a compact hash table (8 bytes per URL), so a million URLs
+cost about 16 MB, not a million strings.
+
+Start URLs are told apart by their path: `.../robots.txt` is a robots.txt;
+a last segment ending in `.xml`, `.gz`, `.txt` or containing `sitemap` is a
+sitemap (index or not, compressed or not); anything else is a repository
+entry URL, whose robots.txt is looked for at the entry URL (the Signmap rule)
+and then at the host root, and whose `Sitemap:` lines are followed.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from collections.abc import Collection, Iterator, Sequence
+from typing import Literal
+from urllib.parse import urlsplit
+
+from adapter import fetch
+from adapter.errors import FetchError
+from adapter.fetch import ACCEPT_XML, Fetcher
+from adapter.findings import Finding, FindingType, Severity
+from adapter.limits import DEFAULT_LIMITS, Limits
+from adapter.models import SitemapEntry
+from adapter.robots import RobotsCache
+from adapter.sitemap import TOO_LARGE, ChildSitemap, SitemapParser
+
+NO_SITEMAPS = FindingType(
+    "discover/no-sitemap",
+    Severity.ERROR,
+    "No sitemap could be found: robots.txt lists no Sitemap line and there is no sitemap.xml "
+    "at the entry URL or the host root. Add `Sitemap: <url>` to robots.txt.",
+)
+NOT_LISTED = FindingType(
+    "discover/sitemap-not-in-robots",
+    Severity.WARNING,
+    "robots.txt lists no Sitemap line; a sitemap.xml was found by guessing its place. List it "
+    "in robots.txt so harvesters find it.",
+)
+SITEMAP_FAILED = FindingType(
+    "discover/sitemap-unavailable",
+    Severity.ERROR,
+    "A sitemap could not be read (HTTP error status); the landing pages it lists are missed.",
+)
+CYCLE = FindingType(
+    "discover/sitemap-cycle",
+    Severity.WARNING,
+    "A sitemap index lists itself or one of the indexes that led to it; the loop was cut.",
+)
+TOO_DEEP = FindingType(
+    "discover/sitemap-too-deep",
+    Severity.WARNING,
+    "Sitemap indexes are nested deeper than the limit; the deeper ones were not read.",
+)
+TOO_MANY_SITEMAPS = FindingType(
+    "discover/too-many-sitemaps",
+    Severity.WARNING,
+    "More sitemap files than the limit for one discovery; the rest were not read.",
+)
+OUT_OF_SCOPE = FindingType(
+    "discover/out-of-scope",
+    Severity.WARNING,
+    "A sitemap lists a URL on another host. The sitemaps protocol allows that only when the "
+    "other host's robots.txt lists the sitemap (cross-submission); the node configuration can "
+    "also allow the host. The URL was skipped.",
+)
+SITEMAP_READ = FindingType(
+    "discover/sitemap-read",
+    Severity.INFO,
+    "One sitemap file was read: its kind, entries, duplicates and filtered URLs.",
+)
+
+StartKind = Literal["robots", "sitemap", "entry"]
+_FETCH_TYPES = {v.code: v for v in vars(fetch).values() if isinstance(v, FindingType)}
+_SCOPE_FINDINGS_PER_SITEMAP = 10
+CHUNK = 1 << 20  # bytes handed to the parser at a time
+
+
+def classify(url: str) -> StartKind:
+    """robots.txt, sitemap or repository entry URL, by the URL's path (see module docstring)."""
+    last = urlsplit(url).path.rsplit("/", 1)[-1].lower()
+    if last == "robots.txt":
+        return "robots"
+    if last.endswith((".xml", ".gz", ".txt")) or "sitemap" in last:
+        return "sitemap"
+    return "entry"
+
+
+class LocSet:
+    """A set of URLs kept as 64-bit hashes in one open-addressing array: 8-16 bytes per URL.
+
+    Python's string hash is 64-bit SipHash, salted per process; a collision
+    among a million URLs has a chance of about 3 in 100 million.
+    """
+
+    def __init__(self, capacity: int = 1 << 16) -> None:
+        self._slots = array("Q", bytes(8 * capacity))
+        self._mask = capacity - 1
+        self._count = 0
+
+    def __len__(self) -> int:
+        return self._count
+
+    def add(self, key: str) -> bool:
+        """Add `key`; True when it was not there yet."""
+        h = (hash(key) & 0xFFFFFFFFFFFFFFFF) or 1
+        slots, mask = self._slots, self._mask
+        i = h & mask
+        while True:
+            v = slots[i]
+            if v == 0:
+                slots[i] = h
+                self._count += 1
+                if self._count * 2 > mask:
+                    self._grow()
+                return True
+            if v == h:
+                return False
+            i = (i + 1) & mask
+
+    def _grow(self) -> None:
+        old = self._slots
+        self._slots = array("Q", bytes(16 * len(old)))
+        self._mask = 2 * len(old) - 1
+        slots, mask = self._slots, self._mask
+        for h in old:
+            if h:
+                i = h & mask
+                while slots[i]:
+                    i = (i + 1) & mask
+                slots[i] = h
+
+
+def _prefix(url: str) -> str:
+    """scheme://netloc of an http(s) URL, lower-cased (fast path of urlsplit)."""
+    start = url.find("//") + 2
+    end = url.find("/", start)
+    return (url[:end] if end > 0 else url).lower()
+
+
+def _hosts(allowed: Collection[str]) -> frozenset[str]:
+    """Allowed hosts as host names and host:port, from names, origins or URLs."""
+    out: set[str] = set()
+    for item in allowed:
+        parts = urlsplit(item if "//" in item else "//" + item)
+        if parts.hostname:
+            out.add(parts.hostname.lower())
+            out.add(parts.netloc.lower())
+    return frozenset(out)
+
+
+def discover(
+    start_urls: Sequence[str],
+    fetcher: Fetcher,
+    *,
+    limits: Limits = DEFAULT_LIMITS,
+    robots: RobotsCache | None = None,
+    allowed_hosts: Collection[str] = (),
+    include: Sequence[re.Pattern[str]] = (),
+    exclude: Sequence[re.Pattern[str]] = (),
+) -> Iterator[SitemapEntry | Finding]:
+    """Yield every landing page the start URLs lead to, once, with findings along the way."""
+    cache = robots or RobotsCache(fetcher)
+    installed = fetcher.gate is None
+    if installed:
+        fetcher.gate = cache.gate
+    try:
+        walk = _Walk(fetcher, cache, limits, _hosts(allowed_hosts), include, exclude)
+        for url in start_urls:
+            yield from walk.start(url)
+    finally:
+        if installed:
+            fetcher.gate = None
+
+
+class _Walk:
+    """State of one discovery: sitemaps seen, URLs seen, counters."""
+
+    def __init__(
+        self,
+        fetcher: Fetcher,
+        robots: RobotsCache,
+        limits: Limits,
+        allowed_hosts: frozenset[str],
+        include: Sequence[re.Pattern[str]],
+        exclude: Sequence[re.Pattern[str]],
+    ) -> None:
+        self.fetcher = fetcher
+        self.robots = robots
+        self.limits = limits
+        self.allowed_hosts = allowed_hosts
+        self.include = include
+        self.exclude = exclude
+        self.seen = LocSet()
+        self.sitemaps_read: set[str] = set()
+        self.warned_too_many = False
+
+    def start(self, url: str) -> Iterator[SitemapEntry | Finding]:
+        kind = classify(url)
+        if kind == "sitemap":
+            yield from self.tree(url)
+            return
+        policy = self.robots.load(url) if kind == "robots" else self.robots.locate(url)
+        yield from self.robots.findings()
+        if policy.disallow_all:
+            return  # robots/unreachable already says why
+        if policy.sitemaps:
+            for sitemap in policy.sitemaps:
+                yield from self.tree(sitemap)
+            return
+        yield from self.guess(url)
+
+    def guess(self, url: str) -> Iterator[SitemapEntry | Finding]:
+        """No Sitemap line: try sitemap.xml at the entry URL, then at the host root."""
+        parts = urlsplit(url)
+        base = f"{parts.scheme}://{parts.netloc}"
+        candidates = [f"{base}{parts.path.rstrip('/')}/sitemap.xml", f"{base}/sitemap.xml"]
+        if classify(url) == "robots":
+            candidates = candidates[1:]
+        for candidate in dict.fromkeys(candidates):
+            try:
+                fetched = self.fetcher.get(candidate, accept=ACCEPT_XML, max_bytes=1, truncate=True)
+            except FetchError:
+                continue
+            if fetched.status == 200:
+                yield NOT_LISTED.at(url, f"robots.txt lists no Sitemap; using {candidate}")
+                yield from self.tree(candidate)
+                return
+        yield from self.robots.findings()
+        yield NO_SITEMAPS.at(url, f"no Sitemap line in robots.txt and no {' or '.join(candidates)}")
+
+    def tree(self, root: str) -> Iterator[SitemapEntry | Finding]:
+        """Read a sitemap and, if it is an index, everything under it, depth first."""
+        stack: list[tuple[str, tuple[str, ...]]] = [(root, ())]
+        while stack:
+            url, chain = stack.pop()
+            if url in self.sitemaps_read:
+                if url in chain:
+                    yield CYCLE.at(chain[-1], f"{chain[-1]} lists {url}, which leads back to it")
+                continue
+            if len(chain) > self.limits.max_sitemap_depth:
+                yield TOO_DEEP.at(url, f"nested {len(chain)} indexes deep; not read")
+                continue
+            if len(self.sitemaps_read) >= self.limits.max_sitemaps:
+                if not self.warned_too_many:
+                    self.warned_too_many = True
+                    yield TOO_MANY_SITEMAPS.at(url, f"more than {self.limits.max_sitemaps} files")
+                continue
+            self.sitemaps_read.add(url)
+            children: list[str] = []
+            yield from _SitemapFile(self, url, (*chain, url)).read(children)
+            for child in reversed(children):
+                stack.append((child, (*chain, url)))
+
+    def out_of_scope(self, loc: str, chain: tuple[str, ...]) -> bool:
+        """True when `loc` is on another host that neither lists the sitemap nor is allowed."""
+        host = urlsplit(loc).netloc.lower()
+        if host in self.allowed_hosts or host.rsplit(":", 1)[0] in self.allowed_hosts:
+            return False
+        listed = self.robots.sitemaps(loc)
+        return not any(url in listed for url in chain)
+
+
+class _SitemapFile:
+    """Fetch and parse one sitemap file, yielding its entries as they are parsed."""
+
+    def __init__(self, walk: _Walk, url: str, chain: tuple[str, ...]) -> None:
+        self.walk = walk
+        self.url = url
+        self.chain = chain
+        self.home: set[str] = {_prefix(url)}
+        self.scope: dict[str, bool] = {}
+        self.counts = {"entries": 0, "duplicates": 0, "filtered": 0, "out of scope": 0}
+        self.pending: list[Finding] = []
+
+    def read(self, children: list[str]) -> Iterator[SitemapEntry | Finding]:
+        walk = self.walk
+        try:
+            fetched = walk.fetcher.get(
+                self.url,
+                accept=ACCEPT_XML,
+                max_bytes=walk.limits.max_sitemap_bytes,
+                truncate=True,
+            )
+        except FetchError as exc:
+            yield from walk.robots.findings()
+            kind = _FETCH_TYPES.get(exc.code, SITEMAP_FAILED)
+            yield kind.at(self.url, f"sitemap not fetched: {exc.message}")
+            return
+        yield from walk.robots.findings()
+        if fetched.status >= 300:
+            yield SITEMAP_FAILED.at(self.url, f"sitemap answered HTTP {fetched.status}")
+            return
+        self.home.add(_prefix(fetched.final_url))
+        parser = SitemapParser(self.url, walk.limits)
+        body = fetched.body
+        for start in range(0, len(body), CHUNK):
+            yield from self.items(parser.feed(body[start : start + CHUNK]), children)
+            if parser.done:
+                break
+        yield from self.items(parser.close(), children)
+        if fetched.truncated and not parser.done:
+            yield TOO_LARGE.at(self.url, f"body passes {walk.limits.max_sitemap_bytes} bytes")
+        yield from walk.robots.findings()
+        yield SITEMAP_READ.at(self.url, self.summary(parser, fetched.body[:2] == b"\x1f\x8b"))
+
+    def summary(self, parser: SitemapParser, gzipped: bool) -> str:
+        kind = parser.kind or "unreadable"
+        parts = [f"{kind}{' (gzip)' if gzipped else ''}"]
+        if parser.kind == "sitemapindex":
+            parts.append(f"{parser.count} sitemaps")
+        else:
+            parts += [f"{n} {name}" for name, n in self.counts.items() if n or name == "entries"]
+        return ", ".join(parts)
+
+    def items(
+        self, items: list[SitemapEntry | ChildSitemap | Finding], children: list[str]
+    ) -> Iterator[SitemapEntry | Finding]:
+        walk = self.walk
+        for item in items:
+            if isinstance(item, SitemapEntry):
+                if self.keep(item.loc):
+                    yield item
+                elif self.pending:
+                    yield from self.pending
+                    self.pending.clear()
+            elif isinstance(item, ChildSitemap):
+                if self.in_scope(item.loc):
+                    children.append(item.loc)
+                else:
+                    yield OUT_OF_SCOPE.at(self.url, f"index lists {item.loc} on another host")
+            else:
+                yield item
+        yield from walk.robots.findings()
+
+    def keep(self, loc: str) -> bool:
+        walk = self.walk
+        if walk.include and not any(p.search(loc) for p in walk.include):
+            self.counts["filtered"] += 1
+            return False
+        if walk.exclude and any(p.search(loc) for p in walk.exclude):
+            self.counts["filtered"] += 1
+            return False
+        if not self.in_scope(loc):
+            self.counts["out of scope"] += 1
+            if self.counts["out of scope"] <= _SCOPE_FINDINGS_PER_SITEMAP:
+                self.pending.append(OUT_OF_SCOPE.at(self.url, f"lists {loc} on another host"))
+            return False
+        if not walk.seen.add(loc):
+            self.counts["duplicates"] += 1
+            return False
+        self.counts["entries"] += 1
+        return True
+
+    def in_scope(self, loc: str) -> bool:
+        prefix = _prefix(loc)
+        if prefix in self.home:
+            return True
+        known = self.scope.get(prefix)
+        if known is None:
+            known = not self.walk.out_of_scope(loc, self.chain)
+            self.scope[prefix] = known
+        return known

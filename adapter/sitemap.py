@@ -1,0 +1,478 @@
+"""Sitemaps, sitemap indexes and Signmaps: bytes in, entries out, in bounded memory.
+
+`SitemapParser` is fed the body in chunks as it arrives and returns what each
+chunk completed: `SitemapEntry` for a `<url>` (with its Signmap `<rs:ln>`
+links and `<rs:md>` attributes), `ChildSitemap` for an index's `<sitemap>`,
+and findings. gzip is recognised by its magic bytes whatever the headers say;
+plain-text sitemaps are recognised by not starting with `<`. The XML parser
+is lxml's pull parser with entities, DTDs and network off, and each `<url>` is
+cleared once read, so a 50,000-URL file never becomes a tree. Past the
+protocol's 50,000 entries or 50 MB the file is read up to the cap, with a
+finding. Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+from lxml import etree  # type: ignore[import-untyped]
+
+from adapter.decompress import GZIP_MAGIC, CappedDecoder, DecompressionFailed, DecompressionLimit
+from adapter.findings import Finding, FindingType, Severity
+from adapter.limits import DEFAULT_LIMITS, Limits
+from adapter.models import Link, SitemapEntry
+from adapter.w3cdate import parse_w3c_datetime
+
+SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+RS_NS = "http://www.openarchives.org/rs/terms/"
+GZIP_SLICE = 64 * 1024  # compressed bytes per decoder call: bounds one call's output
+FINDINGS_PER_CODE = 10  # per file; the rest are counted in one closing finding
+_ROOT = re.compile(rb"<(?![?!])([^\s/>]+)")
+_HTTP_PREFIXES = ("https://", "http://")
+
+BAD_XML = FindingType(
+    "sitemap/bad-xml",
+    Severity.ERROR,
+    "The sitemap is not well-formed XML (or is empty); entries before the error are kept.",
+)
+HTML = FindingType(
+    "sitemap/html",
+    Severity.ERROR,
+    "An HTML page (often an error or login page) was served where a sitemap was expected.",
+)
+ENTITIES = FindingType(
+    "sitemap/entities-refused",
+    Severity.ERROR,
+    "The sitemap declares XML entities in a DTD; sitemaps never need them, and they are "
+    "the vehicle of entity-expansion and external-entity attacks, so the file is not read.",
+)
+UNSUPPORTED = FindingType(
+    "sitemap/unsupported-format",
+    Severity.ERROR,
+    "The document is XML but neither a <urlset> nor a <sitemapindex> (RSS and Atom feeds are "
+    "not read).",
+)
+WRONG_NAMESPACE = FindingType(
+    "sitemap/wrong-namespace",
+    Severity.WARNING,
+    "The sitemap's root element is not in the sitemaps.org 0.9 namespace; it was read anyway.",
+)
+BAD_GZIP = FindingType(
+    "sitemap/bad-gzip",
+    Severity.ERROR,
+    "The gzip-compressed sitemap is broken or cut short; entries before the break are kept.",
+)
+TOO_LARGE = FindingType(
+    "sitemap/too-large",
+    Severity.WARNING,
+    "The sitemap passes the protocol's 50 MB (uncompressed) limit; it was read up to the cap.",
+)
+TOO_MANY = FindingType(
+    "sitemap/too-many-entries",
+    Severity.WARNING,
+    "The sitemap lists more than the protocol's 50,000 URLs (or sitemaps); the rest are ignored.",
+)
+LOC_TOO_LONG = FindingType(
+    "sitemap/loc-too-long",
+    Severity.WARNING,
+    "A <loc> is longer than 2,048 characters (the protocol's limit); it was skipped.",
+)
+LOC_NOT_HTTP = FindingType(
+    "sitemap/loc-not-http",
+    Severity.WARNING,
+    "A <loc> is not an http or https URL; it was skipped.",
+)
+LOC_RELATIVE = FindingType(
+    "sitemap/loc-relative",
+    Severity.WARNING,
+    "A <loc> is empty or relative; the protocol requires full URLs starting with the scheme. "
+    "It was skipped.",
+)
+BAD_LASTMOD = FindingType(
+    "sitemap/bad-lastmod",
+    Severity.WARNING,
+    "A <lastmod> is not a W3C datetime (e.g. 2024-05-01 or 2024-05-01T10:00:00Z); the entry "
+    "is kept without it, so changes to that page cannot be detected from the sitemap.",
+)
+BAD_SIGNMAP_LINK = FindingType(
+    "sitemap/bad-signmap-link",
+    Severity.WARNING,
+    "A Signmap <rs:ln> lacks its mandatory href or rel attribute; it was skipped.",
+)
+MORE = FindingType(
+    "sitemap/more-findings",
+    Severity.INFO,
+    "The same problem repeats in this file; only the first ten are listed one by one.",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ChildSitemap:
+    """A `<sitemap>` of a sitemap index: another file to read."""
+
+    loc: str
+    index: str  # the index it was listed in
+    lastmod: datetime | None = None
+
+
+SitemapItem = SitemapEntry | ChildSitemap | Finding
+
+
+def check_loc(loc: str, max_length: int) -> FindingType | None:
+    """None for an absolute http(s) URL within the length limit, else what is wrong."""
+    if len(loc) > max_length:
+        return LOC_TOO_LONG
+    if loc.startswith(_HTTP_PREFIXES) and len(loc) > 8 and " " not in loc:
+        return None
+    try:
+        parts = urlsplit(loc)
+    except ValueError:
+        return LOC_RELATIVE
+    if not parts.scheme or not parts.netloc:
+        return LOC_RELATIVE
+    if parts.scheme.lower() not in ("http", "https"):
+        return LOC_NOT_HTTP
+    return None
+
+
+class SitemapParser:
+    """Incremental sitemap parser for one file. `feed(chunk)`, then `close()`."""
+
+    def __init__(self, url: str, limits: Limits = DEFAULT_LIMITS) -> None:
+        self.url = url
+        self.limits = limits
+        self.kind: str | None = None  # urlset | sitemapindex | text | None (not a sitemap)
+        self.count = 0  # entries or child sitemaps read
+        self.done = False  # stopped: cap reached or unusable input
+        self._head = b""  # bytes before the format is known
+        self._gzip: CappedDecoder | None = None
+        self._sniffed_gzip = False
+        self._size = 0  # decoded bytes
+        self._xml: Any = None  # etree.XMLPullParser
+        self._text_tail = b""
+        self._tags: dict[str, str] = {}  # full tag -> local name
+        self._counts: dict[str, int] = {}
+        self._out: list[SitemapItem] = []
+
+    # -- public -------------------------------------------------------------
+
+    def feed(self, data: bytes) -> list[SitemapItem]:
+        if not self.done and data:
+            self._feed_raw(data)
+        return self._take()
+
+    def close(self) -> list[SitemapItem]:
+        if not self.done:
+            self._finish()
+        self.done = True
+        for code, n in self._counts.items():
+            if n > FINDINGS_PER_CODE:
+                self._out.append(
+                    MORE.at(self.url, f"{n - FINDINGS_PER_CODE} more {code} findings in this file")
+                )
+        self._counts.clear()
+        return self._take()
+
+    # -- bytes: gzip, size cap, format sniffing ------------------------------
+
+    def _feed_raw(self, data: bytes) -> None:
+        if not self._sniffed_gzip:
+            self._head += data
+            if len(self._head) < 2:
+                return
+            data, self._head = self._head, b""
+            self._sniffed_gzip = True
+            if data.startswith(GZIP_MAGIC):
+                cap = self.limits.max_sitemap_bytes + 1024 * 1024
+                self._gzip = CappedDecoder("gzip", cap)
+        if self._gzip is None:
+            self._feed_decoded(data)
+            return
+        for start in range(0, len(data), GZIP_SLICE):
+            try:
+                decoded = self._gzip.feed(data[start : start + GZIP_SLICE])
+            except DecompressionLimit:
+                self._stop(TOO_LARGE, f"decompressed sitemap passes {self._cap_text()}")
+                return
+            except DecompressionFailed as exc:
+                self._stop(BAD_GZIP, f"broken gzip data: {exc}")
+                return
+            self._feed_decoded(decoded)
+            if self.done:
+                return
+
+    def _feed_decoded(self, data: bytes) -> None:
+        cap = self.limits.max_sitemap_bytes
+        over = self._size + len(data) > cap
+        if over:
+            data = data[: max(0, cap - self._size)]
+        self._size += len(data)
+        if self.kind is None:
+            self._head += data
+            if not self._sniff():
+                if over:
+                    self._stop(TOO_LARGE, f"sitemap passes {self._cap_text()}")
+                return
+            data, self._head = self._head, b""
+        if data:
+            if self.kind == "text":
+                self._feed_text(data)
+            elif self._xml is not None:
+                self._feed_xml(data)
+        if over and not self.done:
+            self._stop(TOO_LARGE, f"sitemap passes {self._cap_text()}; read up to the cap")
+
+    def _sniff(self) -> bool:
+        """Decide the format from the head; False while more bytes are needed."""
+        head = self._head.lstrip(b"\xef\xbb\xbf \t\r\n")
+        if not head:
+            return False
+        if not head.startswith(b"<"):
+            self.kind = "text"
+            return True
+        match = _ROOT.search(head)
+        if match is None:
+            return len(self._head) > 1024 * 1024 and self._unusable("no XML element found")
+        prolog = head[: match.start()].lower()
+        if b"<!doctype html" in prolog:
+            return self._unusable("an HTML page", HTML)
+        if b"<!entity" in prolog:
+            return self._unusable("a DTD declaring entities", ENTITIES)
+        local = match.group(1).split(b":")[-1].lower()
+        if local == b"html":
+            return self._unusable("an HTML page", HTML)
+        if local not in (b"urlset", b"sitemapindex"):
+            name = local.decode("ascii", "replace")
+            return self._unusable(f"a <{name}> document, not a sitemap", UNSUPPORTED)
+        self.kind = local.decode()
+        self._xml = etree.XMLPullParser(
+            events=("end",),
+            resolve_entities=False,
+            no_network=True,
+            load_dtd=False,
+            dtd_validation=False,
+            huge_tree=False,
+            remove_comments=True,
+            remove_pis=True,
+        )
+        return True
+
+    def _unusable(self, what: str, kind: FindingType = BAD_XML) -> bool:
+        self._stop(kind, f"{what} was served where a sitemap was expected")
+        return False
+
+    def _finish(self) -> None:
+        if self._gzip is not None:
+            try:
+                self._gzip.finish()
+            except DecompressionFailed as exc:
+                self._out.append(BAD_GZIP.at(self.url, f"gzip data cut short: {exc}"))
+                self._xml = None  # the XML is cut short too; one finding says why
+                self._text_tail = b""
+        if self.kind is None:
+            head = self._head
+            self._head = b""
+            if head.strip(b"\xef\xbb\xbf \t\r\n") and not self._sniff():
+                return
+            if self.kind is None:
+                self._out.append(BAD_XML.at(self.url, "the sitemap is empty"))
+                return
+            self._feed_decoded_known(head)
+        if self.kind == "text":
+            self._text_line(self._text_tail)
+            self._text_tail = b""
+        elif self._xml is not None:
+            try:
+                self._xml.close()
+            except Exception as exc:  # lxml's C parser: any failure is the file's
+                self._drain_xml()
+                self._out.append(BAD_XML.at(self.url, f"XML ends badly: {_short(exc)}"))
+                return
+            self._drain_xml()
+
+    def _feed_decoded_known(self, data: bytes) -> None:
+        if self.kind == "text":
+            self._feed_text(data)
+        elif self._xml is not None:
+            self._feed_xml(data)
+
+    def _stop(self, kind: FindingType, message: str) -> None:
+        self._out.append(kind.at(self.url, message))
+        self.done = True
+        self._xml = None
+
+    def _cap_text(self) -> str:
+        return f"the limit of {self.limits.max_sitemap_bytes} bytes"
+
+    def _take(self) -> list[SitemapItem]:
+        out, self._out = self._out, []
+        return out
+
+    def _note(self, kind: FindingType, message: str, where: str | None = None) -> None:
+        n = self._counts.get(kind.code, 0) + 1
+        self._counts[kind.code] = n
+        if n <= FINDINGS_PER_CODE:
+            self._out.append(kind.at(self.url, message, where))
+
+    # -- plain text ----------------------------------------------------------
+
+    def _feed_text(self, data: bytes) -> None:
+        lines = (self._text_tail + data).split(b"\n")
+        self._text_tail = lines.pop()
+        for line in lines:
+            self._text_line(line)
+            if self.done:
+                return
+
+    def _text_line(self, raw: bytes) -> None:
+        loc = raw.decode("utf-8", "replace").strip().lstrip("\ufeff")
+        if loc and not self.done:
+            self._entry(loc, None, (), ())
+
+    # -- XML -----------------------------------------------------------------
+
+    def _feed_xml(self, data: bytes) -> None:
+        try:
+            self._xml.feed(data)
+        except Exception as exc:  # lxml's C parser: any failure is the file's
+            self._drain_xml()
+            self._stop(BAD_XML, f"not well-formed XML: {_short(exc)}")
+            return
+        self._drain_xml()
+
+    def _drain_xml(self) -> None:
+        parser = self._xml
+        if parser is None:
+            return
+        tags = self._tags
+        for _event, elem in parser.read_events():
+            tag = elem.tag
+            local = tags.get(tag) if isinstance(tag, str) else "-"
+            if local is None:
+                local = self._learn_tag(tag)
+            if local == "url" or local == "sitemap":
+                self._element(elem, local)
+                elem.clear()
+                parent = elem.getparent()
+                if parent is not None:
+                    while elem.getprevious() is not None:
+                        del parent[0]
+                if self.done:
+                    return
+
+    def _learn_tag(self, tag: str) -> str:
+        ns, _, local = tag[1:].rpartition("}") if tag.startswith("{") else ("", "", tag)
+        if local in ("urlset", "sitemapindex") and ns != SITEMAP_NS:
+            self._note(WRONG_NAMESPACE, f"root namespace is {ns or '(none)'!r}, not {SITEMAP_NS}")
+        if ns == RS_NS:
+            local = "rs:" + local
+        self._tags[tag] = local
+        return local
+
+    def _element(self, elem: Any, local: str) -> None:
+        if (local == "url") != (self.kind == "urlset"):
+            return  # a <url> in an index or a <sitemap> in a urlset: not ours to read
+        loc = lastmod = ""
+        lns: list[dict[str, str]] = []
+        md: tuple[tuple[str, str], ...] = ()
+        tags = self._tags
+        for child in elem:
+            tag = child.tag
+            if not isinstance(tag, str):
+                continue
+            name = tags.get(tag) or self._learn_tag(tag)
+            if name == "loc":
+                loc = (child.text or "").strip()
+            elif name == "lastmod":
+                lastmod = (child.text or "").strip()
+            elif name == "rs:ln":
+                lns.append(dict(child.attrib))
+            elif name == "rs:md":
+                md = tuple(sorted((str(k), str(v)) for k, v in child.attrib.items()))
+        if local == "sitemap":
+            self._child(loc, lastmod)
+        else:
+            self._entry(loc, lastmod, lns, md)
+
+    # -- entries -------------------------------------------------------------
+
+    def _counted(self) -> bool:
+        """Count one entry; False (and stop) past the per-file cap."""
+        if self.count >= self.limits.max_sitemap_entries:
+            self._stop(
+                TOO_MANY,
+                f"more than {self.limits.max_sitemap_entries} entries; the rest are ignored",
+            )
+            return False
+        self.count += 1
+        return True
+
+    def _valid_loc(self, loc: str) -> bool:
+        problem = check_loc(loc, self.limits.max_url_length)
+        if problem is None:
+            return True
+        shown = loc if len(loc) <= 200 else loc[:200] + "..."
+        self._note(problem, f"{problem.explanation} <loc>: {shown or '(empty)'}")
+        return False
+
+    def _lastmod(self, text: str, loc: str) -> datetime | None:
+        if not text:
+            return None
+        parsed = parse_w3c_datetime(text)
+        if parsed is None:
+            self._note(BAD_LASTMOD, f"<lastmod> {text[:80]!r} of {loc} is not a W3C datetime")
+        return parsed
+
+    def _child(self, loc: str, lastmod: str) -> None:
+        if not self._valid_loc(loc) or not self._counted():
+            return
+        self._out.append(ChildSitemap(loc, self.url, self._lastmod(lastmod, loc)))
+
+    def _entry(
+        self,
+        loc: str,
+        lastmod: str | None,
+        lns: list[dict[str, str]] | tuple[()],
+        md: tuple[tuple[str, str], ...],
+    ) -> None:
+        if not self._valid_loc(loc) or not self._counted():
+            return
+        links = tuple(self._links(loc, lns)) if lns else ()
+        when = self._lastmod(lastmod, loc) if lastmod else None
+        self._out.append(SitemapEntry(loc, self.url, when, links, md))
+
+    def _links(self, loc: str, lns: list[dict[str, str]]) -> Iterator[Link]:
+        for attrs in lns:
+            href = (attrs.pop("href", "") or "").strip()
+            rels = (attrs.pop("rel", "") or "").split()
+            if not href or not rels:
+                self._note(BAD_SIGNMAP_LINK, f"<rs:ln> of {loc} lacks href or rel: {attrs}")
+                continue
+            target = urljoin(self.url, href)
+            type_ = attrs.pop("type", None)
+            profile = attrs.pop("profile", None)
+            extra = tuple(sorted((str(k), str(v)) for k, v in attrs.items()))
+            for rel in rels:
+                yield Link(target, rel, loc, "signmap", type_, profile, extra)
+
+
+def parse_sitemap(
+    body: bytes, url: str, limits: Limits = DEFAULT_LIMITS, chunk_size: int = 1 << 20
+) -> Iterator[SitemapItem]:
+    """Parse a whole body, still in chunks, so memory stays bounded by the chunk."""
+    parser = SitemapParser(url, limits)
+    for start in range(0, len(body), chunk_size):
+        yield from parser.feed(body[start : start + chunk_size])
+        if parser.done:
+            break
+    yield from parser.close()
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc) or type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "..."
