@@ -1,0 +1,217 @@
+"""The XML documents of the Member Node API (Node, ObjectList, Checksum, Log, error).
+
+Pure functions from values to UTF-8 bytes. Only the root element is namespaced
+(`elementFormDefault="unqualified"`); child order follows D1-XSD exactly, since
+the coordinating node validates what it reads. ObjectList and Checksum exist
+only as v1 types, so v2 answers use the v1 namespace for them (as d1_python does).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from lxml import etree  # type: ignore[import-untyped]
+
+from adapter.d1exceptions import D1Error
+from adapter.d1schedule import Schedule
+from adapter.models import SyncRecord
+
+NS_V1 = "http://ns.dataone.org/service/types/v1"
+NS_V2 = "http://ns.dataone.org/service/types/v2.0"
+
+SERVICES_AVAILABLE = ("MNCore", "MNRead")
+SERVICES_UNAVAILABLE = ("MNAuthorization", "MNStorage", "MNReplication")
+
+
+@dataclass(frozen=True, slots=True)
+class NodeInfo:
+    """What the Node document says about one member node."""
+
+    id: str  # urn:node:...
+    name: str
+    description: str
+    contact_subject: str
+    schedule: Schedule
+    base_url: str | None = None  # public, without the version; None: from the request
+
+    @property
+    def short_name(self) -> str:
+        return self.id.removeprefix("urn:node:")
+
+    @property
+    def subject(self) -> str:
+        return f"CN={self.id},DC=dataone,DC=org"
+
+
+@dataclass(frozen=True, slots=True)
+class LogEntry:
+    """One v2 `logEntry` (the event is any non-empty string in v2)."""
+
+    entry_id: str
+    identifier: str
+    ip_address: str
+    user_agent: str
+    subject: str
+    event: str
+    date_logged: datetime
+    node_id: str
+
+
+def d1_datetime(moment: datetime) -> str:
+    """xs:dateTime in UTC with milliseconds, as DataONE writes it."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    utc = moment.astimezone(UTC)
+    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}+00:00"
+
+
+def _serialize(root: etree._Element) -> bytes:
+    return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
+
+
+def _child(parent: etree._Element, tag: str, text: str | None = None) -> etree._Element:
+    element = etree.SubElement(parent, tag)
+    if text is not None:
+        element.text = text
+    return element
+
+
+def node_xml(node: NodeInfo, base_url: str, api: str = "v2") -> bytes:
+    """The Node capabilities document (v2 type, or v1 for the v1 API).
+
+    `base_url` carries no version (`https://host/mn`): clients append `/v2`.
+    """
+    ns = NS_V2 if api == "v2" else NS_V1
+    root = etree.Element(
+        f"{{{ns}}}node",
+        nsmap={"d1": ns},
+        replicate="false",
+        synchronize="true",
+        type="mn",
+        state="up",
+    )
+    _child(root, "identifier", node.id)
+    _child(root, "name", node.name)
+    _child(root, "description", node.description or node.name)
+    _child(root, "baseURL", base_url)
+    services = _child(root, "services")
+    for name, available in [(n, "true") for n in SERVICES_AVAILABLE] + [
+        (n, "false") for n in SERVICES_UNAVAILABLE
+    ]:
+        for version in ("v1", "v2"):
+            etree.SubElement(services, "service", name=name, version=version, available=available)
+    sync = _child(root, "synchronization")
+    s = node.schedule
+    etree.SubElement(
+        sync,
+        "schedule",
+        hour=s.hour,
+        mday=s.mday,
+        min=s.min,
+        mon=s.mon,
+        sec=s.sec,
+        wday=s.wday,
+        year=s.year,
+    )
+    _child(root, "subject", node.subject)
+    _child(root, "contactSubject", node.contact_subject)
+    return _serialize(root)
+
+
+def object_list_xml(records: Sequence[SyncRecord], start: int, total: int) -> bytes:
+    """A v1 ObjectList slice: `count` is what this page holds, `total` the whole match."""
+    root = etree.Element(
+        f"{{{NS_V1}}}objectList",
+        nsmap={"ns1": NS_V1},
+        count=str(len(records)),
+        start=str(start),
+        total=str(total),
+    )
+    for record in records:
+        info = _child(root, "objectInfo")
+        _child(info, "identifier", record.pid)
+        _child(info, "formatId", record.format_id)
+        _child(info, "checksum", record.checksum).set("algorithm", record.checksum_algorithm)
+        _child(info, "dateSysMetadataModified", d1_datetime(record.date_modified))
+        _child(info, "size", str(record.size))
+    return _serialize(root)
+
+
+def checksum_xml(algorithm: str, value: str) -> bytes:
+    root = etree.Element(f"{{{NS_V1}}}checksum", nsmap={"d1": NS_V1}, algorithm=algorithm)
+    root.text = value
+    return _serialize(root)
+
+
+def log_xml(entries: Iterable[LogEntry], start: int, total: int) -> bytes:
+    """A v2 Log slice; an empty one (`count="0"`) is valid."""
+    items = list(entries)
+    root = etree.Element(
+        f"{{{NS_V2}}}log",
+        nsmap={"d1": NS_V2},
+        count=str(len(items)),
+        start=str(start),
+        total=str(total),
+    )
+    for entry in items:
+        element = _child(root, "logEntry")
+        _child(element, "entryId", entry.entry_id)
+        _child(element, "identifier", entry.identifier)
+        _child(element, "ipAddress", entry.ip_address)
+        _child(element, "userAgent", entry.user_agent)
+        _child(element, "subject", entry.subject)
+        _child(element, "event", entry.event)
+        _child(element, "dateLogged", d1_datetime(entry.date_logged))
+        _child(element, "nodeIdentifier", entry.node_id)
+    return _serialize(root)
+
+
+def error_xml(error: D1Error, node_id: str | None) -> bytes:
+    """`<error>` per dataoneErrors.xsd: no namespace, `identifier` (not `pid`)."""
+    root = etree.Element(
+        "error",
+        name=error.name,
+        errorCode=str(error.status),
+        detailCode=error.detail_code,
+    )
+    if error.identifier is not None:
+        root.set("identifier", _xml_safe(error.identifier))
+    if node_id is not None:
+        root.set("nodeId", node_id)
+    _child(root, "description", _xml_safe(error.description))
+    return _serialize(root)
+
+
+def error_headers(error: D1Error, node_id: str | None) -> list[tuple[str, str]]:
+    """The same exception for HEAD, which has no body (d1_common `serialize_to_headers`)."""
+    headers = [
+        ("DataONE-Exception-Name", error.name),
+        ("DataONE-Exception-ErrorCode", str(error.status)),
+        ("DataONE-Exception-DetailCode", error.detail_code),
+        ("DataONE-Exception-Description", _header_safe(error.description)),
+    ]
+    if error.identifier is not None:
+        headers.append(("DataONE-Exception-Identifier", _header_safe(error.identifier)))
+    if node_id is not None:
+        headers.append(("DataONE-Exception-NodeId", node_id))
+    return headers
+
+
+def _xml_safe(text: str) -> str:
+    """Drop characters XML 1.0 cannot carry (an identifier echoed back may hold them)."""
+    return "".join(
+        c
+        for c in text
+        if c in "\t\n\r"
+        or 0x20 <= ord(c) <= 0xD7FF
+        or 0xE000 <= ord(c) <= 0xFFFD
+        or ord(c) > 0xFFFF
+    )
+
+
+def _header_safe(text: str) -> str:
+    """One line of printable ASCII: header values are latin-1 and must not break lines."""
+    flat = " ".join(text.split())
+    return flat.encode("ascii", "backslashreplace").decode("ascii")[:1000]
