@@ -1,0 +1,343 @@
+"""Extract stage: a landing page's bytes -> its JSON-LD blocks, with findings.
+
+Each `<script type="application/ld+json">` block is read on its own (extruct's
+HTML parser, our lenient JSON reader): one broken block is a finding naming
+the block and where it broke, and the other blocks still count. Microdata and
+RDFa are read (and turned into JSON-LD) only when no JSON-LD block mentions a
+Dataset. A body served as JSON-LD is the document itself. Pure: bytes in,
+values out; never raises on bad input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urljoin
+
+from extruct.utils import parse_html
+from lxml import etree  # type: ignore[import-untyped]
+from lxml.html import HtmlElement  # type: ignore[import-untyped]
+
+from adapter import charset as charsets
+from adapter.findings import Finding, FindingType, Severity
+from adapter.jsonrepair import JsonFailure, parse_lenient
+from adapter.jsshell import shell_signs
+from adapter.limits import DEFAULT_LIMITS, Limits
+from adapter.markup import read_markup
+
+NO_JSONLD = FindingType(
+    "extract/no-jsonld",
+    Severity.ERROR,
+    'The page has no JSON-LD (no <script type="application/ld+json"> block), so there is no '
+    "schema.org Dataset for DataONE to harvest.",
+)
+JS_RENDERED = FindingType(
+    "extract/js-rendered",
+    Severity.ERROR,
+    "The page looks built by JavaScript in the browser; the harvester reads the HTML as the "
+    "server sends it and runs no JavaScript, so it sees no metadata. Put the JSON-LD into the "
+    "HTML the server sends.",
+)
+INVALID_JSON = FindingType(
+    "extract/invalid-json",
+    Severity.WARNING,
+    "A JSON-LD block is not valid JSON even after lenient repairs; it is skipped and the "
+    "other blocks still count.",
+)
+REPAIRED_JSON = FindingType(
+    "extract/repaired-json",
+    Severity.WARNING,
+    "A JSON-LD block is not strictly valid JSON; the adapter repaired it, but other "
+    "harvesters may not. Publish strict JSON.",
+)
+EMPTY_BLOCK = FindingType(
+    "extract/empty-block",
+    Severity.WARNING,
+    "A JSON-LD block is empty or holds no JSON object (an unfilled template?); it is skipped.",
+)
+TOO_DEEP = FindingType(
+    "extract/too-deep",
+    Severity.WARNING,
+    "A JSON-LD block is nested deeper than the adapter's limit (max_json_depth); it is skipped.",
+)
+TOO_MANY_NODES = FindingType(
+    "extract/too-many-nodes",
+    Severity.WARNING,
+    "A JSON-LD block holds more JSON values than the adapter's limit (max_json_nodes); "
+    "it is skipped.",
+)
+TOO_MANY_BLOCKS = FindingType(
+    "extract/too-many-blocks",
+    Severity.WARNING,
+    "The page has more JSON-LD blocks than the adapter reads (max_jsonld_blocks); the rest "
+    "are ignored.",
+)
+NOT_HTML = FindingType(
+    "extract/not-html",
+    Severity.ERROR,
+    "The landing page is neither HTML nor JSON-LD (binary or another format), so no metadata "
+    "can be read from it.",
+)
+NOT_JSONLD = FindingType(
+    "extract/not-jsonld",
+    Severity.ERROR,
+    "The URL answered with JSON that is not JSON-LD (no @context), so no schema.org metadata "
+    "can be read from it.",
+)
+WRONG_CONTENT_TYPE = FindingType(
+    "extract/wrong-content-type",
+    Severity.WARNING,
+    "The Content-Type header does not match the body (e.g. HTML sent as text/plain); the "
+    "adapter read it by its content, other harvesters may not.",
+)
+INVALID_ENCODING = FindingType(
+    "extract/invalid-encoding",
+    Severity.WARNING,
+    "The page has bytes that are invalid in its character encoding; they were replaced, so "
+    "some text may be garbled. Serve UTF-8 and declare it.",
+)
+UNKNOWN_CHARSET = FindingType(
+    "extract/unknown-charset",
+    Severity.WARNING,
+    "The page declares a character encoding the adapter does not know; it was read as UTF-8.",
+)
+BODY_TOO_LARGE = FindingType(
+    "extract/body-too-large",
+    Severity.ERROR,
+    "The page is larger than the adapter reads (max_page_bytes); it was not parsed.",
+)
+NON_JSONLD_MARKUP = FindingType(
+    "extract/non-jsonld-markup",
+    Severity.WARNING,
+    "The metadata was found only as microdata or RDFa and converted; science-on-schema.org and "
+    'most harvesters expect JSON-LD in a <script type="application/ld+json"> block.',
+)
+
+_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xml", "text/xml"})
+_JSON_TYPES = frozenset({"application/ld+json", "application/json", "text/json"})
+_SCRIPTS = etree.XPath(
+    "descendant-or-self::script[starts-with(translate(normalize-space(@type),"
+    " 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'), 'application/ld+json')]"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class JsonLdBlock:
+    index: int  # 1-based position among the page's JSON-LD sources
+    data: Any  # parsed JSON: dict or list
+    syntax: str  # "json-ld" | "microdata" | "rdfa" | "document"
+    repairs: tuple[str, ...] = ()  # what the lenient reader repaired, in words
+    line: int | None = None  # line of the <script> element in the page, when known
+
+
+@dataclass(slots=True)
+class Extraction:
+    blocks: list[JsonLdBlock]
+    findings: list[Finding]
+    js_rendered: bool  # no JSON-LD, and the page shows signs of client-side rendering
+    base_url: str | None = None  # the page's <base href>, resolved; use it as the JSON-LD base
+    encoding: str | None = None  # the character encoding the body was read with
+    skipped: list[str] = field(default_factory=list)  # blocks not used, e.g. "block 2: invalid"
+
+
+def _mentions_dataset(data: Any, limit: int = 10_000) -> bool:
+    """Cheap, iterative: any `@type` whose last segment reads like 'dataset'."""
+    stack, seen = [data], 0
+    while stack and seen < limit:
+        value = stack.pop()
+        seen += 1
+        if isinstance(value, dict):
+            kinds = value.get("@type", value.get("type"))
+            for kind in kinds if isinstance(kinds, list) else [kinds]:
+                if isinstance(kind, str) and kind.lower().endswith("dataset"):
+                    return True
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
+
+
+def _failure_finding(failure: JsonFailure, url: str, where: str, origin: str) -> Finding:
+    if failure.kind == "too-deep":
+        return TOO_DEEP.at(url, f"{origin} is skipped: {failure.message}.", where)
+    if failure.kind == "too-many-nodes":
+        return TOO_MANY_NODES.at(url, f"{origin} is skipped: {failure.message}.", where)
+    at = f" at line {failure.line}, column {failure.column}" if failure.line else ""
+    return INVALID_JSON.at(
+        url, f"{origin} is not valid JSON{at}: {failure.message}; it is skipped.", where
+    )
+
+
+def _read_block(
+    text: str, index: int, syntax: str, url: str, limits: Limits, out: Extraction, line: int | None
+) -> None:
+    where = f"block {index}"
+    origin = f"JSON-LD block {index}" + (f" (script at line {line} of the page)" if line else "")
+    if not text.strip():
+        out.findings.append(EMPTY_BLOCK.at(url, f"{origin} is empty; it is skipped.", where))
+        out.skipped.append(f"{where}: empty")
+        return
+    parsed = parse_lenient(text, limits)
+    if parsed.failure is not None:
+        out.findings.append(_failure_finding(parsed.failure, url, where, origin))
+        out.skipped.append(f"{where}: {parsed.failure.kind}")
+        return
+    if parsed.repairs:
+        message = f"{origin} needed repairs: {'; '.join(parsed.repairs)}."
+        out.findings.append(REPAIRED_JSON.at(url, message, where))
+    if not isinstance(parsed.data, dict | list) or not parsed.data:
+        out.findings.append(
+            EMPTY_BLOCK.at(url, f"{origin} holds no JSON object; it is skipped.", where)
+        )
+        out.skipped.append(f"{where}: empty")
+        return
+    out.blocks.append(JsonLdBlock(index, parsed.data, syntax, parsed.repairs, line))
+
+
+def _extract_document(text: str, url: str, limits: Limits, out: Extraction) -> None:
+    parsed = parse_lenient(text, limits)
+    if parsed.failure is not None:
+        out.findings.append(
+            _failure_finding(parsed.failure, url, "document", "The JSON-LD document")
+        )
+        return
+    data = parsed.data
+    if isinstance(data, dict | list) and _is_jsonld(data):
+        if parsed.repairs:
+            message = f"The JSON-LD document needed repairs: {'; '.join(parsed.repairs)}."
+            out.findings.append(REPAIRED_JSON.at(url, message, "document"))
+        out.blocks.append(JsonLdBlock(1, data, "document", parsed.repairs))
+    else:
+        out.findings.append(NOT_JSONLD.at(url))
+
+
+def _is_jsonld(data: dict[str, Any] | list[Any]) -> bool:
+    items = data if isinstance(data, list) else [data]
+    return any(isinstance(i, dict) and ("@context" in i or "@type" in i) for i in items)
+
+
+def _base_href(tree: HtmlElement, url: str) -> str:
+    for base in tree.iter("base"):
+        href = str(base.get("href") or "").strip()
+        if href:
+            return urljoin(url, href)
+    return url
+
+
+def _extract_html(html: bytes, url: str, limits: Limits, out: Extraction) -> None:
+    try:
+        tree = parse_html(html, encoding="utf-8")
+    except (etree.ParserError, ValueError):
+        out.findings.append(NO_JSONLD.at(url, "The page is empty: there is no JSON-LD to read."))
+        return
+    out.base_url = _base_href(tree, url)
+    scripts = _SCRIPTS(tree)
+    if len(scripts) > limits.max_jsonld_blocks:
+        message = (
+            f"The page has {len(scripts)} JSON-LD blocks; only the first "
+            f"{limits.max_jsonld_blocks} are read (limit max_jsonld_blocks)."
+        )
+        out.findings.append(TOO_MANY_BLOCKS.at(url, message))
+    for index, script in enumerate(scripts[: limits.max_jsonld_blocks], start=1):
+        text = script.text or ""
+        _read_block(text, index, "json-ld", url, limits, out, script.sourceline)
+    if any(_mentions_dataset(b.data) for b in out.blocks):
+        return
+    _add_markup(html, url, len(scripts), out)
+    if scripts or out.blocks:
+        return
+    signs = shell_signs(tree)
+    out.findings.append(NO_JSONLD.at(url))
+    if signs:
+        out.js_rendered = True
+        message = (
+            f"The page has no JSON-LD and looks built by JavaScript in the browser: "
+            f"{', '.join(signs)}. The harvester reads the HTML as the server sends it and runs "
+            "no JavaScript, so it sees no metadata here. Render the JSON-LD on the server "
+            '(a <script type="application/ld+json"> block in the HTML as sent).'
+        )
+        out.findings.append(JS_RENDERED.at(url, message))
+
+
+def _add_markup(html: bytes, url: str, scripts: int, out: Extraction) -> None:
+    microdata, rdfa = read_markup(html, out.base_url or url)
+    index = scripts
+    for document in microdata:
+        index += 1
+        out.blocks.append(JsonLdBlock(index, document, "microdata"))
+    if rdfa:
+        index += 1
+        out.blocks.append(JsonLdBlock(index, rdfa, "rdfa"))
+    used = [name for name, found in (("microdata", microdata), ("RDFa", rdfa)) if found]
+    if used and any(_mentions_dataset(b.data) for b in out.blocks):
+        message = (
+            f"No JSON-LD Dataset on the page; the Dataset was read from {' and '.join(used)} "
+            'and converted. Publish it as JSON-LD in a <script type="application/ld+json"> block.'
+        )
+        out.findings.append(NON_JSONLD_MARKUP.at(url, message))
+
+
+def _looks_binary(body: bytes) -> bool:
+    head = body[:1024]
+    return b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff"))
+
+
+def _route(body: bytes, content_type: str) -> str:
+    """'html', 'json' or 'other', from the content type and, where unclear, the bytes."""
+    kind = content_type.split(";", 1)[0].strip().lower()
+    if kind in _JSON_TYPES or kind.endswith("+json"):
+        return "json"
+    if kind in _HTML_TYPES:
+        return "html"
+    if _looks_binary(body):
+        return "other"
+    head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    if head.startswith((b"{", b"[")):
+        return "json"
+    if head.startswith(b"<") and (b"<html" in body[:4096].lower() or b"<script" in head):
+        return "html"
+    return "other"
+
+
+def extract(
+    body: bytes,
+    *,
+    url: str,
+    content_type: str,
+    charset: str | None,
+    limits: Limits = DEFAULT_LIMITS,
+) -> Extraction:
+    """The JSON-LD blocks of one fetched landing page (or JSON-LD document), with findings."""
+    out = Extraction(blocks=[], findings=[], js_rendered=False, base_url=url)
+    if len(body) > limits.max_page_bytes:
+        message = (
+            f"The page is {len(body)} bytes, over the limit max_page_bytes "
+            f"({limits.max_page_bytes})."
+        )
+        out.findings.append(BODY_TOO_LARGE.at(url, message))
+        return out
+    route = _route(body, content_type)
+    kind = content_type.split(";", 1)[0].strip().lower() or "no Content-Type"
+    if route == "other":
+        out.findings.append(NOT_HTML.at(url, f"The URL answered with {kind}, not HTML or JSON-LD."))
+        return out
+    declared = kind in _JSON_TYPES or kind.endswith("+json") or kind in _HTML_TYPES
+    if not declared and kind != "no Content-Type":
+        message = f"The body is {route.upper()} but the server says Content-Type {kind}."
+        out.findings.append(WRONG_CONTENT_TYPE.at(url, message))
+    decoded = charsets.decode(body, charset)
+    out.encoding = decoded.encoding
+    if decoded.unknown_charset:
+        message = f"The page declares charset {decoded.unknown_charset!r}, unknown; read as UTF-8."
+        out.findings.append(UNKNOWN_CHARSET.at(url, message))
+    if decoded.invalid_bytes:
+        message = (
+            f"{decoded.invalid_bytes} invalid byte sequence(s) for {decoded.encoding} "
+            f"(chosen from the {decoded.source}) were replaced."
+        )
+        out.findings.append(INVALID_ENCODING.at(url, message))
+    if route == "json":
+        _extract_document(decoded.text, url, limits, out)
+    else:
+        _extract_html(decoded.text.encode("utf-8"), url, limits, out)
+    return out

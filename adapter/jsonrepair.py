@@ -1,0 +1,159 @@
+"""Lenient, bounded reading of one JSON-LD block as real pages publish it.
+
+Real `<script type="application/ld+json">` blocks carry JavaScript comments,
+a trailing semicolon or comma, an HTML comment or CDATA wrapper, raw control
+characters inside strings. A strict parse is tried first; when it fails, the
+repairs below are applied and each one that changed something is named, so a
+repository manager learns what to fix. Every repair replaces what it removes
+with spaces (newlines kept), so a line/column of a remaining error points at
+the publisher's own text.
+
+Depth and size are checked without recursion (an explicit stack), and the
+`RecursionError` that `json.loads` itself raises on very deep input is caught:
+hostile input gives a `JsonFailure`, never an exception.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from adapter.limits import DEFAULT_LIMITS, Limits
+
+# Strings first, so `//` inside "https://..." is never taken for a comment.
+_TOKENS = re.compile(
+    r'"(?:[^"\\]|\\.)*"'  # a JSON string
+    r"|//[^\n]*"  # a JavaScript line comment
+    r"|/\*.*?\*/"  # a JavaScript block comment
+    r"|,(?=\s*[}\]])",  # a trailing comma before } or ]
+    re.DOTALL,
+)
+_HTML_COMMENT_OPEN = re.compile(r"\A(\s*)<!--")
+_HTML_COMMENT_CLOSE = re.compile(r"-->(\s*)\Z")
+_CDATA_OPEN = re.compile(r"\A(\s*)(?://\s*)?<!\[CDATA\[")
+_CDATA_CLOSE = re.compile(r"(?://\s*)?\]\]>(\s*)\Z")
+_TRAILING_PUNCT = re.compile(r"[;,](\s*)\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class JsonFailure:
+    """Why a block could not be read: `kind` is syntax, too-deep or too-many-nodes."""
+
+    kind: str
+    message: str
+    line: int | None = None
+    column: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class JsonParse:
+    data: Any = None
+    repairs: tuple[str, ...] = ()
+    failure: JsonFailure | None = None
+
+
+def _blank(text: str) -> str:
+    """Spaces in place of `text`, newlines kept, so positions stay put."""
+    return re.sub(r"[^\n]", " ", text)
+
+
+def _strip_wrappers(text: str, repairs: list[str]) -> str:
+    for opener, closer, name in (
+        (_HTML_COMMENT_OPEN, _HTML_COMMENT_CLOSE, "removed an HTML comment wrapper <!-- -->"),
+        (_CDATA_OPEN, _CDATA_CLOSE, "removed a CDATA wrapper <![CDATA[ ]]>"),
+    ):
+        head = opener.search(text)
+        if head is None:
+            continue
+        text = text[: head.end(1)] + _blank(text[head.end(1) : head.end()]) + text[head.end() :]
+        tail = closer.search(text)
+        if tail is not None:
+            text = text[: tail.start()] + _blank(tail.group(0))
+        repairs.append(name)
+    return text
+
+
+def _strip_tokens(text: str, repairs: list[str]) -> str:
+    found: set[str] = set()
+
+    def replace(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token.startswith('"'):
+            return token
+        if token.startswith("//") or token.startswith("/*"):
+            found.add("removed JavaScript comments (// or /* */)")
+        else:
+            found.add("removed a trailing comma before } or ]")
+        return _blank(token)
+
+    text = _TOKENS.sub(replace, text)
+    repairs.extend(sorted(found))
+    return text
+
+
+def _strip_trailing(text: str, repairs: list[str]) -> str:
+    stripped = False
+    while (match := _TRAILING_PUNCT.search(text)) is not None:
+        text = text[: match.start()] + " " + match.group(1)
+        stripped = True
+    if stripped:
+        repairs.append("removed a trailing semicolon or comma after the JSON")
+    return text
+
+
+def _loads(text: str, *, strict: bool) -> tuple[Any, JsonFailure | None]:
+    try:
+        return json.loads(text, strict=strict), None
+    except json.JSONDecodeError as exc:
+        return None, JsonFailure("syntax", exc.msg, exc.lineno, exc.colno)
+    except RecursionError:
+        return None, JsonFailure("too-deep", "nested too deeply for any JSON reader")
+
+
+def measure(data: Any, limits: Limits = DEFAULT_LIMITS) -> JsonFailure | None:
+    """Check nesting depth and node count with an explicit stack (no recursion)."""
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    nodes = 0
+    while stack:
+        value, depth = stack.pop()
+        nodes += 1
+        if nodes > limits.max_json_nodes:
+            return JsonFailure(
+                "too-many-nodes",
+                f"more than {limits.max_json_nodes} JSON values (limit max_json_nodes)",
+            )
+        if isinstance(value, dict | list):
+            if depth > limits.max_json_depth:
+                return JsonFailure(
+                    "too-deep",
+                    f"nested deeper than {limits.max_json_depth} levels (limit max_json_depth)",
+                )
+            children = value.values() if isinstance(value, dict) else value
+            stack.extend((child, depth + 1) for child in children)
+    return None
+
+
+def parse_lenient(text: str, limits: Limits = DEFAULT_LIMITS) -> JsonParse:
+    """Parse `text` strictly, else repaired; bounded in depth and node count."""
+    data, failure = _loads(text, strict=True)
+    repairs: list[str] = []
+    if failure is not None and failure.kind == "syntax":
+        repaired = _strip_wrappers(text, repairs)
+        repaired = _strip_tokens(repaired, repairs)
+        repaired = _strip_trailing(repaired, repairs)
+        data, failure = _loads(repaired, strict=True)
+        if failure is not None and failure.kind == "syntax":
+            lenient, lenient_failure = _loads(repaired, strict=False)
+            if lenient_failure is None:
+                data, failure = lenient, None
+                repairs.append("accepted raw control characters (tab, newline) inside strings")
+            elif lenient_failure.kind != "syntax":
+                failure = lenient_failure
+    if failure is not None:
+        return JsonParse(repairs=tuple(repairs), failure=failure)
+    shape = measure(data, limits)
+    if shape is not None:
+        return JsonParse(repairs=tuple(repairs), failure=shape)
+    return JsonParse(data=data, repairs=tuple(repairs))

@@ -1,0 +1,92 @@
+"""Where each framed Dataset sits in the publisher's own block.
+
+Framing loses positions, but a repository manager needs them ("block 2
+$['@graph'][1]") and DataONE wants the publisher's own JSON-LD for the
+Dataset. Candidates are the block's objects typed like a Dataset; a framed
+Dataset is matched by its resolved `@id`, else by order. Iterative walks: the
+block may be as deep as the limits allow.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urljoin
+
+
+def _path(parent: str, key: str | int) -> str:
+    return f"{parent}[{key}]" if isinstance(key, int) else f"{parent}[{key!r}]"
+
+
+def _is_dataset_type(kinds: Any) -> bool:
+    for kind in kinds if isinstance(kinds, list) else [kinds]:
+        if isinstance(kind, str):
+            local = kind.replace("#", "/").replace(":", "/").rsplit("/", 1)[-1]
+            if local == "Dataset":
+                return True
+    return False
+
+
+def _candidates(data: Any) -> list[tuple[str, dict[str, Any], Any]]:
+    """(JSON path, object, nearest @context) for objects typed Dataset, in document order."""
+    found: list[tuple[str, dict[str, Any], Any]] = []
+    stack: list[tuple[Any, str, Any]] = [(data, "$", None)]
+    while stack:
+        value, path, context = stack.pop()
+        if isinstance(value, dict):
+            context = value.get("@context", context)
+            if _is_dataset_type(value.get("@type", value.get("type"))):
+                found.append((path, value, context))
+            children = [(v, _path(path, k), context) for k, v in value.items() if k != "@context"]
+            stack.extend(reversed(children))
+        elif isinstance(value, list):
+            stack.extend(reversed([(v, _path(path, i), context) for i, v in enumerate(value)]))
+    return found
+
+
+def _original(data: Any, path: str, node: dict[str, Any], context: Any) -> dict[str, Any]:
+    if path == "$" and isinstance(data, dict):
+        return data
+    if context is None or "@context" in node:
+        return dict(node)
+    return {"@context": context, **node}
+
+
+def locate_datasets(data: Any, base_url: str, ids: list[Any]) -> list[tuple[str, dict[str, Any]]]:
+    """For each framed Dataset id (in order): its JSON path and standalone original."""
+    candidates = _candidates(data)
+    used: set[int] = set()
+    out: list[tuple[str, dict[str, Any]]] = []
+    for wanted in ids:
+        chosen = None
+        if isinstance(wanted, str) and not wanted.startswith("_:"):
+            for n, (_, node, _) in enumerate(candidates):
+                raw = node.get("@id", node.get("id"))
+                if n not in used and isinstance(raw, str) and urljoin(base_url, raw) == wanted:
+                    chosen = n
+                    break
+        if chosen is None:
+            chosen = next((n for n in range(len(candidates)) if n not in used), None)
+        if chosen is None:
+            out.append(("$", data if isinstance(data, dict) else {"@graph": data}))
+            continue
+        used.add(chosen)
+        path, node, context = candidates[chosen]
+        out.append((path, _original(data, path, node, context)))
+    return out
+
+
+def near_misses(expanded: Any) -> list[str]:
+    """Every type IRI in an expanded document, in order, without repeats."""
+    seen: dict[str, None] = {}
+    stack = [expanded]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            kinds = value.get("@type")
+            for kind in kinds if isinstance(kinds, list) else [kinds]:
+                if isinstance(kind, str) and not value.keys() & {"@value"}:
+                    seen.setdefault(kind, None)
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(reversed(value))
+    return list(seen)

@@ -1,0 +1,80 @@
+"""Microdata and RDFa, read by extruct, turned into JSON-LD documents.
+
+Only used when a page has no JSON-LD Dataset: extruct's microdata and RDFa
+readers cost about 13 ms a page against 0.17 ms for JSON-LD alone. Microdata
+items become JSON-LD nodes under `{"@vocab": "http://schema.org/"}` (the
+itemtype's https spelling mapped to http, as schema.org itself treats them as
+one); RDFa already comes out as expanded JSON-LD.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import extruct
+
+log = logging.getLogger(__name__)
+
+_SCHEMA_HTTPS = "https://schema.org/"
+_SCHEMA_HTTP = "http://schema.org/"
+_RDFA_NOISE = "http://www.w3.org/ns/rdfa#usesVocabulary"
+
+
+def _type_iri(value: Any) -> Any:
+    if isinstance(value, str) and value.startswith(_SCHEMA_HTTPS):
+        return _SCHEMA_HTTP + value[len(_SCHEMA_HTTPS) :]
+    return value
+
+
+def _microdata_value(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_microdata_value(v) for v in value]
+    if isinstance(value, dict) and ("properties" in value or "type" in value):
+        return _microdata_node(value)
+    return value
+
+
+def _microdata_node(item: dict[str, Any]) -> dict[str, Any]:
+    node: dict[str, Any] = {}
+    kind = item.get("type")
+    if isinstance(kind, list):
+        node["@type"] = [_type_iri(k) for k in kind]
+    elif kind:
+        node["@type"] = _type_iri(kind)
+    if isinstance(item.get("id"), str):
+        node["@id"] = item["id"]
+    for name, value in (item.get("properties") or {}).items():
+        node[name] = _microdata_value(value)
+    return node
+
+
+def microdata_documents(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One JSON-LD document per top-level microdata item."""
+    return [
+        {"@context": {"@vocab": _SCHEMA_HTTP}, **_microdata_node(item)}
+        for item in items
+        if isinstance(item, dict)
+    ]
+
+
+def rdfa_document(nodes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The RDFa nodes that say something (not just which vocabulary the page uses)."""
+    return [
+        n for n in nodes if isinstance(n, dict) and any(k not in ("@id", _RDFA_NOISE) for k in n)
+    ]
+
+
+def read_markup(html: bytes, base_url: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(microdata documents, RDFa nodes) of a page; empty on any extruct failure."""
+    try:
+        found = extruct.extract(
+            html, base_url=base_url, syntaxes=["microdata", "rdfa"], errors="log"
+        )
+    except Exception as exc:  # extruct raises what lxml/rdflib raise on odd pages
+        log.debug("microdata/RDFa extraction failed for %s: %s", base_url, exc)
+        return [], []
+    return (
+        microdata_documents(found.get("microdata") or []),
+        rdfa_document(found.get("rdfa") or []),
+    )

@@ -1,0 +1,242 @@
+"""Normalize stage: JSON-LD blocks -> each schema.org Dataset, framed, offline.
+
+Per block: expand with pyld (base = the page URL, so relative `@id`s resolve;
+the bundled schema.org context from `adapter.jsonld_loader`, no network);
+rewrite https://schema.org/ IRIs to http://schema.org/ (SOSO: harvesters treat
+both as one; an info finding says so); frame the EXPANDED document with the
+small context `{"@vocab": "http://schema.org/"}` and `"@embed": "@always"`
+(framing against the full schema.org context is ~7x slower; `@once` would
+leave a node shared by two properties embedded in only one).
+
+The framed shape (what `NormalizedDataset.framed` holds), kept simple for checks:
+- keys are schema.org terms (`name`, `identifier`), types compact (`Dataset`);
+  other vocabularies keep full IRIs, except the `spdx:` prefix;
+- one value is a scalar, several are a list (read them with `framed.values`);
+- literals are plain strings/numbers/booleans; a typed literal
+  (`{"@value": "2024-01-02", "@type": "Date"}`) is given as its plain value;
+  language-tagged strings stay `{"@value", "@language"}`;
+- `url`, `contentUrl`, `sameAs`, `embedUrl`, `thumbnailUrl` are plain IRI
+  strings whether the publisher's context made them IRIs or literals (the
+  framed `@context` declares them `@id`, so the document stays valid JSON-LD);
+- other node references are `{"@id": ...}`; blank-node ids are pruned;
+- the Dataset's own `@id` is absolute (resolved against the page).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pyld import jsonld
+
+from adapter.extract import JsonLdBlock
+from adapter.findings import Finding, FindingType, Severity
+from adapter.jsonld_loader import load_document, refused_url
+from adapter.limits import DEFAULT_LIMITS, Limits
+from adapter.locate import locate_datasets, near_misses
+
+SCHEMA = "http://schema.org/"
+SCHEMA_HTTPS = "https://schema.org/"
+FRAME_CONTEXT: dict[str, Any] = {"@vocab": SCHEMA, "spdx": "http://spdx.org/rdf/terms#"}
+IRI_PROPERTIES = ("url", "contentUrl", "sameAs", "embedUrl", "thumbnailUrl")
+OUTPUT_CONTEXT: dict[str, Any] = {
+    **FRAME_CONTEXT,
+    **{name: {"@type": "@id"} for name in IRI_PROPERTIES},
+}
+_FRAME: dict[str, Any] = {"@context": FRAME_CONTEXT, "@type": "Dataset", "@embed": "@always"}
+
+NO_DATASET = FindingType(
+    "normalize/no-dataset",
+    Severity.ERROR,
+    "No schema.org Dataset (type http://schema.org/Dataset) was found in the page's JSON-LD, "
+    "so there is nothing for DataONE to harvest.",
+)
+REMOTE_CONTEXT = FindingType(
+    "normalize/remote-context",
+    Severity.WARNING,
+    "A JSON-LD block uses a remote @context other than schema.org's; the adapter does not "
+    "fetch contexts (slow, fragile, unsafe), so the block is skipped. Use the schema.org "
+    "context and put extra terms in an inline context.",
+)
+INVALID_JSONLD = FindingType(
+    "normalize/invalid-jsonld",
+    Severity.WARNING,
+    "A JSON-LD block is valid JSON but not valid JSON-LD (e.g. a malformed @context or @id); "
+    "it is skipped.",
+)
+NO_CONTEXT = FindingType(
+    "normalize/no-context",
+    Severity.WARNING,
+    "A JSON-LD block has no @context, so its terms mean nothing to a JSON-LD reader. Add "
+    '"@context": "https://schema.org/".',
+)
+HTTPS_NAMESPACE = FindingType(
+    "normalize/https-namespace",
+    Severity.INFO,
+    "The block uses the https://schema.org/ namespace; the adapter read it as http://schema.org/ "
+    "(science-on-schema.org recommends http://schema.org/; harvesters treat both as one).",
+)
+
+
+@dataclass(slots=True)
+class NormalizedDataset:
+    id: str | None  # the Dataset's @id (absolute, resolved against the page)
+    framed: dict[str, Any]  # the Dataset framed; see the module docstring for its shape
+    original: dict[str, Any]  # the publisher's JSON-LD for this Dataset, with its @context
+    block_index: int
+    where: str  # JSON path of the Dataset in its block, e.g. "block 2 $['@graph'][1]"
+
+
+def _to_http(value: Any, counter: list[int]) -> Any:
+    """Expanded JSON-LD with https://schema.org/ keys and types rewritten to http."""
+    if isinstance(value, list):
+        return [_to_http(v, counter) for v in value]
+    if not isinstance(value, dict):
+        return value
+    out: dict[str, Any] = {}
+    for key, inner in value.items():
+        if key.startswith(SCHEMA_HTTPS):
+            counter[0] += 1
+            key = SCHEMA + key[len(SCHEMA_HTTPS) :]
+        if key == "@type":
+            inner = _http_types(inner, counter)
+        out[key] = _to_http(inner, counter)
+    return out
+
+
+def _http_types(kinds: Any, counter: list[int]) -> Any:
+    if isinstance(kinds, str) and kinds.startswith(SCHEMA_HTTPS):
+        counter[0] += 1
+        return SCHEMA + kinds[len(SCHEMA_HTTPS) :]
+    if isinstance(kinds, list):
+        return [_http_types(k, counter) for k in kinds]
+    return kinds
+
+
+def _simplify(value: Any, key: str | None = None) -> Any:
+    """The framed output in the stable shape the module docstring describes."""
+    if isinstance(value, list):
+        return [_simplify(v, key) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if "@value" in value and "@language" not in value:
+        return value["@value"]
+    if key in IRI_PROPERTIES and isinstance(value.get("@id"), str):
+        return value["@id"]
+    return {k: (v if k == "@context" else _simplify(v, k)) for k, v in value.items()}
+
+
+def _expand(
+    block: JsonLdBlock, base_url: str, page: str, findings: list[Finding]
+) -> list[Any] | None:
+    where = f"block {block.index}"
+    options = {"base": base_url, "documentLoader": load_document}
+    try:
+        expanded: list[Any] = jsonld.expand(block.data, options)
+    except jsonld.JsonLdError as exc:
+        remote = refused_url(exc)
+        if remote is not None:
+            message = (
+                f"JSON-LD block {block.index} uses the remote context {remote}; the adapter "
+                "does not fetch contexts other than schema.org's, so the block is skipped."
+            )
+            findings.append(REMOTE_CONTEXT.at(page, message, where))
+        else:
+            message = f"JSON-LD block {block.index} is not valid JSON-LD: {_reason(exc)}."
+            findings.append(INVALID_JSONLD.at(page, message, where))
+        return None
+    except (RecursionError, TypeError, ValueError, KeyError, AttributeError) as exc:
+        message = f"JSON-LD block {block.index} could not be read as JSON-LD ({exc!r:.200})."
+        findings.append(INVALID_JSONLD.at(page, message, where))
+        return None
+    counter = [0]
+    expanded = _to_http(expanded, counter)
+    if counter[0]:
+        message = (
+            f"JSON-LD block {block.index} uses https://schema.org/ ({counter[0]} terms); "
+            "read as http://schema.org/."
+        )
+        findings.append(HTTPS_NAMESPACE.at(page, message, where))
+    return expanded
+
+
+def _reason(exc: jsonld.JsonLdError) -> str:
+    code = getattr(exc, "code", None)
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return f"{code}: {text}"[:300] if code else text[:300]
+
+
+def _frame(expanded: list[Any]) -> list[dict[str, Any]]:
+    framed = jsonld.frame(expanded, _FRAME, {"documentLoader": load_document, "omitGraph": False})
+    graph = framed.get("@graph", [])
+    out: list[dict[str, Any]] = []
+    for node in graph if isinstance(graph, list) else [graph]:
+        if isinstance(node, dict):
+            body = _simplify({k: v for k, v in node.items() if k != "@context"})
+            out.append({"@context": OUTPUT_CONTEXT, **body})
+    return out
+
+
+def _no_context(block: JsonLdBlock) -> bool:
+    items = block.data if isinstance(block.data, list) else [block.data]
+    return block.syntax != "rdfa" and not any(
+        isinstance(i, dict) and "@context" in i for i in items
+    )
+
+
+def normalize(
+    blocks: Sequence[JsonLdBlock], *, base_url: str, limits: Limits = DEFAULT_LIMITS
+) -> tuple[list[NormalizedDataset], list[Finding]]:
+    """Every schema.org Dataset in `blocks`, framed, with the findings on the way."""
+    datasets: list[NormalizedDataset] = []
+    findings: list[Finding] = []
+    seen_types: list[tuple[int, str]] = []
+    skipped = 0
+    for block in blocks:
+        if _no_context(block):
+            message = f"JSON-LD block {block.index} has no @context; its terms are ignored."
+            findings.append(NO_CONTEXT.at(base_url, message, f"block {block.index}"))
+        expanded = _expand(block, base_url, base_url, findings)
+        if expanded is None:
+            skipped += 1
+            continue
+        try:
+            framed = _frame(expanded)
+        except (jsonld.JsonLdError, RecursionError, TypeError, ValueError) as exc:
+            message = f"JSON-LD block {block.index} could not be framed ({exc!s:.200})."
+            findings.append(INVALID_JSONLD.at(base_url, message, f"block {block.index}"))
+            skipped += 1
+            continue
+        places = locate_datasets(block.data, base_url, [d.get("@id") for d in framed])
+        for node, (path, original) in zip(framed, places, strict=True):
+            node_iri = node.get("@id")
+            iri = node_iri if isinstance(node_iri, str) and not node_iri.startswith("_:") else None
+            where = f"block {block.index} {path}"
+            datasets.append(NormalizedDataset(iri, node, original, block.index, where))
+        if not framed:
+            seen_types.extend((block.index, t) for t in near_misses(expanded))
+    if not datasets:
+        findings.append(NO_DATASET.at(base_url, _no_dataset_message(seen_types, skipped)))
+    return datasets, findings
+
+
+def _no_dataset_message(seen: list[tuple[int, str]], skipped: int) -> str:
+    parts = ["No schema.org Dataset was found in the page's JSON-LD."]
+    for index, kind in seen[:5]:
+        if kind.lower().endswith("schema.orgdataset"):
+            parts.append(
+                f"Block {index} has type {kind}: its @vocab lacks the trailing slash; write "
+                '"@vocab": "http://schema.org/".'
+            )
+        elif kind.rsplit("/", 1)[-1].lower() == "dataset":
+            parts.append(
+                f"Block {index} has type {kind}: schema.org types are case-sensitive; "
+                'write "@type": "Dataset".'
+            )
+    others = sorted({k for _, k in seen if not k.lower().endswith("dataset")})
+    if others:
+        parts.append(f"Types found: {', '.join(others[:8])}.")
+    if skipped:
+        parts.append(f"{skipped} block(s) could not be read (see the findings above).")
+    return " ".join(parts)
