@@ -1,4 +1,4 @@
-"""Per-host pacing: requests per second, Crawl-delay and concurrency, across threads.
+"""Per-host pacing (rate, Crawl-delay, concurrency) and health (retries, backoff, pauses).
 
 A `Pacer` is consulted by the fetcher before every request. This one holds
 within one process; the scale-out workers put a store-backed pacer in front
@@ -7,10 +7,12 @@ of it so the rate to a host holds however many processes run.
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager
+from email.utils import parsedate_to_datetime
 from typing import Protocol
 
 
@@ -64,3 +66,63 @@ class NoPacer:
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:
         yield
+
+
+class HostHealth:
+    """Consecutive failures per host; a host that keeps failing is paused for the run.
+
+    A paused host costs nothing more: its URLs fail at once with a finding,
+    while other hosts go on.
+    """
+
+    def __init__(self, failures_before_pause: int) -> None:
+        self._threshold = failures_before_pause
+        self._failures: dict[str, int] = {}
+        self._paused: dict[str, str] = {}
+        self._lock = threading.Lock()
+
+    def succeeded(self, host: str) -> None:
+        with self._lock:
+            self._failures.pop(host, None)
+
+    def failed(self, host: str, reason: str) -> None:
+        with self._lock:
+            count = self._failures.get(host, 0) + 1
+            self._failures[host] = count
+        if count >= self._threshold:
+            why = f"{count} failed fetches in a row (host_failures_before_pause)"
+            self.pause(host, f"{why}, last: {reason}")
+
+    def pause(self, host: str, reason: str) -> None:
+        with self._lock:
+            self._paused.setdefault(host, reason)
+
+    def paused(self, host: str) -> str | None:
+        with self._lock:
+            return self._paused.get(host)
+
+    def paused_hosts(self) -> dict[str, str]:
+        with self._lock:
+            return dict(self._paused)
+
+
+def backoff_delay(base: float, attempt: int) -> float:
+    """Exponential backoff with jitter: base * 2^attempt * [0.5, 1.5)."""
+    delay: float = base * (2**attempt)
+    return delay * (0.5 + random.random())  # jitter, not crypto
+
+
+def retry_after_seconds(value: str | None, now: float | None = None) -> float | None:
+    """Seconds asked by a Retry-After header: delta-seconds or an HTTP-date; None if unusable."""
+    if not value:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))

@@ -1,0 +1,185 @@
+"""Sockets that connect only where the address policy allows and die at the fetch deadline.
+
+Two gaps of plain `requests` are closed here:
+- its read timeout is per `recv`, so a server that trickles its status line,
+  headers or body one byte at a time holds a worker forever; an `Exchange`
+  (one per fetch) registers every socket the fetch uses with a watchdog
+  thread that shuts the socket down when the fetch's total time is up;
+- DNS is resolved once more by the socket layer after any check we make, so
+  a name could answer a public address to the check and 127.0.0.1 to the
+  connection (DNS rebinding); our connections resolve the name once, check
+  every address, and connect to a checked address while keeping the name for
+  the Host header and TLS SNI.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import heapq
+import itertools
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
+
+from adapter.addresses import AddressPolicy
+
+
+class Exchange:
+    """One fetch: its policy, its deadline and the sockets it has used."""
+
+    def __init__(self, policy: AddressPolicy, deadline: float) -> None:
+        self.policy = policy
+        self.deadline = deadline
+        self.expired = False
+        self.done = False
+        self._sockets: list[socket.socket] = []
+        self._lock = threading.Lock()
+
+    def attach(self, sock: socket.socket) -> None:
+        with self._lock:
+            if self.expired:
+                _shutdown(sock)
+            elif not any(s is sock for s in self._sockets):
+                self._sockets.append(sock)
+
+    def expire(self) -> None:
+        """Called by the watchdog at the deadline: every blocked read returns at once."""
+        with self._lock:
+            self.expired = True
+            sockets, self._sockets = self._sockets, []
+        for sock in sockets:
+            _shutdown(sock)
+
+
+def _shutdown(sock: socket.socket) -> None:
+    # the plain socket method, also for TLS sockets: a blocked SSL read in
+    # another thread must see EOF, not have its SSL object pulled away
+    with contextlib.suppress(OSError):  # already closed
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class Watchdog:
+    """One daemon thread that expires exchanges at their deadlines."""
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, Exchange]] = []
+        self._counter = itertools.count()
+        self._cv = threading.Condition()
+        self._thread: threading.Thread | None = None
+
+    def add(self, exchange: Exchange) -> None:
+        with self._cv:
+            heapq.heappush(self._heap, (exchange.deadline, next(self._counter), exchange))
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="fetch-watchdog")
+                self._thread.daemon = True
+                self._thread.start()
+            self._cv.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                while not self._heap:
+                    self._cv.wait()
+                deadline, _, exchange = self._heap[0]
+                now = time.monotonic()
+                if deadline > now:
+                    self._cv.wait(deadline - now)
+                    continue
+                heapq.heappop(self._heap)
+            if not exchange.done:
+                exchange.expire()
+
+
+WATCHDOG = Watchdog()
+_CURRENT: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar(
+    "adapter_exchange", default=None
+)
+
+
+@contextmanager
+def exchange(policy: AddressPolicy, deadline: float) -> Iterator[Exchange]:
+    """Run one fetch under a deadline: sockets opened or reused inside are watched."""
+    current = Exchange(policy, deadline)
+    token = _CURRENT.set(current)
+    WATCHDOG.add(current)
+    try:
+        yield current
+    finally:
+        current.done = True
+        _CURRENT.reset(token)
+
+
+class _GuardedMixin:
+    """Resolve once, check, connect to the checked address; register with the exchange."""
+
+    scheme = "http"
+    host: str
+    port: int
+    sock: socket.socket | None
+    _dns_host: str
+
+    def _new_conn(self) -> socket.socket:
+        current = _CURRENT.get()
+        if current is None:
+            sock: socket.socket = super()._new_conn()  # type: ignore[misc]
+            return sock
+        addresses = current.policy.addresses_for(self.scheme, self._dns_host, self.port)
+        name = self._dns_host
+        last: Exception | None = None
+        for address in addresses:
+            self._dns_host = address  # connect here; Host and SNI come from `name` below
+            try:
+                sock = super()._new_conn()  # type: ignore[misc]
+            except OSError as exc:
+                last = exc
+                continue
+            finally:
+                self._dns_host = name
+            current.attach(sock)
+            return sock
+        assert last is not None  # getaddrinfo never returns an empty list
+        raise last
+
+    def request(self, *args: Any, **kwargs: Any) -> None:
+        current = _CURRENT.get()
+        if current is not None and self.sock is not None:
+            current.attach(self.sock)
+        super().request(*args, **kwargs)  # type: ignore[misc]
+        if current is not None and self.sock is not None:
+            current.attach(self.sock)  # a TLS socket replaces the plain one on connect
+
+
+class GuardedHTTPConnection(_GuardedMixin, HTTPConnection):
+    scheme = "http"
+
+
+class GuardedHTTPSConnection(_GuardedMixin, HTTPSConnection):
+    scheme = "https"
+
+
+class GuardedHTTPConnectionPool(HTTPConnectionPool):
+    ConnectionCls = GuardedHTTPConnection
+
+
+class GuardedHTTPSConnectionPool(HTTPSConnectionPool):
+    ConnectionCls = GuardedHTTPSConnection
+
+
+class GuardedAdapter(HTTPAdapter):
+    """A requests transport whose connections are guarded as above."""
+
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {
+            "http": GuardedHTTPConnectionPool,
+            "https": GuardedHTTPSConnectionPool,
+        }
