@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from adapter.config_errors import Problem, describe_error, render
+from adapter.config_errors import Problem, describe_error, problems_error
 from adapter.errors import ConfigError
 from adapter.settings import (
     AdapterConfig,
@@ -226,9 +226,13 @@ def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
     try:
         data, lines, problems = _compose(text)
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{name}: not valid YAML: {exc}") from None
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        reason = f"not valid YAML: {getattr(exc, 'problem', None) or exc}"
+        raise problems_error(name, [Problem((), reason, line)], {}) from None
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{name}: must be a mapping with a 'nodes' list (got {_kind(data)})")
+        reason = f"must be a mapping with a 'nodes' list, got {_kind(data)}"
+        raise problems_error(name, [Problem((), reason)], {})
     for key in data:
         if key not in TOP_KEYS:
             problems.append(Problem((str(key),), _unknown(str(key), list(TOP_KEYS))))
@@ -242,7 +246,7 @@ def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
         )
     data = _substitute(dict(data), (), problems, [MAX_VALUES])
     if any(p.reason.startswith("this key") for p in problems) or len(problems) > 100:
-        raise ConfigError(render(name, problems, lines))
+        raise problems_error(name, problems, lines)
     defaults = _check_defaults(data.get("defaults"), problems)
     nodes = _validate_nodes(data.get("nodes"), defaults, problems)
     top = {k: v for k, v in data.items() if k in ("store_url", "log_format", "log_level")}
@@ -255,7 +259,7 @@ def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
                 problems.append(Problem(loc, describe_error(AdapterConfig, error)))
         config = None
     if problems or config is None:
-        raise ConfigError(render(name, problems, lines))
+        raise problems_error(name, problems, lines)
     return config.model_copy(update={"source": source})
 
 
@@ -314,12 +318,7 @@ def quick_node(url: str, node_id: str, **overrides: Any) -> NodeSettings:
             Problem(tuple(e["loc"]), describe_error(NodeSettings, e))
             for e in exc.errors(include_url=False)
         ]
-        raise ConfigError(render(f"node {node_id}", problems, {})) from None
-
-
-def iter_problems(error: ConfigError) -> Iterator[str]:
-    """The problem lines of a ConfigError raised here."""
-    yield from str(error).splitlines()
+        raise problems_error(f"node {node_id}", problems, {}) from None
 
 
 _PLACEHOLDER = NodeSettings.model_validate(

@@ -15,6 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
+from adapter.errors import ConfigError
 from adapter.settings import field_model, known_keys
 
 
@@ -124,16 +125,36 @@ def _line(lines: Mapping[tuple[str | int, ...], int], path: tuple[str | int, ...
     return None
 
 
-def render(
+class ConfigProblems(ConfigError):
+    """A ConfigError that keeps its problems apart, for `adapter config check --json`."""
+
+    def __init__(self, name: str, problems: Sequence[Problem]) -> None:
+        self.name = name
+        self.problems = tuple(problems)
+        super().__init__("\n".join(self.lines()))
+
+    def lines(self) -> list[str]:
+        return [f"{self.name}: {key_path(p.path)}: {p.reason}{_at(p.line)}" for p in self.problems]
+
+    def as_dicts(self) -> list[dict[str, Any]]:
+        return [
+            {"file": self.name, "path": key_path(p.path), "reason": p.reason, "line": p.line}
+            for p in self.problems
+        ]
+
+
+def _at(line: int | None) -> str:
+    return f" (line {line})" if line else ""
+
+
+def problems_error(
     name: str, problems: Sequence[Problem], lines: Mapping[tuple[str | int, ...], int]
-) -> str:
-    """Every distinct problem, one per line: 'FILE: key.path: reason (line N)'."""
-    located = [(p.line or _line(lines, p.path), p) for p in problems]
-    located.sort(key=lambda item: item[0] or 0)
-    out: list[str] = []
-    for line, problem in located:
-        where = f" (line {line})" if line else ""
-        text = f"{name}: {key_path(problem.path)}: {problem.reason}{where}"
-        if text not in out:
-            out.append(text)
-    return "\n".join(out)
+) -> ConfigProblems:
+    """Every distinct problem, located and in file order, as one ConfigError.
+
+    Its message has one line per problem: 'FILE: key.path: reason (line N)'.
+    """
+    located = [Problem(p.path, p.reason, p.line or _line(lines, p.path)) for p in problems]
+    located.sort(key=lambda p: p.line or 0)
+    unique = list(dict.fromkeys(located))
+    return ConfigProblems(name, unique)

@@ -14,6 +14,15 @@ from apscheduler.triggers.cron import CronTrigger
 
 # crontab numbering: 0 and 7 are Sunday
 NAMES = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
+MACROS = {
+    "@yearly": "0 0 1 1 *",
+    "@annually": "0 0 1 1 *",
+    "@monthly": "0 0 1 * *",
+    "@weekly": "0 0 * * 0",
+    "@daily": "0 0 * * *",
+    "@midnight": "0 0 * * *",
+    "@hourly": "0 * * * *",
+}
 FIELDS = ("minute", "hour", "day", "month", "day_of_week")
 _TERM = re.compile(r"^(?P<range>\*|[a-z0-9]+(?:-[a-z0-9]+)?)(?:/(?P<step>\d+))?$")
 
@@ -63,8 +72,11 @@ def day_of_week(field: str) -> str:
 
 
 def cron_trigger(expr: str, timezone: str = "UTC", jitter: int | None = None) -> CronTrigger:
-    """A CronTrigger for a 5-field crontab expression; ValueError says what is wrong."""
-    fields = expr.split()
+    """A CronTrigger for a 5-field crontab expression or @daily-style macro.
+
+    ValueError says which field is wrong and why.
+    """
+    fields = MACROS.get(expr.strip().lower(), expr).split()
     if len(fields) != 5:
         raise ValueError(
             f"has {len(fields)} fields; a cron expression has 5 "

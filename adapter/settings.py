@@ -138,8 +138,16 @@ class ScheduleSettings(Settings):
 
     def describe(self) -> str:
         when = f"cron {self.cron!r} ({self.timezone})" if self.cron else None
-        when = when or f"every {self.interval_minutes:g} min"
+        when = when or f"every {_minutes(self.interval_minutes or 0)}"
         return f"{when}, jitter {self.jitter_seconds}s" if self.jitter_seconds else when
+
+
+def _minutes(minutes: float) -> str:
+    for unit, size in (("day", 1440), ("h", 60)):
+        if minutes >= size and (minutes / size).is_integer():
+            count = int(minutes / size)
+            return f"{count} {unit}s" if unit == "day" and count > 1 else f"{count} {unit}"
+    return f"{minutes:g} min"
 
 
 DAILY = ScheduleSettings(interval_minutes=1440)

@@ -1,0 +1,102 @@
+"""The `adapter schedule` process: signals, reloads and a clean stop.
+
+SIGTERM and SIGINT stop it: no run starts, running syncs see the stop event
+and start no new page, pages in flight finish and are committed, then the
+process exits 0. SIGHUP re-reads the configuration file: a file with problems
+is logged and the running configuration kept; otherwise jobs of changed nodes
+are rescheduled. Signal handlers only queue the signal; the main thread acts.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import signal
+from pathlib import Path
+from types import FrameType
+
+from adapter.config import load_config
+from adapter.errors import ConfigError
+from adapter.logging_setup import LogFormat, configure
+from adapter.scheduler import NodeScheduler, RunJob, run_node
+
+log = logging.getLogger("adapter.scheduler")
+
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+def run_scheduler(
+    path: Path,
+    *,
+    log_format: LogFormat | None = None,
+    job: RunJob = run_node,
+    run_now: bool = False,
+) -> int:
+    """Run until SIGTERM/SIGINT; the exit status (0 after a clean stop)."""
+    config = load_config(path)  # a ConfigError here ends the command with exit 2
+    configure(log_format or config.log_format, config.log_level)
+    signals: queue.Queue[int] = queue.Queue()
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        signals.put(signum)
+
+    for signum in (*STOP_SIGNALS, signal.SIGHUP):
+        signal.signal(signum, on_signal)
+    scheduler = NodeScheduler(config, job)
+    scheduler.start(run_now=run_now)
+    log.info(
+        "scheduler started: %d node(s) from %s",
+        len(config.nodes),
+        path,
+        extra={"event": "scheduler-start", "nodes": len(config.nodes)},
+    )
+    _log_next_runs(scheduler)
+    stop_signal = _serve(scheduler, path, signals)
+    running = scheduler.running()
+    log.info(
+        "stopping on %s: %d run(s) finishing the pages in flight",
+        signal.Signals(stop_signal).name,
+        len(running),
+        extra={"event": "scheduler-stopping", "running": running},
+    )
+    scheduler.shutdown()
+    log.info("scheduler stopped", extra={"event": "scheduler-stop"})
+    return 0
+
+
+def _serve(scheduler: NodeScheduler, path: Path, signals: queue.Queue[int]) -> int:
+    """Wait for signals, reloading on SIGHUP; the stop signal that ended it."""
+    while True:
+        try:
+            received = signals.get(timeout=1.0)
+        except queue.Empty:
+            continue
+        if received != signal.SIGHUP:
+            return received
+        _reload(scheduler, path)
+
+
+def _reload(scheduler: NodeScheduler, path: Path) -> None:
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        for line in str(exc).splitlines():
+            log.error(line, extra={"event": "reload-failed"})
+        log.error(
+            "configuration not reloaded: keeping the running one",
+            extra={"event": "reload-failed"},
+        )
+        return
+    changes = scheduler.reload(config)
+    log.info(
+        "configuration reloaded: %s",
+        "; ".join(changes) or "no changes",
+        extra={"event": "reloaded", "changes": len(changes)},
+    )
+    _log_next_runs(scheduler)
+
+
+def _log_next_runs(scheduler: NodeScheduler) -> None:
+    for node_id, when in sorted(scheduler.next_runs().items()):
+        text = when.isoformat(timespec="seconds") if when else "paused"
+        log.info("next run of %s: %s", node_id, text, extra={"event": "next-run", "node": node_id})

@@ -1,0 +1,198 @@
+"""APScheduler 3.x wiring: one job per node, never two runs of one node at once.
+
+Each node's schedule (cron or interval, with jitter) becomes a job with
+`max_instances=1` (a run still going when the next is due makes that one
+skipped, and logged), `coalesce=True` (runs missed while the process was
+busy or asleep collapse into one) and the node's misfire grace time. The job
+runs the same sync entry point as `adapter sync` (`adapter.sync.run_node`)
+with a shared stop event, so a shutdown lets pages in flight finish and starts
+no new ones. Signals and the process loop live in `adapter.daemon`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobEvent
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from adapter.crontab import cron_trigger
+from adapter.errors import AdapterError
+from adapter.settings import AdapterConfig, NodeSettings, ScheduleSettings
+
+log = logging.getLogger("adapter.scheduler")
+
+MAX_PARALLEL_NODES = 16  # nodes synced at the same time (each has its own politeness)
+
+
+class RunJob(Protocol):
+    """The sync entry point: `adapter.sync.run_node` or a stand-in in tests."""
+
+    def __call__(
+        self, config: AdapterConfig, node: NodeSettings, *, stop: threading.Event
+    ) -> Any: ...
+
+
+def run_node(config: AdapterConfig, node: NodeSettings, *, stop: threading.Event) -> Any:
+    """The real job: imported when it runs, so the scheduler loads without the sync stack."""
+    from adapter.sync import run_node as sync_run_node  # type: ignore[import-not-found,unused-ignore]
+
+    return sync_run_node(config, node, stop=stop)
+
+
+def build_trigger(schedule: ScheduleSettings, *, jitter: bool = True) -> BaseTrigger:
+    spread = schedule.jitter_seconds if jitter and schedule.jitter_seconds else None
+    if schedule.cron is not None:
+        return cron_trigger(schedule.cron, schedule.timezone, spread)
+    assert schedule.interval_minutes is not None  # one of the two, by validation
+    return IntervalTrigger(
+        seconds=schedule.interval_minutes * 60, timezone=schedule.timezone, jitter=spread
+    )
+
+
+def next_fire(schedule: ScheduleSettings, now: datetime | None = None) -> datetime:
+    """When a schedule next fires after `now` (jitter not applied).
+
+    An interval counts from `now`, as it does from the scheduler's start.
+    """
+    now = now or datetime.now(UTC)
+    if schedule.interval_minutes is not None:
+        return now + timedelta(minutes=schedule.interval_minutes)
+    fire: datetime | None = build_trigger(schedule, jitter=False).get_next_fire_time(None, now)
+    assert fire is not None  # a valid crontab always fires again
+    return fire
+
+
+def summary_counts(summary: Any) -> dict[str, Any]:
+    """The RunSummary's fields for the run-end log line (anything with `as_dict()`)."""
+    as_dict: Callable[[], dict[str, Any]] | None = getattr(summary, "as_dict", None)
+    return as_dict() if as_dict is not None else {}
+
+
+class NodeScheduler:
+    """The jobs of one configuration, swapped in place on reload."""
+
+    def __init__(self, config: AdapterConfig, job: RunJob = run_node) -> None:
+        self.config = config
+        self.job = job
+        self.stop = threading.Event()
+        self._running: dict[str, float] = {}
+        self._lock = threading.Lock()
+        self._scheduler = BackgroundScheduler(
+            executors={"default": ThreadPoolExecutor(MAX_PARALLEL_NODES)}, timezone=UTC
+        )
+        self._scheduler.add_listener(self._on_event, EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def start(self, *, run_now: bool = False) -> None:
+        for node in self.config.nodes:
+            self._add(node, run_now=run_now)
+        self._scheduler.start()
+
+    def shutdown(self) -> None:
+        """Start no new run, tell running ones to stop, wait for them to finish."""
+        self.stop.set()
+        for job in self._scheduler.get_jobs():
+            job.remove()
+        self._scheduler.shutdown(wait=True)
+
+    def reload(self, config: AdapterConfig) -> list[str]:
+        """Apply a new configuration; what changed, in words for the log."""
+        old = {node.id: node for node in self.config.nodes}
+        self.config = config  # runs read the current config when they start
+        changes: list[str] = []
+        for node in config.nodes:
+            before = old.pop(node.id, None)
+            if before is None:
+                self._add(node)
+                changes.append(f"{node.id} added")
+            elif before.schedule != node.schedule:
+                self._add(node)
+                changes.append(f"{node.id} rescheduled: {node.schedule.describe()}")
+            elif before != node:
+                changes.append(f"{node.id} changed (from its next run)")
+        for node_id in old:
+            if self._scheduler.get_job(node_id) is not None:
+                self._scheduler.remove_job(node_id)
+            changes.append(f"{node_id} removed (a run in progress finishes)")
+        return changes
+
+    # -- state -------------------------------------------------------------------------
+
+    def next_runs(self) -> dict[str, datetime | None]:
+        return {job.id: job.next_run_time for job in self._scheduler.get_jobs()}
+
+    def running(self) -> list[str]:
+        with self._lock:
+            return sorted(self._running)
+
+    # -- jobs --------------------------------------------------------------------------
+
+    def _add(self, node: NodeSettings, *, run_now: bool = False) -> None:
+        options: dict[str, Any] = {"next_run_time": datetime.now(UTC)} if run_now else {}
+        self._scheduler.add_job(
+            self._run,
+            build_trigger(node.schedule),
+            args=[node.id],
+            id=node.id,
+            name=node.name,
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=node.schedule.misfire_grace_seconds,
+            replace_existing=True,
+            **options,
+        )
+
+    def _run(self, node_id: str) -> None:
+        config = self.config
+        node = next((n for n in config.nodes if n.id == node_id), None)
+        if node is None or self.stop.is_set():
+            return
+        base = {"node": node.id}
+        with self._lock:
+            self._running[node.id] = time.monotonic()
+        log.info("run started: %s", node.id, extra={"event": "run-start", **base})
+        started = time.monotonic()
+        try:
+            summary = self.job(config, node, stop=self.stop)
+        except Exception as exc:
+            seconds = round(time.monotonic() - started, 3)
+            log.error(
+                "run failed: %s: %s",
+                node.id,
+                exc,
+                exc_info=not isinstance(exc, AdapterError),
+                extra={"event": "run-failed", **base, "seconds": seconds},
+            )
+            return
+        finally:
+            with self._lock:
+                self._running.pop(node.id, None)
+        seconds = round(time.monotonic() - started, 3)
+        counts = summary_counts(summary)
+        stopped = " (stopped early)" if self.stop.is_set() else ""
+        extra = {"event": "run-end", **base, "seconds": seconds, "counts": counts}
+        log.info("run finished: %s in %.1f s%s", node.id, seconds, stopped, extra=extra)
+
+    def _on_event(self, event: JobEvent) -> None:
+        if event.code == EVENT_JOB_MAX_INSTANCES:
+            log.warning(
+                "run of %s skipped: its previous run is still going",
+                event.job_id,
+                extra={"event": "run-skipped", "node": event.job_id},
+            )
+        elif event.code == EVENT_JOB_MISSED:
+            log.warning(
+                "run of %s missed: the process was busy or asleep past the misfire grace time",
+                event.job_id,
+                extra={"event": "run-missed", "node": event.job_id},
+            )

@@ -1,0 +1,143 @@
+"""What `adapter config check` and `adapter status` say about a node.
+
+Pure: a node's settings and its last run (the store's `RunInfo`, or None)
+become lines for people or a dict for `--json`. The next run is computed
+from the schedule: a cron expression's next time, or, for an interval, the
+last run's start plus the interval (the scheduler counts intervals from its
+own start, so without a last run it is "one interval after the start").
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+from urllib.parse import urlsplit, urlunsplit
+
+from adapter.scheduler import next_fire
+from adapter.settings import NodeSettings
+
+
+class LastRun(Protocol):
+    """The fields of `adapter.store.RunInfo` shown here."""
+
+    started_at: datetime
+    finished_at: datetime | None
+    status: str
+    summary: dict[str, Any]
+    error: str | None
+
+
+def redacted(url: str) -> str:
+    """A store URL with its password (from ${VAR}) hidden."""
+    parts = urlsplit(url)
+    if not parts.password:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def _when(value: datetime | None) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if value else "-"
+
+
+def next_run(node: NodeSettings, last: LastRun | None, now: datetime | None = None) -> datetime:
+    now = now or datetime.now(UTC)
+    minutes = node.schedule.interval_minutes
+    if minutes is not None and last is not None:
+        return last.started_at + timedelta(minutes=minutes)
+    return next_fire(node.schedule, now)
+
+
+def _next_text(node: NodeSettings, last: LastRun | None, now: datetime) -> str:
+    when = next_run(node, last, now)
+    text = _when(when)
+    if node.schedule.interval_minutes is not None and last is None:
+        text = "one interval after `adapter schedule` starts"
+    elif when < now:
+        text += " (overdue: is `adapter schedule` running?)"
+    if node.schedule.jitter_seconds:
+        text += f", then up to {node.schedule.jitter_seconds} s of jitter"
+    return text
+
+
+def _duration(last: LastRun) -> float | None:
+    if last.finished_at is None:
+        return None
+    return round((last.finished_at - last.started_at).total_seconds(), 3)
+
+
+def _counts(summary: dict[str, Any]) -> str:
+    shown = [f"{k} {v}" for k, v in summary.items() if isinstance(v, int | float | str)]
+    return ", ".join(shown) or "no counts"
+
+
+def node_lines(
+    node: NodeSettings, last: LastRun | None, *, with_settings: bool = False
+) -> list[str]:
+    """A node as indented lines for a terminal."""
+    now = datetime.now(UTC)
+    lines = [f"{node.id}  {node.name}"]
+    if with_settings:
+        lines += _settings_lines(node)
+    if not with_settings:
+        lines.append(f"  last run    {_last_text(last)}")
+        if last is not None and last.error:
+            lines.append(f"  error       {last.error}")
+    lines.append(f"  next run    {_next_text(node, last, now)}")
+    return lines
+
+
+def _last_text(last: LastRun | None) -> str:
+    if last is None:
+        return "never"
+    seconds = _duration(last)
+    took = f"{seconds:.1f} s" if seconds is not None else "still running or interrupted"
+    return f"{_when(last.started_at)}, {last.status}, {took}: {_counts(last.summary)}"
+
+
+def _settings_lines(node: NodeSettings) -> list[str]:
+    start = node.start
+    urls = [f"entry {u}" for u in start.entry_urls] + [f"robots {u}" for u in start.robots_urls]
+    urls += [f"sitemap {u}" for u in start.sitemap_urls]
+    polite = node.politeness
+    delay = "Crawl-delay honoured" if polite.honour_crawl_delay else "Crawl-delay ignored"
+    scope = node.scope
+    hosts = ", ".join(scope.allowed_hosts) or "those of the start URLs"
+    limits = node.limit_overrides.model_dump(exclude_none=True)
+    d1 = node.dataone
+    access = "; ".join(f"{r.subject} {'+'.join(r.permissions)}" for r in d1.access_policy)
+    return [
+        f"  start       {'; '.join(urls)}",
+        f"  schedule    {node.schedule.describe()}",
+        f"  politeness  {polite.requests_per_second:g} requests/s per host, "
+        f"{polite.concurrency} at a time, {delay}",
+        f"  scope       {len(scope.include)} include, {len(scope.exclude)} exclude pattern(s); "
+        f"hosts: {hosts}",
+        f"  limits      {', '.join(f'{k}={v}' for k, v in limits.items()) or 'defaults'}",
+        f"  required    {', '.join(node.checks.required) or 'nothing beyond DataONE errors'}",
+        f"  dataone     submitter {d1.submitter}; rightsHolder {d1.rights_holder}",
+        f"              access {access}; checksum {d1.checksum_algorithm}; "
+        f"replication {'allowed' if d1.replication.allowed else 'not allowed'}",
+    ]
+
+
+def node_status(node: NodeSettings, last: LastRun | None) -> dict[str, Any]:
+    """A node's schedule, last run and next run for `--json`."""
+    now = datetime.now(UTC)
+    last_run = None
+    if last is not None:
+        last_run = {
+            "started_at": last.started_at.isoformat(),
+            "finished_at": last.finished_at.isoformat() if last.finished_at else None,
+            "seconds": _duration(last),
+            "status": last.status,
+            "summary": last.summary,
+            "error": last.error,
+        }
+    return {
+        "id": node.id,
+        "name": node.name,
+        "schedule": node.schedule.model_dump(exclude_none=True),
+        "last_run": last_run,
+        "next_run": next_run(node, last, now).isoformat(),
+    }
