@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
 
 from adapter import USER_AGENT
-from adapter.limits import Limits
+from adapter.limits import DEFAULT_LIMITS, ZERO_ALLOWED, Limits
 
 NODE_ID = re.compile(r"^urn:node:[A-Za-z0-9][A-Za-z0-9_.-]*$")
 CHECK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*)*$")
@@ -261,7 +261,9 @@ def _limits_model() -> type[BaseModel]:
     fields: dict[str, Any] = {}
     for name, kind in get_type_hints(Limits).items():
         if kind in (int, float):
-            fields[name] = (Annotated[kind, Field(gt=0, strict=kind is int)] | None, None)
+            strict = kind is int
+            cap = Field(strict=strict, ge=0) if name in ZERO_ALLOWED else Field(strict=strict, gt=0)
+            fields[name] = (Annotated[kind, cap] | None, None)
     config = ConfigDict(frozen=True, extra="forbid")
     return create_model("LimitsSettings", __config__=config, **fields)
 
@@ -294,8 +296,8 @@ class NodeSettings(Settings):
         return self.id.removeprefix("urn:node:")
 
     def limits(self) -> Limits:
-        """The node's caps: `Limits` defaults with the node's `limits:` over them."""
-        return Limits().with_overrides(self.limit_overrides.model_dump(exclude_none=True))
+        """The node's caps: its `limits:` over the defaults (and ADAPTER_LIMITS)."""
+        return DEFAULT_LIMITS.with_overrides(self.limit_overrides.model_dump(exclude_none=True))
 
     def start_hosts(self) -> tuple[str, ...]:
         return tuple(sorted({(urlsplit(u).hostname or "").lower() for u in self.start.urls()}))
