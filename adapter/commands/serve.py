@@ -1,0 +1,135 @@
+"""`adapter serve`: the DataONE Member Node read API over the store, under waitress.
+
+One process serves every configured node at `http://HOST:PORT/<short name>/v2`.
+It opens the store without migrating it (the API never writes anything but
+synchronization failures), so it can run beside a sync writing to the same
+SQLite file (WAL) or PostgreSQL database.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+from types import FrameType
+
+import click
+
+from adapter.d1schedule import from_settings
+from adapter.d1xml import NodeInfo
+from adapter.errors import ConfigError
+from adapter.server import MemberNode, MemberNodeApp
+from adapter.settings import NodeSettings
+
+log = logging.getLogger(__name__)
+
+MAX_REQUEST_BODY = 2 * 1024 * 1024  # only POST /error has a body, of a few hundred bytes
+# `--store` without a configuration has no repository; serving never reads this.
+_NO_REPOSITORY = "https://repository.invalid/"
+
+
+def member_node(settings: NodeSettings) -> MemberNode:
+    """What the API needs of a configured node: its Node document and its sysmeta writer."""
+    from adapter.sysmeta import sysmeta_xml
+
+    base_url = settings.dataone.base_url
+    info = NodeInfo(
+        id=settings.id,
+        name=settings.name,
+        description=settings.description or f"{settings.name}: a schema.org slender node",
+        contact_subject=settings.dataone.contact_subject,
+        schedule=from_settings(settings.schedule.cron, settings.schedule.interval_minutes),
+        base_url=_versionless(str(base_url)) if base_url else None,
+    )
+    return MemberNode(info, lambda record: sysmeta_xml(record, settings))
+
+
+def _versionless(url: str) -> str:
+    """The Node document's baseURL carries no API version (D1-API getCapabilities example)."""
+    url = url.rstrip("/")
+    for suffix in ("/v1", "/v2"):
+        url = url.removesuffix(suffix)
+    return url
+
+
+def node_settings(
+    config_path: str | None, store_url: str | None, node_ids: tuple[str, ...]
+) -> tuple[str, list[NodeSettings]]:
+    """(store URL, nodes to serve) from a configuration file or `--store` and `--node-id`."""
+    from adapter.config import load_config, quick_node
+
+    if config_path:
+        config = load_config(config_path)
+        nodes = list(config.nodes)
+        if node_ids:
+            try:
+                nodes = [config.node(node_id) for node_id in node_ids]
+            except KeyError as exc:
+                raise ConfigError(f"{config_path}: no node {exc.args[0]!r}") from None
+        return store_url or config.store_url, nodes
+    if not store_url:
+        raise click.UsageError("give --config FILE, or --store URL (with --node-id ID)")
+    if not node_ids:
+        from adapter.store import Store
+
+        store = Store.open(store_url, create=False)
+        try:
+            node_ids = tuple(store.node_ids())
+        finally:
+            store.close()
+        if not node_ids:
+            raise ConfigError(f"{store_url}: no node has records yet; give --node-id")
+    return store_url, [quick_node(_NO_REPOSITORY, node_id) for node_id in node_ids]
+
+
+@click.command("serve")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Node YAML file.")
+@click.option("--store", "store_url", help="Store URL (sqlite:///file.db, postgresql://...).")
+@click.option("--node-id", "node_ids", multiple=True, help="Serve only this node (repeatable).")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256))
+def serve(
+    config_path: str | None,
+    store_url: str | None,
+    node_ids: tuple[str, ...],
+    host: str,
+    port: int,
+    threads: int,
+) -> None:
+    """Serve the DataONE Member Node read API (v2 and v1) for each node."""
+    import waitress
+
+    from adapter.store import Store
+
+    url, settings = node_settings(config_path, store_url, node_ids)
+    store = Store.open(url, create=False)
+    app = MemberNodeApp(store, [member_node(s) for s in settings])
+    server = waitress.create_server(
+        app,
+        host=host,
+        port=port,
+        threads=threads,
+        ident="adapter",
+        max_request_body_size=MAX_REQUEST_BODY,
+        clear_untrusted_proxy_headers=True,
+    )
+    bound = f"http://{_host_for_url(host)}:{server.effective_port}"
+    for s in settings:
+        click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
+    click.echo(f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.", err=True)
+
+    def _stop(signum: int, _frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, _stop)
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.close()
+        store.close()
+
+
+def _host_for_url(host: str) -> str:
+    return f"[{host}]" if ":" in host else host

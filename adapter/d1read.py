@@ -1,0 +1,185 @@
+"""MNCore and MNRead methods: a routed `Call` in, a `Response` out.
+
+Each handler validates its parameters (d1params), reads the store and writes
+the DataONE document (d1xml); errors are `D1Error`s carrying the method's own
+detail codes. Paging follows GMN: ascending by dateSysMetadataModified then
+PID, `count` capped, InvalidRequest when `start >= total > 0`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from email.utils import format_datetime
+from urllib.parse import quote
+
+from adapter.d1exceptions import invalid_request, not_found, service_failure
+from adapter.d1params import (
+    CHECKSUM_ALGORITHMS,
+    algorithm_key,
+    checked_identifier,
+    parse_algorithm,
+    parse_bool,
+    parse_count,
+    parse_date,
+    parse_query,
+)
+from adapter.d1syncfailed import synchronization_failed
+from adapter.d1xml import checksum_xml, log_xml, node_xml, object_list_xml
+from adapter.models import SyncRecord
+from adapter.server import Call, Handler, Response
+
+DEFAULT_COUNT = 100  # d1_common.const.DEFAULT_SLICE_SIZE, GMN's default page
+MAX_COUNT = 1000  # objectInfo per page; the CN pages on with start += len(page)
+MAX_START = 10**12
+
+
+def ping(call: Call) -> Response:
+    """200 only when the store answers: a CN reads anything else as "node down"."""
+    now = datetime.now(UTC)
+    call.store.list_objects(call.node.info.id, from_date=now, count=0)
+    return Response(
+        200,
+        b"",
+        [
+            ("Date", format_datetime(now, usegmt=True)),
+            ("Expires", format_datetime(now, usegmt=True)),
+            ("Cache-Control", "no-cache, no-store, must-revalidate"),
+            ("Pragma", "no-cache"),
+        ],
+        content_type="text/plain; charset=utf-8",
+    )
+
+
+def get_capabilities(call: Call) -> Response:
+    return Response(200, node_xml(call.node.info, call.base_url, call.api))
+
+
+def list_objects(call: Call) -> Response:
+    method = call.method
+    q = parse_query(call.query, method)
+    from_date = parse_date(q.get("fromDate"), "fromDate", method)
+    to_date = parse_date(q.get("toDate"), "toDate", method)
+    identifier = checked_identifier(q.get("identifier"), "identifier", method)
+    parse_bool(q.get("replicaStatus"), "replicaStatus", method)  # we hold no replicas
+    start = parse_count(q.get("start"), "start", method, 0, MAX_START)
+    count = parse_count(q.get("count"), "count", method, DEFAULT_COUNT, MAX_COUNT)
+    node_filter = q.get("nodeId")
+    if node_filter and node_filter != call.node.info.id:
+        total, records = 0, list[SyncRecord]()  # this node holds objects of no other node
+    else:
+        total, records = call.store.list_objects(
+            call.node.info.id,
+            from_date=from_date,
+            to_date=to_date,
+            format_id=q.get("formatId") or None,
+            identifier=identifier,
+            start=start,
+            count=count,
+        )
+    if start >= total > 0:
+        raise invalid_request(method, f"start={start} is past the last of {total} objects")
+    return Response(200, object_list_xml(records, start, total))
+
+
+def get_object(call: Call) -> Response:
+    record = _record(call, with_bytes=True)
+    if record.object_bytes is None:
+        raise service_failure(call.method, "the object's bytes are missing", record.pid)
+    return Response(200, record.object_bytes, _object_headers(record), record.media_type)
+
+
+def describe(call: Call) -> Response:
+    record = _record(call, with_bytes=False)
+    return Response(200, b"", _object_headers(record), record.media_type)
+
+
+def get_system_metadata(call: Call) -> Response:
+    return Response(200, call.node.sysmeta(_record(call, with_bytes=False)))
+
+
+def get_checksum(call: Call) -> Response:
+    """The stored checksum, or one computed from the stored bytes for another algorithm."""
+    label = parse_algorithm(
+        parse_query(call.query, call.method).get("checksumAlgorithm"), call.method
+    )
+    record = _record(call, with_bytes=False, sid=False)
+    if label is None or algorithm_key(label) == algorithm_key(record.checksum_algorithm):
+        return Response(200, checksum_xml(record.checksum_algorithm, record.checksum))
+    full = _record(call, with_bytes=True, sid=False)
+    if full.object_bytes is None:
+        raise service_failure(call.method, "the object's bytes are missing", record.pid)
+    value = hashlib.new(CHECKSUM_ALGORITHMS[label], full.object_bytes).hexdigest()
+    return Response(200, checksum_xml(label, value))
+
+
+def get_log_records(call: Call) -> Response:
+    """A valid, empty log: the API keeps no access log (it writes nothing but failures)."""
+    method = call.method
+    q = parse_query(call.query, method)
+    parse_date(q.get("fromDate"), "fromDate", method)
+    parse_date(q.get("toDate"), "toDate", method)
+    checked_identifier(q.get("idFilter") or q.get("pidFilter"), "idFilter", method)
+    start = parse_count(q.get("start"), "start", method, 0, MAX_START)
+    parse_count(q.get("count"), "count", method, DEFAULT_COUNT, MAX_COUNT)
+    return Response(200, log_xml([], start, 0))
+
+
+def _record(call: Call, *, with_bytes: bool, sid: bool = True) -> SyncRecord:
+    """The record named in the path; on v2 a seriesId gives the head of its series."""
+    node_id = call.node.info.id
+    identifier = call.identifier or ""
+    record = call.store.get_record(node_id, identifier, with_bytes=with_bytes)
+    if record is None and sid and call.api == "v2":
+        head = call.store.resolve_sid(node_id, identifier)
+        if head is not None:
+            record = call.store.get_record(node_id, head, with_bytes=with_bytes)
+    if record is None:
+        raise not_found(call.method, identifier)
+    return record
+
+
+def _object_headers(record: SyncRecord) -> list[tuple[str, str]]:
+    """describe's headers (D1-API describe.txt, plus GMN's SeriesId/Obsoletes/ObsoletedBy)."""
+    headers = [
+        ("Content-Length", str(record.size)),
+        ("Last-Modified", format_datetime(_utc(record.date_modified), usegmt=True)),
+        ("DataONE-FormatId", record.format_id),
+        ("DataONE-ObjectFormat", record.format_id),
+        ("DataONE-Checksum", f"{record.checksum_algorithm},{record.checksum}"),
+        ("DataONE-SerialVersion", str(record.serial_version)),
+    ]
+    for name, value in (
+        ("DataONE-SeriesId", record.series_id),
+        ("DataONE-Obsoletes", record.obsoletes),
+        ("DataONE-ObsoletedBy", record.obsoleted_by),
+    ):
+        if value:
+            headers.append((name, _header_value(value)))
+    if record.file_name:
+        headers.append(
+            ("Content-Disposition", f"inline; filename*=UTF-8''{quote(record.file_name)}")
+        )
+    return headers
+
+
+def _header_value(value: str) -> str:
+    """Identifiers are printable; non-ASCII ones go percent-encoded (headers are latin-1)."""
+    return value if value.isascii() else quote(value, safe="".join(map(chr, range(33, 127))))
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+HANDLERS: dict[str, Handler] = {
+    "ping": ping,
+    "getCapabilities": get_capabilities,
+    "listObjects": list_objects,
+    "get": get_object,
+    "describe": describe,
+    "getSystemMetadata": get_system_metadata,
+    "getChecksum": get_checksum,
+    "getLogRecords": get_log_records,
+    "synchronizationFailed": synchronization_failed,
+}

@@ -1,0 +1,104 @@
+"""MNRead.synchronizationFailed: the coordinating node tells us it could not sync a PID.
+
+The CN POSTs a multipart body whose file part `message` is a
+SynchronizationFailed exception document. Like GMN, the node answers 200
+whatever arrives (the CN does not retry), and keeps what it can: one log line
+and one row in the store's sync-failure table, which the operator reads. This
+is the only write the Member Node API makes.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from email import policy
+from email.message import EmailMessage
+from email.parser import BytesParser
+from typing import Any
+
+from lxml import etree  # type: ignore[import-untyped]
+
+from adapter.errors import StoreError
+from adapter.server import Call, Response
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1024 * 1024  # a SynchronizationFailed document is a few hundred bytes
+MAX_KEPT_CHARS = 64 * 1024  # what is stored of a message
+_SAFE_XML = etree.XMLParser(
+    resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+)
+
+
+@dataclass(frozen=True, slots=True)
+class FailureReport:
+    """What the CN said, as far as it could be read."""
+
+    text: str  # the message document (or the raw body when no part was found)
+    identifier: str | None = None
+    detail_code: str | None = None
+    description: str | None = None
+
+
+def synchronization_failed(call: Call) -> Response:
+    body = _read_body(call.environ)
+    report = parse_report(str(call.environ.get("CONTENT_TYPE", "")), body)
+    node_id = call.node.info.id
+    log.warning(
+        "synchronizationFailed from %s for node %s: pid %s, detailCode %s: %s",
+        call.environ.get("REMOTE_ADDR", "?"),
+        node_id,
+        report.identifier or "(none)",
+        report.detail_code or "(none)",
+        (report.description or "(no description)")[:500],
+    )
+    try:
+        call.store.log_sync_failure(node_id, report.identifier, report.text)
+    except StoreError as exc:  # still 200: the CN does not retry, the log line stays
+        log.error("synchronizationFailed for %s could not be stored: %s", node_id, exc)
+    return Response(200, b"OK", content_type="text/plain; charset=utf-8")
+
+
+def _read_body(environ: dict[str, Any]) -> bytes:
+    try:
+        length = int(environ.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        length = 0
+    stream = environ.get("wsgi.input")
+    if stream is None or length <= 0:
+        return b""
+    return bytes(stream.read(min(length, MAX_BODY_BYTES)))
+
+
+def parse_report(content_type: str, body: bytes) -> FailureReport:
+    """The `message` part of a multipart body (or an XML body sent bare), read leniently."""
+    document = body
+    if content_type.lower().startswith("multipart/"):
+        document = _message_part(content_type, body) or body
+    text = document.decode("utf-8", "replace")[:MAX_KEPT_CHARS]
+    try:
+        root = etree.fromstring(document, parser=_SAFE_XML)
+    except etree.XMLSyntaxError:
+        return FailureReport(text)
+    description = root.findtext("description")
+    return FailureReport(
+        text,
+        identifier=root.get("identifier") or root.get("pid") or None,
+        detail_code=root.get("detailCode"),
+        description=" ".join(description.split()) if description else None,
+    )
+
+
+def _message_part(content_type: str, body: bytes) -> bytes | None:
+    head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode("latin-1", "replace")
+    message = BytesParser(policy=policy.HTTP).parsebytes(head + body)
+    if not isinstance(message, EmailMessage) or not message.is_multipart():
+        return None
+    for part in message.iter_parts():
+        if not isinstance(part, EmailMessage):
+            continue
+        name = part.get_param("name", header="content-disposition")
+        if name == "message":
+            payload = part.get_payload(decode=True)
+            return payload if isinstance(payload, bytes) else None
+    return None

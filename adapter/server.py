@@ -1,0 +1,275 @@
+"""The DataONE Member Node read API (Tier 1) as one WSGI application.
+
+Every configured node is served at `/<short name>/v2` (and `/v1`), like
+DataONE's own slender-node host. The application only reads the store; the one
+thing it writes is a synchronization failure the coordinating node reports.
+Routing works on the *raw* request target (waitress's `REQUEST_URI`), because
+PATH_INFO has `%2F` already turned into `/` and a PID may contain both.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+from urllib.parse import unquote, urlsplit
+
+from adapter.d1exceptions import D1Error, not_implemented, service_failure
+from adapter.d1params import decode_pid
+from adapter.d1xml import NodeInfo, error_headers, error_xml
+from adapter.errors import StoreError
+from adapter.models import SyncRecord
+
+log = logging.getLogger(__name__)
+
+XML = "text/xml; charset=utf-8"
+StartResponse = Callable[[str, list[tuple[str, str]]], Any]
+
+
+class RecordStore(Protocol):
+    """What the API needs from the store (adapter.store.Store provides it)."""
+
+    def list_objects(
+        self,
+        node_id: str,
+        *,
+        from_date: datetime | None = None,
+        to_date: datetime | None = None,
+        format_id: str | None = None,
+        identifier: str | None = None,
+        start: int = 0,
+        count: int = 1000,
+    ) -> tuple[int, list[SyncRecord]]: ...
+
+    def get_record(
+        self, node_id: str, pid: str, *, with_bytes: bool = False
+    ) -> SyncRecord | None: ...
+
+    def resolve_sid(self, node_id: str, sid: str) -> str | None: ...
+
+    def log_sync_failure(self, node_id: str, pid: str | None, xml_text: str) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class MemberNode:
+    """One served node: what its Node document says, and how its sysmeta is written."""
+
+    info: NodeInfo
+    sysmeta: Callable[[SyncRecord], bytes]
+
+
+@dataclass(slots=True)
+class Call:
+    """One request, routed: the DataONE method it names and what it carries."""
+
+    method: str  # DataONE method name (listObjects, get, ...)
+    api: str  # v1 | v2
+    node: MemberNode
+    store: RecordStore
+    query: str  # raw query string, decoded by d1params
+    environ: dict[str, Any]
+    base_url: str  # this node's base URL without version
+    identifier: str | None = None  # decoded from the path
+    head: bool = False
+
+
+@dataclass(slots=True)
+class Response:
+    status: int
+    body: bytes = b""
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    content_type: str = XML
+
+
+Handler = Callable[[Call], Response]
+
+# (resource, takes an identifier) -> {HTTP verb: DataONE method}; D1-API REST URLs.
+ROUTES: dict[tuple[str, bool], dict[str, str]] = {
+    ("", False): {"GET": "getCapabilities"},
+    ("node", False): {"GET": "getCapabilities"},
+    ("monitor/ping", False): {"GET": "ping"},
+    ("object", False): {"GET": "listObjects", "POST": "create"},
+    ("object", True): {"GET": "get", "HEAD": "describe", "PUT": "update", "DELETE": "delete"},
+    ("meta", True): {"GET": "getSystemMetadata"},
+    ("meta", False): {"PUT": "updateSystemMetadata"},
+    ("checksum", True): {"GET": "getChecksum"},
+    ("log", False): {"GET": "getLogRecords"},
+    ("error", False): {"POST": "synchronizationFailed"},
+    ("dirtySystemMetadata", False): {"POST": "systemMetadataChanged"},
+    ("replica", True): {"GET": "getReplica"},
+    ("generate", False): {"POST": "generateIdentifier"},
+    ("archive", True): {"PUT": "archive"},
+    ("isAuthorized", True): {"GET": "isAuthorized"},
+    ("replicate", False): {"POST": "replicate"},
+}
+ID_RESOURCES = frozenset(resource for resource, has_id in ROUTES if has_id)
+
+
+class MemberNodeApp:
+    """WSGI application serving every given node from one store."""
+
+    def __init__(
+        self,
+        store: RecordStore,
+        nodes: Sequence[MemberNode],
+        handlers: dict[str, Handler] | None = None,
+    ) -> None:
+        from adapter.d1read import HANDLERS
+
+        self.store = store
+        self.nodes = {node.info.short_name: node for node in nodes}
+        self.handlers = HANDLERS if handlers is None else handlers
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        verb = str(environ.get("REQUEST_METHOD", "GET")).upper()
+        try:
+            response = self.dispatch(self.route(environ, verb), verb)
+        except D1Error as error:
+            response = error_response(error, verb == "HEAD")
+        return _send(response, start_response, head=verb == "HEAD")
+
+    def route(self, environ: dict[str, Any], verb: str) -> Call:
+        path, query = raw_target(environ)
+        short_raw, _, rest = path.lstrip("/").partition("/")
+        node = self.nodes.get(unquote(short_raw))
+        if node is None:
+            bases = ", ".join(f"/{name}/v2" for name in sorted(self.nodes))
+            raise D1Error("NotFound", f"no member node at this path; served: {bases}")
+        try:
+            return self._route_in_node(environ, verb, node, short_raw, rest, query)
+        except D1Error as error:
+            raise _with_node(error, node) from None
+
+    def _route_in_node(
+        self,
+        environ: dict[str, Any],
+        verb: str,
+        node: MemberNode,
+        short_raw: str,
+        rest: str,
+        query: str,
+    ) -> Call:
+        version, _, rest = rest.partition("/")
+        if version not in ("v1", "v2"):
+            raise not_implemented("", f"API version {version!r} is not served; use v2 or v1")
+        resource, identifier = _split_resource(rest.rstrip("/") if rest != "/" else "")
+        methods = ROUTES.get((resource, identifier is not None))
+        if methods is None:
+            raise not_implemented("", f"no DataONE method at /{rest}")
+        d1_method = methods.get(verb) or (methods.get("GET") if verb == "HEAD" else None)
+        if d1_method is None:
+            allowed = ", ".join(sorted(methods))
+            raise not_implemented("", f"{verb} is not a DataONE method at /{rest}; use {allowed}")
+        return Call(
+            method=d1_method,
+            api=version,
+            node=node,
+            store=self.store,
+            query=query,
+            environ=environ,
+            base_url=node.info.base_url or _request_base(environ, short_raw),
+            identifier=None if identifier is None else decode_pid(identifier, d1_method),
+            head=verb == "HEAD",
+        )
+
+    def dispatch(self, call: Call, verb: str) -> Response:
+        try:
+            return self._handle(call, verb)
+        except D1Error as error:
+            raise _with_node(error, call.node) from None
+
+    def _handle(self, call: Call, verb: str) -> Response:
+        handler = self.handlers.get(call.method)
+        if handler is None:
+            raise not_implemented(call.method, f"{call.method} is not offered by this node")
+        try:
+            return handler(call)
+        except (D1Error, KeyboardInterrupt):
+            raise
+        except StoreError as exc:
+            log.error("%s %s on %s: %s", verb, call.method, call.node.info.id, exc)
+            raise service_failure(
+                call.method, "the store cannot be read; try again later"
+            ) from None
+        except Exception:
+            log.exception("%s %s on %s failed", verb, call.method, call.node.info.id)
+            raise service_failure(call.method, "internal error; the operator has the log") from None
+
+
+def _with_node(error: D1Error, node: MemberNode) -> D1Error:
+    error.node_id = node.info.id
+    return error
+
+
+def raw_target(environ: dict[str, Any]) -> tuple[str, str]:
+    """(raw path, raw query) as the client sent them, percent-escapes intact.
+
+    waitress gives REQUEST_URI, gunicorn RAW_URI; elsewhere PATH_INFO is all
+    there is (already decoded: `%2F` can no longer be told from `/`), so it is
+    re-escaped only for `%` to keep the decoder's view consistent.
+    """
+    raw = environ.get("REQUEST_URI") or environ.get("RAW_URI")
+    if raw:
+        if not raw.startswith("/"):  # absolute-form request target
+            parts = urlsplit(raw)
+            raw = parts.path + ("?" + parts.query if parts.query else "")
+        path, _, query = raw.partition("?")
+        path, _, _ = path.partition("#")
+        script = environ.get("SCRIPT_NAME", "")
+        if script and path.startswith(script):
+            path = path[len(script) :]
+    else:
+        path = str(environ.get("PATH_INFO", "")).encode("latin-1").decode("utf-8", "replace")
+        path = path.replace("%", "%25")
+        query = str(environ.get("QUERY_STRING", ""))
+    return "/" + path.lstrip("/"), query
+
+
+def _split_resource(rest: str) -> tuple[str, str | None]:
+    """`object/a%2Fb` -> ("object", "a%2Fb"); everything after the resource is the id."""
+    if rest == "monitor/ping":
+        return rest, None
+    resource, sep, identifier = rest.partition("/")
+    if resource in ID_RESOURCES and sep and identifier:
+        return resource, identifier
+    return rest, None
+
+
+def _request_base(environ: dict[str, Any], short_raw: str) -> str:
+    scheme = environ.get("wsgi.url_scheme", "http")
+    host = environ.get("HTTP_HOST") or (
+        f"{environ.get('SERVER_NAME', 'localhost')}:{environ.get('SERVER_PORT', '80')}"
+    )
+    return f"{scheme}://{host}{environ.get('SCRIPT_NAME', '')}/{short_raw}"
+
+
+def error_response(error: D1Error, head: bool) -> Response:
+    node_id = error.node_id
+    response = Response(error.status)
+    if head:
+        response.headers = error_headers(error, node_id)
+    else:
+        response.body = error_xml(error, node_id)
+    return response
+
+
+_REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    401: "Unauthorized",
+    404: "Not Found",
+    409: "Conflict",
+    413: "Payload Too Large",
+    500: "Internal Server Error",
+    501: "Not Implemented",
+}
+
+
+def _send(response: Response, start_response: StartResponse, head: bool) -> Iterable[bytes]:
+    headers = [("Content-Type", response.content_type), *response.headers]
+    if not any(name.lower() == "content-length" for name, _ in headers):
+        headers.append(("Content-Length", str(len(response.body))))
+    start_response(f"{response.status} {_REASONS.get(response.status, 'Error')}", headers)
+    return [] if head else [response.body]

@@ -1,0 +1,97 @@
+"""Test helpers for the Member Node API: a real store written through the ledger,
+and the real WSGI app under waitress on 127.0.0.1 in a background thread."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import waitress
+from waitress.server import BaseWSGIServer
+
+from adapter.commands.serve import member_node
+from adapter.config import quick_node
+from adapter.ledger import Applied, RecordDefaults, apply_candidates, archive_page
+from adapter.records import Candidate, canonical_bytes, content_key
+from adapter.server import MemberNodeApp
+from adapter.settings import NodeSettings
+from adapter.store import Store
+
+FORMAT = "science-on-schema.org/Dataset;ld+json"
+NODE_ID = "urn:node:TESTREPO"
+
+
+def node_settings(node_id: str = NODE_ID, **overrides: object) -> NodeSettings:
+    return quick_node(
+        "https://repo.example/sitemap.xml",
+        node_id,
+        schedule={"interval_minutes": 15},
+        dataone={"contact_subject": "http://orcid.org/0000-0002-1825-0097"},
+        **overrides,
+    )
+
+
+def dataset(doi: str, name: str) -> bytes:
+    return canonical_bytes(
+        {
+            "@context": "https://schema.org/",
+            "@type": "Dataset",
+            "@id": f"https://doi.org/{doi}",
+            "identifier": f"https://doi.org/{doi}",
+            "name": name,
+        }
+    )
+
+
+def put_dataset(
+    store: Store, node: NodeSettings, doi: str, name: str, page: str | None = None
+) -> Applied:
+    """Write one Dataset object the way a sync does (new series or a new version)."""
+    body = dataset(doi, name)
+    candidate = Candidate(
+        series_id=f"doi:{doi}",
+        object_bytes=body,
+        content_key=content_key(json.loads(body)),
+        format_id=FORMAT,
+        media_type="application/ld+json",
+        file_name="metadata.jsonld",
+        source_url=page or f"https://repo.example/dataset/{doi}",
+        object_url=page or f"https://repo.example/dataset/{doi}",
+    )
+    defaults = RecordDefaults(
+        node.id, node.dataone.checksum_algorithm, node.dataone.submitter, node.dataone.rights_holder
+    )
+    with store.write() as conn:
+        return apply_candidates(conn, defaults, [candidate])
+
+
+def archive(store: Store, node: NodeSettings, page: str) -> list[str]:
+    with store.write() as conn:
+        return archive_page(conn, node.id, page)
+
+
+@dataclass
+class Served:
+    server: BaseWSGIServer
+    origin: str  # http://127.0.0.1:PORT
+
+    def base(self, node: NodeSettings, api: str = "v2") -> str:
+        return f"{self.origin}/{node.short_name}/{api}"
+
+
+@contextmanager
+def serve_app(store: Store, nodes: list[NodeSettings]) -> Iterator[Served]:
+    """The app under waitress (threads) on an ephemeral port, stopped afterwards."""
+    app = MemberNodeApp(store, [member_node(n) for n in nodes])
+    server = waitress.create_server(app, host="127.0.0.1", port=0, threads=4, ident="adapter")
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        yield Served(server, f"http://127.0.0.1:{server.effective_port}")
+    finally:
+        server.task_dispatcher.shutdown(timeout=5)  # let in-flight requests finish first
+        server.close()
+        thread.join(timeout=5)
