@@ -1,0 +1,80 @@
+"""`adapter check-dataset URL` and `adapter findings`: one page checked, the codes listed.
+
+Exit codes of check-dataset: 0 harvestable, 1 not harvestable, 2 usage error or
+the landing page could not be reached at all (refused, DNS, timeout).
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlsplit
+
+import click
+
+from adapter.fetch import AddressPolicy, Fetcher
+from adapter.findings import catalogue
+from adapter.models import DatasetReport
+from adapter.pipeline import CheckOptions, check_landing_page
+from adapter.report import render_text, to_json
+
+# The landing page itself never answered: nothing about the site was learned.
+_UNREACHABLE = frozenset({"fetch/connection-failed", "fetch/timeout"})
+
+
+@click.command("check-dataset")
+@click.argument("url")
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the report as JSON (schema_version 1)."
+)
+@click.option("--follow", is_flag=True, help="Also visit the signposting targets (bounded).")
+def check_dataset(url: str, as_json: bool, follow: bool) -> None:
+    """Check whether DataONE can harvest the Dataset on the landing page URL."""
+    _require_http_url(url)
+    options = CheckOptions(follow=follow)
+    with Fetcher(options.limits, policy=AddressPolicy([url])) as fetcher:
+        report = check_landing_page(url, fetcher, options)
+    if as_json:
+        click.echo(json.dumps(to_json(report), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render_text(report), nl=False)
+    raise SystemExit(exit_code(report))
+
+
+def exit_code(report: DatasetReport) -> int:
+    if report.harvestable:
+        return 0
+    if report.fetched is None and any(f.code in _UNREACHABLE for f in report.findings):
+        return 2
+    return 1
+
+
+def _require_http_url(url: str) -> None:
+    parts = urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise click.BadParameter(
+            f"{url!r} is not an http(s) URL of a landing page", param_hint="URL"
+        )
+
+
+@click.command("findings")
+@click.option(
+    "--json", "as_json", is_flag=True, help="One JSON list of {code, severity, explanation}."
+)
+@click.option("--markdown", is_flag=True, help="A Markdown table, as in the README.")
+def findings(as_json: bool, markdown: bool) -> None:
+    """List every finding code the adapter can report, with its severity and meaning."""
+    types = catalogue()
+    if as_json:
+        rows = [
+            {"code": t.code, "severity": str(t.severity), "explanation": t.explanation}
+            for t in types
+        ]
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+    elif markdown:
+        click.echo("| code | severity | meaning |\n|---|---|---|")
+        for t in types:
+            click.echo(f"| `{t.code}` | {t.severity} | {t.explanation.replace('|', '/')} |")
+    else:
+        width = max((len(t.code) for t in types), default=0)
+        for t in types:
+            click.echo(f"{t.code:<{width}}  {t.severity:<7}  {t.explanation}")

@@ -1,0 +1,308 @@
+"""The one place the stages are composed: one landing page in, one report out.
+
+    fetch -> signposting.collect -> extract -> normalize
+          -> (no Dataset? the describedby/alternate JSON-LD document)
+          -> dataone checks per Dataset -> signposting.crosscheck -> required checks
+
+`check_landing_page` is what `adapter check-dataset` and the sync run for every
+page. It never raises for a site's problems: a fetch failure, an HTTP error
+or a broken document is a finding in the report, and the caller goes on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+from urllib.parse import urljoin
+
+import lxml.html  # type: ignore[import-untyped]
+from lxml import etree  # type: ignore[import-untyped]
+
+from adapter import extract as extract_stage
+from adapter import fetch as fetch_stage
+from adapter import normalize as normalize_stage
+from adapter import signposting
+from adapter.dataone import check_dataset, enforce_required
+from adapter.errors import FetchError
+from adapter.fetch import ACCEPT_HTML, ACCEPT_JSONLD, Fetcher
+from adapter.findings import Finding, FindingType, Severity
+from adapter.limits import DEFAULT_LIMITS, Limits
+from adapter.models import DatasetReport, DatasetResult, Fetched, Link
+
+log = logging.getLogger(__name__)
+
+LINKED_JSONLD = FindingType(
+    "extract/linked-jsonld-used",
+    Severity.WARNING,
+    "The page embeds no schema.org Dataset; the adapter used the JSON-LD document the page "
+    "links to (describedby or alternate). Harvesters that read only the page see nothing: "
+    "embed the JSON-LD as well.",
+)
+INTERNAL_ERROR = FindingType(
+    "pipeline/internal-error",
+    Severity.ERROR,
+    "The adapter failed while checking this page (a bug in the adapter, not in the page); "
+    "the run goes on. Please report it with the page's URL.",
+)
+
+# page-level findings that a linked JSON-LD document makes moot
+_NO_METADATA = frozenset({"extract/no-jsonld", "extract/js-rendered"})
+
+
+@dataclass(frozen=True, slots=True)
+class CheckOptions:
+    """How to check a page. `required` names checks a node makes blocking; see
+    `adapter.dataone.REQUIREMENTS` (``encoding``, ``distribution``,
+    ``date-modified``, ``id``, or a finding code prefix such as
+    ``signposting/cite-as``)."""
+
+    limits: Limits = DEFAULT_LIMITS
+    follow: bool = False
+    required: frozenset[str] = field(default_factory=frozenset)
+
+
+def check_landing_page(
+    url: str,
+    fetcher: Fetcher,
+    options: CheckOptions = CheckOptions(),  # frozen, so safe to share
+    *,
+    sitemap_links: Sequence[Link] = (),
+    etag: str | None = None,
+    last_modified: str | None = None,
+) -> DatasetReport:
+    """Fetch, read and check one landing page; every problem is a finding in the report."""
+    report = DatasetReport(url=url)
+    fetched = _fetch_page(report, fetcher, url, options, etag, last_modified)
+    if fetched is None:
+        return report
+    limits = options.limits
+    _guard(
+        report,
+        "signposting",
+        lambda: signposting.collect(report, fetched, fetcher, sitemap_links, limits=limits),
+    )
+    datasets = _guard(report, "extract", lambda: _read_datasets(report, fetched, limits)) or []
+    if not datasets:
+        datasets = (
+            _guard(
+                report, "linked JSON-LD", lambda: _linked_datasets(report, fetched, fetcher, limits)
+            )
+            or []
+        )
+    page = fetched.final_url
+    for found in datasets:
+        result = _guard(report, "dataone", lambda f=found: _check(f, page))  # type: ignore[misc]
+        if result is not None:
+            report.datasets.append(result)
+    _guard(
+        report,
+        "signposting",
+        lambda: signposting.crosscheck(report, fetcher, follow=options.follow, limits=limits),
+    )
+    if options.required:
+        _enforce(report, options.required)
+    return report
+
+
+# -- fetch --------------------------------------------------------------------
+
+
+def _fetch_page(
+    report: DatasetReport,
+    fetcher: Fetcher,
+    url: str,
+    options: CheckOptions,
+    etag: str | None,
+    last_modified: str | None,
+) -> Fetched | None:
+    """The landing page's response, or None with the reason in report.findings."""
+    try:
+        fetched = fetcher.get(url, accept=ACCEPT_HTML, etag=etag, last_modified=last_modified)
+    except FetchError as exc:
+        report.findings.append(fetch_failure(exc, "The landing page"))
+        report.path.append(url)
+        return None
+    report.final_url = fetched.final_url
+    report.status = fetched.status
+    report.fetched = fetched
+    report.path.extend([*fetched.redirects, fetched.final_url])
+    if fetched.status == 304:
+        report.not_modified = True
+        return None
+    problem = status_finding(fetched, "The landing page")
+    if problem is not None:
+        report.findings.append(problem)
+        return None
+    return fetched
+
+
+def fetch_failure(exc: FetchError, what: str) -> Finding:
+    """A FetchError as the finding its code names, saying which URL failed."""
+    kind = _FETCH_TYPES.get(exc.code)
+    severity = kind.severity if kind is not None else Severity.ERROR
+    return Finding(
+        exc.code, severity, f"{what} {exc.url} could not be fetched: {exc.message}", exc.url
+    )
+
+
+def status_finding(fetched: Fetched, what: str) -> Finding | None:
+    """None for 2xx, `fetch/gone` for 404/410, `fetch/http-error` for the rest."""
+    status, where = fetched.status, fetched.final_url
+    if 200 <= status < 300:
+        return None
+    if status in (404, 410):
+        return fetch_stage.GONE.at(
+            where, f"{what} {where} answered HTTP {status}: it is gone (or never existed)."
+        )
+    return fetch_stage.HTTP_STATUS.at(where, f"{what} {where} answered HTTP {status}.")
+
+
+_FETCH_TYPES: dict[str, FindingType] = {
+    v.code: v for v in vars(fetch_stage).values() if isinstance(v, FindingType)
+}
+
+
+# -- extract, normalize, check ------------------------------------------------
+
+
+def _read_datasets(
+    report: DatasetReport, fetched: Fetched, limits: Limits
+) -> list[normalize_stage.NormalizedDataset]:
+    """The framed Datasets of one response (an HTML page or a JSON-LD document)."""
+    url = fetched.final_url
+    extraction = extract_stage.extract(
+        fetched.body,
+        url=url,
+        content_type=fetched.content_type,
+        charset=fetched.charset,
+        limits=limits,
+    )
+    report.findings.extend(extraction.findings)
+    if not extraction.blocks:
+        return []
+    datasets, findings = normalize_stage.normalize(
+        extraction.blocks, base_url=extraction.base_url or url, limits=limits
+    )
+    report.findings.extend(findings)
+    return datasets
+
+
+def _linked_datasets(
+    report: DatasetReport, fetched: Fetched, fetcher: Fetcher, limits: Limits
+) -> list[normalize_stage.NormalizedDataset]:
+    """No embedded Dataset: the JSON-LD document a describedby/alternate link names."""
+    for href in _jsonld_links(report.signposts, fetched):
+        try:
+            doc = fetcher.get(href, accept=ACCEPT_JSONLD)
+        except FetchError as exc:
+            report.findings.append(fetch_failure(exc, "The linked JSON-LD document"))
+            continue
+        report.path.extend([*doc.redirects, doc.final_url])
+        problem = status_finding(doc, "The linked JSON-LD document")
+        if problem is not None:
+            report.findings.append(problem)
+            continue
+        before = len(report.findings)
+        datasets = _read_datasets(report, doc, limits)
+        if datasets:
+            kept = [f for f in report.findings[:before] if not _moot(f)]
+            report.findings[:] = [*kept, *report.findings[before:]]
+            report.findings.append(
+                LINKED_JSONLD.at(
+                    fetched.final_url,
+                    f"The page embeds no schema.org Dataset; the adapter used the JSON-LD "
+                    f"document {doc.final_url} that the page links to. Harvesters that read "
+                    "only the page see nothing: embed the JSON-LD as well.",
+                )
+            )
+            return datasets
+    return []
+
+
+_JSONLD_TYPES = ("application/ld+json", "application/json")
+
+
+def _jsonld_links(signposts: Sequence[Link], fetched: Fetched) -> list[str]:
+    """describedby/alternate targets typed as JSON-LD, from the signposts (or, until the
+    signposting stage reads HTML <link>, from the page's own <link> elements)."""
+    found = [
+        (link.rel, link.type, link.href)
+        for link in signposts
+        if link.source in ("header", "html", "linkset")
+    ]
+    if not any(src == "html" for src in (link.source for link in signposts)):
+        found.extend(_html_links(fetched))
+    out: list[str] = []
+    for rel, kind, href in found:
+        if (
+            rel in ("describedby", "alternate")
+            and (kind or "").split(";")[0].strip().lower() in (_JSONLD_TYPES)
+            and href not in out
+            and href != fetched.final_url
+        ):
+            out.append(href)
+    return out
+
+
+def _html_links(fetched: Fetched) -> list[tuple[str, str | None, str]]:
+    """(rel, type, absolute href) of each <link> in an HTML page; minimal on purpose."""
+    if "html" not in fetched.content_type or not fetched.body.strip():
+        return []
+    try:
+        root = lxml.html.fromstring(fetched.body)
+    except (etree.ParserError, ValueError):
+        return []
+    out = []
+    for el in root.iter("link"):
+        href = (el.get("href") or "").strip()
+        for rel in (el.get("rel") or "").lower().split():
+            if href:
+                out.append((rel, el.get("type"), urljoin(fetched.final_url, href)))
+    return out
+
+
+def _moot(finding: Finding) -> bool:
+    return finding.code in _NO_METADATA or finding.code == normalize_stage.NO_DATASET.code
+
+
+def _check(found: normalize_stage.NormalizedDataset, page: str) -> DatasetResult:
+    checked = check_dataset(found.framed, page)
+    return DatasetResult(
+        id=found.id,
+        doi=checked.doi,
+        identifiers=checked.identifiers,
+        encoding=checked.encoding,
+        distributions=checked.distributions,
+        framed=found.framed,
+        original=found.original,
+        findings=checked.findings,
+    )
+
+
+def _enforce(report: DatasetReport, required: frozenset[str]) -> None:
+    page = report.final_url or report.url
+    for result in report.datasets:
+        result.findings.extend(enforce_required(result.findings, required, page))
+    if report.datasets:
+        report.findings.extend(enforce_required(report.findings, required, page))
+
+
+T = TypeVar("T")
+
+
+def _guard(report: DatasetReport, stage: str, step: Callable[[], T]) -> T | None:
+    """Run one stage; an unexpected exception (our bug) becomes a finding, not a crash."""
+    try:
+        return step()
+    except Exception as exc:  # the one boundary that keeps a run going
+        log.exception("%s stage failed on %s", stage, report.url)
+        report.findings.append(
+            INTERNAL_ERROR.at(
+                report.final_url or report.url,
+                f"The adapter failed in its {stage} stage on this page: "
+                f"{type(exc).__name__}: {exc}. Please report it with the page's URL.",
+            )
+        )
+        return None
