@@ -1,0 +1,322 @@
+"""The frontier: one row per landing page of a node, what is due, and who is on it.
+
+A run upserts what discovery found (a page is due when it is new or its sitemap
+lastmod moved), marks pages not checked for a while as due, then claims due
+pages in batches. A claim is an owner and a lease: many workers can share one
+PostgreSQL frontier (`FOR UPDATE SKIP LOCKED`), and a worker that dies leaves
+leases that expire. Finishing a page clears its claim in the same transaction
+that writes its records (`finish_page`), so a crash loses only pages in flight.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import Connection, and_, insert, or_, select, update
+
+from adapter import schema as t
+from adapter.models import Link, SitemapEntry
+from adapter.store import Store, utc, utc_or_none
+
+UPSERT_BATCH = 500
+ENDED = ("gone", "removed")  # a 404/410, or archived after missing from the sitemaps
+
+
+@dataclass(frozen=True, slots=True)
+class FrontierRow:
+    id: int
+    node_id: str
+    url: str
+    sitemap: str | None
+    lastmod: datetime | None
+    links: tuple[Link, ...]
+    etag: str | None
+    last_modified: str | None
+    content_checksum: str | None
+    last_status: str | None
+    last_checked_at: datetime | None
+    missing_runs: int
+
+
+@dataclass(frozen=True, slots=True)
+class PageUpdate:
+    """What processing a page learned, written to its frontier row."""
+
+    status: str  # harvested | unchanged | not-modified | not-harvestable | gone | error
+    http_status: int | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    content_checksum: str | None = None
+    report: dict[str, Any] | None = None
+    keep_validators: bool = False  # a 304 or an error keeps the validators we had
+
+
+def owner_id(run_id: int | None = None) -> str:
+    """host:pid[:run] — lets a rerun on the same host free the claims of a dead process."""
+    base = f"{socket.gethostname()}:{os.getpid()}"
+    return f"{base}:{run_id}" if run_id is not None else base
+
+
+def _links_json(links: tuple[Link, ...]) -> str | None:
+    if not links:
+        return None
+    return json.dumps(
+        [
+            {
+                "href": k.href,
+                "rel": k.rel,
+                "anchor": k.anchor,
+                "type": k.type,
+                "profile": k.profile,
+                "extra": list(k.extra),
+            }
+            for k in links
+        ]
+    )
+
+
+def _links(text: str | None) -> tuple[Link, ...]:
+    if not text:
+        return ()
+    out = []
+    for d in json.loads(text):
+        extra = tuple((str(a), str(b)) for a, b in d.get("extra", []))
+        out.append(
+            Link(d["href"], d["rel"], d["anchor"], "signmap", d["type"], d["profile"], extra)
+        )
+    return tuple(out)
+
+
+def row_from_mapping(row: Any) -> FrontierRow:
+    return FrontierRow(
+        id=int(row["id"]),
+        node_id=row["node_id"],
+        url=row["url"],
+        sitemap=row["sitemap"],
+        lastmod=utc_or_none(row["lastmod"]),
+        links=_links(row["links_json"]),
+        etag=row["etag"],
+        last_modified=row["last_modified"],
+        content_checksum=row["content_checksum"],
+        last_status=row["last_status"],
+        last_checked_at=utc_or_none(row["last_checked_at"]),
+        missing_runs=int(row["missing_runs"] or 0),
+    )
+
+
+def upsert_entries(store: Store, node_id: str, run_id: int, entries: Iterable[SitemapEntry]) -> int:
+    """Record what discovery found; a page is due when new or its lastmod moved. Count seen."""
+    seen = 0
+    batch: dict[str, SitemapEntry] = {}
+    for entry in entries:
+        batch[entry.loc] = entry
+        if len(batch) >= UPSERT_BATCH:
+            seen += _upsert_batch(store, node_id, run_id, batch)
+            batch = {}
+    if batch:
+        seen += _upsert_batch(store, node_id, run_id, batch)
+    return seen
+
+
+def _upsert_batch(store: Store, node_id: str, run_id: int, batch: dict[str, SitemapEntry]) -> int:
+    f = t.frontier
+    with store.write() as conn:
+        known = {
+            row["url"]: row
+            for row in conn.execute(
+                select(f.c.id, f.c.url, f.c.lastmod, f.c.last_seen_run, f.c.last_status).where(
+                    f.c.node_id == node_id, f.c.url.in_(list(batch))
+                )
+            ).mappings()
+        }
+        fresh = 0
+        for url, entry in batch.items():
+            lastmod = utc_or_none(entry.lastmod)
+            values: dict[str, Any] = {
+                "sitemap": entry.sitemap,
+                "lastmod": lastmod,
+                "links_json": _links_json(entry.links),
+                "last_seen_run": run_id,
+                "missing_runs": 0,
+            }
+            row = known.get(url)
+            if row is None:
+                conn.execute(
+                    insert(f).values(
+                        node_id=node_id, url=url, first_seen_run=run_id, due=True, **values
+                    )
+                )
+                fresh += 1
+                continue
+            if row["last_seen_run"] == run_id:
+                continue  # listed twice in this run
+            fresh += 1
+            old = utc_or_none(row["lastmod"])
+            if lastmod is not None and (old is None or lastmod > old):
+                values["due"] = True
+            if row["last_status"] in ENDED:  # back in the sitemaps: look again
+                values["due"] = True
+            conn.execute(update(f).where(f.c.id == row["id"]).values(**values))
+    return fresh
+
+
+def mark_stale_due(store: Store, node_id: str, recheck_after: timedelta) -> int:
+    """Pages not checked within `recheck_after` (or never) become due; how many."""
+    f = t.frontier
+    before = datetime.now(UTC) - recheck_after
+    with store.write() as conn:
+        result = conn.execute(
+            update(f)
+            .where(
+                f.c.node_id == node_id,
+                f.c.due.is_(False),
+                or_(f.c.last_checked_at.is_(None), f.c.last_checked_at < before),
+            )
+            .values(due=True)
+        )
+    return int(result.rowcount)
+
+
+def count_missing(store: Store, node_id: str, run_id: int, threshold: int) -> list[FrontierRow]:
+    """Count one more missing run for pages this run's discovery did not list.
+
+    Returns the pages missing for `threshold` runs or more: they are to be archived.
+    """
+    f = t.frontier
+    with store.write() as conn:
+        conn.execute(
+            update(f)
+            .where(
+                f.c.node_id == node_id,
+                or_(f.c.last_seen_run.is_(None), f.c.last_seen_run != run_id),
+                _not_ended(),
+            )
+            .values(missing_runs=f.c.missing_runs + 1)
+        )
+        rows = conn.execute(
+            select(f).where(f.c.node_id == node_id, f.c.missing_runs >= threshold, _not_ended())
+        ).mappings()
+        return [row_from_mapping(r) for r in rows]
+
+
+def _not_ended() -> Any:
+    f = t.frontier
+    return or_(f.c.last_status.is_(None), f.c.last_status.not_in(ENDED))
+
+
+def mark_removed(conn: Connection, row_id: int) -> None:
+    """A page archived because it left the sitemaps: not counted or archived again."""
+    f = t.frontier
+    conn.execute(update(f).where(f.c.id == row_id).values(last_status="removed", due=False))
+
+
+def release_stale_claims(store: Store, node_id: str) -> int:
+    """Free claims whose lease ran out, or whose owner is a dead process on this host."""
+    f = t.frontier
+    now = datetime.now(UTC)
+    host = socket.gethostname()
+    with store.write() as conn:
+        claims = conn.execute(
+            select(f.c.claimed_by, f.c.lease_until)
+            .where(f.c.node_id == node_id, f.c.claimed_by.is_not(None))
+            .distinct()
+        ).all()
+        dead = [o for o, lease in claims if utc(lease) < now or _dead_local(o, host)]
+        if not dead:
+            return 0
+        result = conn.execute(
+            update(f)
+            .where(f.c.node_id == node_id, f.c.claimed_by.in_(dead))
+            .values(claimed_by=None, lease_until=None)
+        )
+    return int(result.rowcount)
+
+
+def release_claims(store: Store, node_id: str, owner: str) -> int:
+    """Give back the pages `owner` claimed but did not finish (a stopped run)."""
+    f = t.frontier
+    with store.write() as conn:
+        result = conn.execute(
+            update(f)
+            .where(f.c.node_id == node_id, f.c.claimed_by == owner)
+            .values(claimed_by=None, lease_until=None)
+        )
+    return int(result.rowcount)
+
+
+def _dead_local(owner: str, host: str) -> bool:
+    parts = owner.split(":")
+    if len(parts) < 2 or parts[0] != host or not parts[1].isdigit():
+        return False
+    pid = int(parts[1])
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def claim_due(
+    store: Store, node_id: str, owner: str, *, batch: int = 20, lease: timedelta
+) -> list[FrontierRow]:
+    """Claim up to `batch` due, unclaimed pages (oldest id first) for `owner`."""
+    f = t.frontier
+    now = datetime.now(UTC)
+    free = or_(f.c.claimed_by.is_(None), f.c.lease_until < now)
+    pick = (
+        select(f.c.id)
+        .where(f.c.node_id == node_id, f.c.due.is_(True), free)
+        .order_by(f.c.id)
+        .limit(batch)
+    )
+    with store.write() as conn:
+        if conn.dialect.name == "postgresql":
+            pick = pick.with_for_update(skip_locked=True)
+        ids = list(conn.execute(pick).scalars())
+        if not ids:
+            return []
+        conn.execute(
+            update(f).where(f.c.id.in_(ids)).values(claimed_by=owner, lease_until=now + lease)
+        )
+        rows = conn.execute(select(f).where(f.c.id.in_(ids)).order_by(f.c.id)).mappings()
+        return [row_from_mapping(r) for r in rows]
+
+
+def finish_page(conn: Connection, row: FrontierRow, owner: str, page: PageUpdate) -> bool:
+    """Write the page's outcome and free its claim; False when the claim was lost meanwhile."""
+    f = t.frontier
+    values: dict[str, Any] = {
+        "last_status": page.status,
+        "http_status": page.http_status,
+        "last_report": json.dumps(page.report) if page.report is not None else None,
+        "last_checked_at": datetime.now(UTC),
+        "due": False,
+        "claimed_by": None,
+        "lease_until": None,
+    }
+    if not page.keep_validators:
+        values |= {"etag": page.etag, "last_modified": page.last_modified}
+    if page.content_checksum is not None:
+        values["content_checksum"] = page.content_checksum
+    result = conn.execute(
+        update(f).where(f.c.id == row.id, and_(f.c.claimed_by == owner)).values(**values)
+    )
+    return bool(result.rowcount)
+
+
+def frontier_rows(store: Store, node_id: str) -> list[FrontierRow]:
+    """Every page of a node, in id order (for tests and `adapter status`)."""
+    f = t.frontier
+    with store.read() as conn:
+        rows = conn.execute(select(f).where(f.c.node_id == node_id).order_by(f.c.id)).mappings()
+        return [row_from_mapping(r) for r in rows]

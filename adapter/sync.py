@@ -1,0 +1,278 @@
+"""The sync run of one member node: discover -> upsert the frontier -> process due pages.
+
+Each page commits on its own (adapter.harvest), so a crash loses at most the
+pages in flight and a rerun picks up the pages still due. Pages leave the
+node by a 404/410 (archived when processed) or by missing from a complete
+discovery `archive_after_missing_runs` times in a row; a discovery that hit
+errors (a sitemap that failed) does not count anyone as missing.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+
+from adapter import frontier as fr
+from adapter import schema as t
+from adapter.fetch import AddressPolicy, Fetcher
+from adapter.findings import Finding, FindingType, Severity
+from adapter.harvest import PageOutcome, process_page
+from adapter.ledger import archive_page
+from adapter.models import SitemapEntry
+from adapter.politeness import HostPacer
+from adapter.settings import AdapterConfig, NodeSettings
+from adapter.store import Store
+
+CLAIM_BATCH = 20
+LEASE = timedelta(minutes=10)
+
+DISCOVERY_INCOMPLETE = FindingType(
+    "sync/discovery-incomplete",
+    Severity.WARNING,
+    "Discovery hit errors, so pages missing from the sitemaps in this run are not counted "
+    "as removed (nothing is archived for being absent this time).",
+)
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """What one run did; kept in the run history and logged by the scheduler."""
+
+    node_id: str
+    run_id: int = 0
+    status: str = "running"  # ok | interrupted | failed
+    started_at: str = ""
+    finished_at: str = ""
+    pages_seen: int = 0  # listed by this run's discovery
+    due: int = 0  # due when processing began
+    fetched: int = 0  # pages requested (a 304 included)
+    not_modified: int = 0  # answered 304 to our conditional GET
+    unchanged: int = 0  # fetched, same Datasets as stored
+    new_objects: int = 0  # new series (metadata copies included)
+    new_versions: int = 0  # new PIDs obsoleting the previous head
+    archived: int = 0  # heads archived (gone, or missing from the sitemaps)
+    not_harvestable: dict[str, int] = field(default_factory=dict)  # error code -> pages
+    errors: int = 0  # pages that failed (network, server, the adapter itself)
+    error_codes: dict[str, int] = field(default_factory=dict)
+    discovery_findings: dict[str, int] = field(default_factory=dict)
+    duration_s: float = 0.0
+    message: str | None = None  # why a run failed
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def add(self, out: PageOutcome) -> None:
+        if out.status == "lost":
+            return
+        self.fetched += 1
+        self.not_modified += out.status == "not-modified"
+        self.unchanged += out.status == "unchanged"
+        self.new_objects += len(out.created)
+        self.new_versions += len(out.versions)
+        self.archived += len(out.archived)
+        if out.status == "not-harvestable":
+            for code in out.blocking_codes() or ["sync/no-dataset"]:
+                self.not_harvestable[code] = self.not_harvestable.get(code, 0) + 1
+        if out.status == "error":
+            self.errors += 1
+            code = out.error or "error"
+            self.error_codes[code] = self.error_codes.get(code, 0) + 1
+
+    def lines(self) -> list[str]:
+        """The human summary printed at the end of `adapter sync`."""
+        out = [
+            f"{self.node_id}: run {self.run_id} {self.status} in {self.duration_s:.1f} s",
+            f"  pages seen {self.pages_seen}, due {self.due}, fetched {self.fetched}, "
+            f"not modified {self.not_modified}, unchanged {self.unchanged}",
+            f"  new objects {self.new_objects}, new versions {self.new_versions}, "
+            f"archived {self.archived}, errors {self.errors}",
+        ]
+        for title, counts in (
+            ("not harvestable", self.not_harvestable),
+            ("errors", self.error_codes),
+            ("discovery", self.discovery_findings),
+        ):
+            if counts:
+                out.append(f"  {title}:")
+                out += [f"    {n:5d}  {code}" for code, n in sorted(counts.items())]
+        if self.message:
+            out.append(f"  {self.message}")
+        return out
+
+
+def _fetcher(node: NodeSettings) -> tuple[Fetcher, Any]:
+    from adapter.robots import RobotsCache
+
+    pol = node.politeness
+    fetcher = Fetcher(
+        node.limits(),
+        user_agent=pol.user_agent,
+        policy=AddressPolicy(node.trusted_origins()),
+        pacer=HostPacer(pol.requests_per_second, pol.concurrency),
+    )
+    robots = RobotsCache(fetcher, pol.user_agent, honour_crawl_delay=pol.honour_crawl_delay)
+    fetcher.gate = robots.gate
+    return fetcher, robots
+
+
+def _discover(
+    node: NodeSettings, fetcher: Fetcher, robots: Any
+) -> Iterator[SitemapEntry | Finding]:
+    from adapter.discover import discover
+
+    return discover(
+        node.start.urls(),
+        fetcher,
+        limits=node.limits(),
+        robots=robots,
+        allowed_hosts=node.scope.allowed_hosts,
+        include=node.scope.include_patterns,
+        exclude=node.scope.exclude_patterns,
+    )
+
+
+def run_node(
+    config: AdapterConfig,
+    node: NodeSettings,
+    *,
+    stop: threading.Event | None = None,
+    progress: bool = False,
+) -> RunSummary:
+    """One sync run of `node` into `config.store_url`; the summary is also stored."""
+    store = Store.open(config.store_url)
+    try:
+        return run_with_store(store, node, stop=stop, progress=progress)
+    finally:
+        store.close()
+
+
+def run_with_store(
+    store: Store,
+    node: NodeSettings,
+    *,
+    stop: threading.Event | None = None,
+    progress: bool = False,
+) -> RunSummary:
+    stop = stop or threading.Event()
+    began = time.monotonic()
+    summary = RunSummary(node.id, started_at=datetime.now(UTC).isoformat(timespec="seconds"))
+    summary.run_id = store.start_run(node.id)
+    owner = fr.owner_id(summary.run_id)
+    fetcher, robots = _fetcher(node)
+    try:
+        complete = _discover_into(store, node, fetcher, robots, summary, stop)
+        if complete and not stop.is_set():
+            _archive_missing(store, node, summary)
+        fr.mark_stale_due(store, node.id, timedelta(hours=node.sync.recheck_after_hours))
+        fr.release_stale_claims(store, node.id)
+        summary.due = due_count(store, node.id)
+        _process_due(store, node, fetcher, owner, summary, stop, progress)
+        summary.status = "interrupted" if stop.is_set() else "ok"
+    except Exception as exc:
+        summary.status, summary.message = "failed", f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        fetcher.close()
+        summary.duration_s = round(time.monotonic() - began, 3)
+        summary.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+        store.finish_run(summary.run_id, summary.status, summary.as_dict(), summary.message)
+    return summary
+
+
+def _discover_into(
+    store: Store,
+    node: NodeSettings,
+    fetcher: Fetcher,
+    robots: Any,
+    summary: RunSummary,
+    stop: threading.Event,
+) -> bool:
+    """Upsert every entry discovery yields; True when discovery finished without errors."""
+    codes: Counter[str] = Counter()
+    errors = 0
+
+    def entries() -> Iterator[SitemapEntry]:
+        nonlocal errors
+        for item in _discover(node, fetcher, robots):
+            if stop.is_set():
+                return
+            if isinstance(item, Finding):
+                codes[item.code] += 1
+                errors += item.severity is Severity.ERROR
+            elif node.in_scope(item.loc):
+                yield item
+
+    summary.pages_seen = fr.upsert_entries(store, node.id, summary.run_id, entries())
+    complete = errors == 0 and not stop.is_set()
+    if not complete and not stop.is_set():
+        codes[DISCOVERY_INCOMPLETE.code] += 1
+    summary.discovery_findings = dict(sorted(codes.items()))
+    return complete and summary.pages_seen > 0
+
+
+def _archive_missing(store: Store, node: NodeSettings, summary: RunSummary) -> None:
+    threshold = node.sync.archive_after_missing_runs
+    for row in fr.count_missing(store, node.id, summary.run_id, threshold):
+        with store.write() as conn:
+            summary.archived += len(archive_page(conn, node.id, row.url))
+            fr.mark_removed(conn, row.id)
+
+
+def due_count(store: Store, node_id: str) -> int:
+    f = t.frontier
+    with store.read() as conn:
+        q = select(func.count()).select_from(f).where(f.c.node_id == node_id, f.c.due.is_(True))
+        return int(conn.execute(q).scalar_one())
+
+
+def _process_due(
+    store: Store,
+    node: NodeSettings,
+    fetcher: Fetcher,
+    owner: str,
+    summary: RunSummary,
+    stop: threading.Event,
+    progress: bool,
+) -> None:
+    bar = _bar(summary.due, node.id) if progress else None
+    workers = max(1, node.politeness.concurrency)
+    try:
+        with ThreadPoolExecutor(workers, thread_name_prefix="page") as pool:
+            while not stop.is_set():
+                rows = fr.claim_due(store, node.id, owner, batch=CLAIM_BATCH, lease=LEASE)
+                if not rows:
+                    break
+                pending: set[Future[PageOutcome]] = set()
+                for row in rows:
+                    pending.add(pool.submit(process_page, store, node, fetcher, row, owner=owner))
+                while pending:
+                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
+                    for fut in done:
+                        summary.add(fut.result())
+                        if bar is not None:
+                            bar.update(1)
+                    if stop.is_set():  # pages not started go back to the frontier
+                        pending = {p for p in pending if not p.cancel()}
+                if stop.is_set():
+                    break
+    finally:
+        fr.release_claims(store, node.id, owner)
+        if bar is not None:
+            bar.close()
+
+
+def _bar(total: int, node_id: str) -> Any:
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=node_id, unit="page", file=sys.stderr, leave=False)
