@@ -3,7 +3,9 @@
 The file is read with a safe loader that also rejects duplicate keys;
 `defaults:` are deep-merged under each node (a node's values win, lists are
 replaced, not joined); `${VAR}` in a string value is replaced from the
-environment, so secrets (database passwords, tokens) never live in the file.
+environment (`${VAR:-fallback}` when unset or empty, `$$` for a literal `$`), so
+secrets (database passwords, tokens) never live in the file: a password
+written into `store_url` itself is refused.
 Every problem, whatever its kind, is collected and raised together as one
 `ConfigError` whose lines read ``FILE: nodes[1].schedule.cron: reason (line N)``.
 """
@@ -56,11 +58,20 @@ Path_ = tuple[str | int, ...]
 
 
 class _Loader(yaml.SafeLoader):
-    """SafeLoader that remembers where each key path starts and refuses duplicate keys."""
+    """PyYAML's safe loader: plain data only, no Python objects, no includes."""
+
+
+TOO_BIG = Problem(
+    (), f"expands to more than {MAX_VALUES} values (through YAML aliases?); refusing to load it"
+)
 
 
 def _compose(text: str) -> tuple[Any, dict[Path_, int], list[Problem]]:
-    """Parse YAML text; return the data, the line of each key path, duplicate-key problems."""
+    """Parse YAML text: the data, the line of each key path, and structural problems.
+
+    Walking the node tree finds duplicate keys (which PyYAML silently lets the
+    last one win) and bounds the size after alias expansion.
+    """
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
@@ -69,8 +80,11 @@ def _compose(text: str) -> tuple[Any, dict[Path_, int], list[Problem]]:
         loader.dispose()
     lines: dict[Path_, int] = {}
     problems: list[Problem] = []
+    seen = [0]
     if node is not None:
-        _walk(node, (), lines, problems, [0])
+        _walk(node, (), lines, problems, seen)
+    if seen[0] > MAX_VALUES:
+        problems.append(TOO_BIG)
     return data, lines, problems
 
 
@@ -96,7 +110,7 @@ def _walk(
 
 
 def _substitute(value: Any, path: Path_, problems: list[Problem], budget: list[int]) -> Any:
-    """Replace ${VAR} in every string value from os.environ ($$ is a literal $)."""
+    """Replace ${VAR} and ${VAR:-fallback} in every string value; $$ is a literal $."""
     budget[0] -= 1
     if budget[0] < 0:
         return value
@@ -106,14 +120,18 @@ def _substitute(value: Any, path: Path_, problems: list[Problem], budget: list[i
         def replace(match: re.Match[str]) -> str:
             if match.group(0) == "$$":
                 return "$"
-            name = match.group(1)
+            name, has_default, default = match.group(1).partition(":-")
             if not ENV_NAME.match(name):
-                missing.append(f"${{{name}}} is not a valid environment variable reference")
+                missing.append(f"${{{match.group(1)}}} is not an environment variable reference")
                 return ""
-            if name not in os.environ:
-                missing.append(f"environment variable {name} is not set")
+            if os.environ.get(name):
+                return os.environ[name]
+            if has_default:
+                return default
+            if name in os.environ:
                 return ""
-            return os.environ[name]
+            missing.append(f"environment variable {name} is not set")
+            return ""
 
         result = ENV_REF.sub(replace, value)
         problems.extend(Problem(path, reason) for reason in missing)
@@ -244,9 +262,11 @@ def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
                 "e.g. postgresql://adapter:${PGPASSWORD}@db.example/adapter",
             )
         )
+    if TOO_BIG in problems:
+        raise problems_error(name, [TOO_BIG], {})
     data = _substitute(dict(data), (), problems, [MAX_VALUES])
-    if any(p.reason.startswith("this key") for p in problems) or len(problems) > 100:
-        raise problems_error(name, problems, lines)
+    if any(p.reason.startswith("this key") for p in problems):
+        raise problems_error(name, problems, lines)  # which value was meant is unknown
     defaults = _check_defaults(data.get("defaults"), problems)
     nodes = _validate_nodes(data.get("nodes"), defaults, problems)
     top = {k: v for k, v in data.items() if k in ("store_url", "log_format", "log_level")}

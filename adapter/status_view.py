@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from adapter.limits import DEFAULT_LIMITS
 from adapter.scheduler import next_fire
 from adapter.settings import NodeSettings
 
@@ -103,7 +104,11 @@ def _settings_lines(node: NodeSettings) -> list[str]:
     delay = "Crawl-delay honoured" if polite.honour_crawl_delay else "Crawl-delay ignored"
     scope = node.scope
     hosts = ", ".join(scope.allowed_hosts) or "those of the start URLs"
-    limits = node.limit_overrides.model_dump(exclude_none=True)
+    limits = {
+        k: v
+        for k, v in node.limit_overrides.model_dump(exclude_none=True).items()
+        if v != getattr(DEFAULT_LIMITS, k)
+    }
     d1 = node.dataone
     access = "; ".join(f"{r.subject} {'+'.join(r.permissions)}" for r in d1.access_policy)
     return [
@@ -113,7 +118,7 @@ def _settings_lines(node: NodeSettings) -> list[str]:
         f"{polite.concurrency} at a time, {delay}",
         f"  scope       {len(scope.include)} include, {len(scope.exclude)} exclude pattern(s); "
         f"hosts: {hosts}",
-        f"  limits      {', '.join(f'{k}={v}' for k, v in limits.items()) or 'defaults'}",
+        f"  limits      {', '.join(f'{k}={v:g}' for k, v in limits.items()) or 'the defaults'}",
         f"  required    {', '.join(node.checks.required) or 'nothing beyond DataONE errors'}",
         f"  dataone     submitter {d1.submitter}; rightsHolder {d1.rights_holder}",
         f"              access {access}; checksum {d1.checksum_algorithm}; "
