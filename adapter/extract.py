@@ -285,12 +285,12 @@ def _looks_binary(body: bytes) -> bool:
 def _route(body: bytes, content_type: str) -> str:
     """'html', 'json' or 'other', from the content type and, where unclear, the bytes."""
     kind = content_type.split(";", 1)[0].strip().lower()
+    if _looks_binary(body):
+        return "other"
     if kind in _JSON_TYPES or kind.endswith("+json"):
         return "json"
     if kind in _HTML_TYPES:
         return "html"
-    if _looks_binary(body):
-        return "other"
     head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
     if head.startswith((b"{", b"[")):
         return "json"
@@ -319,7 +319,8 @@ def extract(
     route = _route(body, content_type)
     kind = content_type.split(";", 1)[0].strip().lower() or "no Content-Type"
     if route == "other":
-        out.findings.append(NOT_HTML.at(url, f"The URL answered with {kind}, not HTML or JSON-LD."))
+        what = f"binary content (served as {kind})" if _looks_binary(body) else kind
+        out.findings.append(NOT_HTML.at(url, f"The URL answered with {what}, not HTML or JSON-LD."))
         return out
     declared = kind in _JSON_TYPES or kind.endswith("+json") or kind in _HTML_TYPES
     if not declared and kind != "no Content-Type":

@@ -124,7 +124,12 @@ def _simplify(value: Any, key: str | None = None) -> Any:
         return value["@value"]
     if key in IRI_PROPERTIES and isinstance(value.get("@id"), str):
         return value["@id"]
-    return {k: (v if k == "@context" else _simplify(v, k)) for k, v in value.items()}
+    blank = str(value.get("@id", "")).startswith("_:") and len(value) > 1
+    return {
+        k: (v if k == "@context" else _simplify(v, k))
+        for k, v in value.items()
+        if not (blank and k == "@id")
+    }
 
 
 def _expand(
@@ -224,19 +229,27 @@ def normalize(
 def _no_dataset_message(seen: list[tuple[int, str]], skipped: int) -> str:
     parts = ["No schema.org Dataset was found in the page's JSON-LD."]
     for index, kind in seen[:5]:
-        if kind.lower().endswith("schema.orgdataset"):
-            parts.append(
-                f"Block {index} has type {kind}: its @vocab lacks the trailing slash; write "
-                '"@vocab": "http://schema.org/".'
-            )
-        elif kind.rsplit("/", 1)[-1].lower() == "dataset":
-            parts.append(
-                f"Block {index} has type {kind}: schema.org types are case-sensitive; "
-                'write "@type": "Dataset".'
-            )
-    others = sorted({k for _, k in seen if not k.lower().endswith("dataset")})
+        hint = _near_miss_hint(kind)
+        if hint:
+            parts.append(f"Block {index} has type {kind}: {hint}")
+    others = sorted({k for _, k in seen if not _near_miss_hint(k)})
     if others:
         parts.append(f"Types found: {', '.join(others[:8])}.")
     if skipped:
         parts.append(f"{skipped} block(s) could not be read (see the findings above).")
     return " ".join(parts)
+
+
+def _near_miss_hint(kind: str) -> str | None:
+    """What is wrong with a type that was probably meant to be schema.org's Dataset."""
+    local = kind.replace("#", "/").rsplit("/", 1)[-1]
+    if kind.lower().endswith("schema.orgdataset"):
+        return 'the @vocab lacks its trailing slash; write "@vocab": "http://schema.org/".'
+    if local.lower() != "dataset":
+        return None
+    if local != "Dataset":
+        return 'schema.org types are case-sensitive; write "@type": "Dataset".'
+    return (
+        "not http://schema.org/Dataset: the block's @context does not map Dataset to "
+        'schema.org; use "@context": "https://schema.org/".'
+    )
