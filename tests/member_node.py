@@ -86,12 +86,15 @@ class Served:
 def serve_app(store: Store, nodes: list[NodeSettings]) -> Iterator[Served]:
     """The app under waitress (threads) on an ephemeral port, stopped afterwards."""
     app = MemberNodeApp(store, [member_node(n) for n in nodes])
-    server = waitress.create_server(app, host="127.0.0.1", port=0, threads=4, ident="adapter")
+    server = waitress.create_server(
+        app, host="127.0.0.1", port=0, threads=4, ident="adapter", asyncore_loop_timeout=0.1
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
         yield Served(server, f"http://127.0.0.1:{server.effective_port}")
     finally:
         server.task_dispatcher.shutdown(timeout=5)  # let in-flight requests finish first
-        server.close()
+        for channel in list(server._map.values()):  # keep-alive clients, then the listener
+            channel.close()
         thread.join(timeout=5)
