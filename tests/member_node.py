@@ -95,6 +95,7 @@ def serve_app(store: Store, nodes: list[NodeSettings]) -> Iterator[Served]:
         yield Served(server, f"http://127.0.0.1:{server.effective_port}")
     finally:
         server.task_dispatcher.shutdown(timeout=5)  # let in-flight requests finish first
-        for channel in list(server._map.values()):  # keep-alive clients, then the listener
-            channel.close()
+        # close every socket (keep-alive clients, listener, trigger) from the loop's own
+        # thread, so its select() never sees a descriptor vanish; the loop then ends
+        server.trigger.pull_trigger(lambda: [c.close() for c in list(server._map.values())])
         thread.join(timeout=5)
