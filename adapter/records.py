@@ -15,6 +15,7 @@ with `doi:`, so a seriesId can never equal a PID.
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -108,9 +109,34 @@ class SeriesState:
     content_key: str
 
 
+MAX_SAFE_INT = 2**53 - 1
+
+
+def _i_json(value: Any) -> Any:
+    """The document in RFC 8785's domain (I-JSON): what a publisher's JSON can hold beyond it
+    (integers past 2**53, NaN/Infinity that lenient parsers accept) becomes what a JSON
+    reader would see: a double, or null when there is no number."""
+    if isinstance(value, dict):
+        return {str(k): _i_json(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_i_json(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        if abs(value) <= MAX_SAFE_INT:
+            return value
+        try:
+            return float(value)
+        except OverflowError:
+            return None
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    return str(value)
+
+
 def canonical_bytes(document: Any) -> bytes:
     """RFC 8785 canonical JSON: the same content always gives the same bytes."""
-    return bytes(rfc8785.dumps(document))
+    return bytes(rfc8785.dumps(_i_json(document)))
 
 
 def pid_for(object_bytes: bytes) -> str:

@@ -1,0 +1,33 @@
+"""Store URLs for tests: a SQLite file in tmp_path, or a fresh schema in the real PostgreSQL.
+
+Each PostgreSQL test gets its own schema (search_path in the URL), so tests
+and helpers running at the same time never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from urllib.parse import quote
+
+import psycopg
+
+
+def sqlite_url(tmp_path: Path, name: str = "store.db") -> str:
+    return f"sqlite:///{tmp_path / name}"
+
+
+@contextmanager
+def postgres_schema(base_url: str) -> Iterator[str]:
+    """A store URL whose tables live in a new schema, dropped afterwards."""
+    schema = "t_" + uuid.uuid4().hex[:12]
+    with psycopg.connect(base_url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    sep = "&" if "?" in base_url else "?"
+    try:
+        yield f"{base_url}{sep}options={quote(f'-csearch_path={schema}')}"
+    finally:
+        with psycopg.connect(base_url, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
