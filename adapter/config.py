@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from adapter.config_errors import Problem, describe_error, problems_error
+from adapter.config_errors import Problem, describe_error, kind_of, problems_error
 from adapter.errors import ConfigError
 from adapter.settings import (
     AdapterConfig,
@@ -249,7 +249,8 @@ def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
         reason = f"not valid YAML: {getattr(exc, 'problem', None) or exc}"
         raise problems_error(name, [Problem((), reason, line)], {}) from None
     if not isinstance(data, Mapping):
-        reason = f"must be a mapping with a 'nodes' list, got {_kind(data)}"
+        got = kind_of(data) if data is not None else "an empty file"
+        reason = f"must be a mapping with a 'nodes' list, got {got}"
         raise problems_error(name, [Problem((), reason)], {})
     for key in data:
         if key not in TOP_KEYS:
@@ -298,10 +299,6 @@ def load_config(path: str | Path) -> AdapterConfig:
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     return parse_config(text, path)
-
-
-def _kind(value: Any) -> str:
-    return "an empty file" if value is None else type(value).__name__
 
 
 def _url_place(url: str) -> str:

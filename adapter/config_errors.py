@@ -39,7 +39,8 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _kind(value: Any) -> str:
+def kind_of(value: Any) -> str:
+    """A value as an operator would name it: 'a list', "'fast'", 'nothing (null)'."""
     if isinstance(value, Mapping):
         return "a mapping"
     if isinstance(value, list | tuple):
@@ -111,7 +112,7 @@ def describe_error(model: type[BaseModel], error: ErrorDetails) -> str:
     template = _SIMPLE.get(kind)
     if template is not None:
         context = {k: _number(v) for k, v in (error.get("ctx") or {}).items()}
-        return template.format(kind=_kind(error.get("input")), **context)
+        return template.format(kind=kind_of(error.get("input")), **context)
     message = str(error["msg"])
     for prefix in ("Value error, ", "Assertion failed, "):
         message = message.removeprefix(prefix)
