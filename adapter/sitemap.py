@@ -30,9 +30,14 @@ from adapter.w3cdate import parse_w3c_datetime
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 RS_NS = "http://www.openarchives.org/rs/terms/"
-GZIP_SLICE = 64 * 1024  # compressed bytes per decoder call: bounds one call's output
+# Compressed bytes per decoder call. deflate expands at most ~1032:1, so one call
+# yields at most ~4.2 MB and our own byte count reaches the cap before the
+# decoder's guard (cap + GZIP_SLACK) trips: the file is read exactly up to the cap.
+GZIP_SLICE = 4 * 1024
+GZIP_SLACK = 8 * 1024 * 1024
+PARSE_BATCH = 1024 * 1024  # decoded bytes handed to the XML parser at a time
 FINDINGS_PER_CODE = 10  # per file; the rest are counted in one closing finding
-_ROOT = re.compile(rb"<(?![?!])([^\s/>]+)")
+_ROOT = re.compile(rb"<(?![?!])([^\s/>]+)[\s/>]")
 _HTTP_PREFIXES = ("https://", "http://")
 
 BAD_XML = FindingType(
@@ -133,10 +138,10 @@ def check_loc(loc: str, max_length: int) -> FindingType | None:
         parts = urlsplit(loc)
     except ValueError:
         return LOC_RELATIVE
+    if parts.scheme and parts.scheme.lower() not in ("http", "https"):
+        return LOC_NOT_HTTP
     if not parts.scheme or not parts.netloc:
         return LOC_RELATIVE
-    if parts.scheme.lower() not in ("http", "https"):
-        return LOC_NOT_HTTP
     return None
 
 
@@ -188,23 +193,34 @@ class SitemapParser:
             data, self._head = self._head, b""
             self._sniffed_gzip = True
             if data.startswith(GZIP_MAGIC):
-                cap = self.limits.max_sitemap_bytes + 1024 * 1024
+                cap = self.limits.max_sitemap_bytes + GZIP_SLACK
                 self._gzip = CappedDecoder("gzip", cap)
         if self._gzip is None:
             self._feed_decoded(data)
             return
+        batch: list[bytes] = []
+        size = 0
         for start in range(0, len(data), GZIP_SLICE):
             try:
                 decoded = self._gzip.feed(data[start : start + GZIP_SLICE])
             except DecompressionLimit:
-                self._stop(TOO_LARGE, f"decompressed sitemap passes {self._cap_text()}")
+                self._feed_decoded(b"".join(batch))
+                if not self.done:
+                    self._stop(TOO_LARGE, f"decompressed sitemap passes {self._cap_text()}")
                 return
             except DecompressionFailed as exc:
-                self._stop(BAD_GZIP, f"broken gzip data: {exc}")
+                self._feed_decoded(b"".join(batch))
+                if not self.done:
+                    self._stop(BAD_GZIP, f"broken gzip data: {exc}")
                 return
-            self._feed_decoded(decoded)
-            if self.done:
-                return
+            batch.append(decoded)
+            size += len(decoded)
+            if size >= PARSE_BATCH:
+                self._feed_decoded(b"".join(batch))
+                batch, size = [], 0
+                if self.done:
+                    return
+        self._feed_decoded(b"".join(batch))
 
     def _feed_decoded(self, data: bytes) -> None:
         cap = self.limits.max_sitemap_bytes
@@ -248,7 +264,7 @@ class SitemapParser:
             return self._unusable("an HTML page", HTML)
         if local not in (b"urlset", b"sitemapindex"):
             name = local.decode("ascii", "replace")
-            return self._unusable(f"a <{name}> document, not a sitemap", UNSUPPORTED)
+            return self._unusable(f"a <{name}> document (not urlset or sitemapindex)", UNSUPPORTED)
         self.kind = local.decode()
         self._xml = etree.XMLPullParser(
             events=("end",),
@@ -272,17 +288,17 @@ class SitemapParser:
                 self._gzip.finish()
             except DecompressionFailed as exc:
                 self._out.append(BAD_GZIP.at(self.url, f"gzip data cut short: {exc}"))
-                self._xml = None  # the XML is cut short too; one finding says why
-                self._text_tail = b""
+                return  # the XML is cut short too; one finding says why
         if self.kind is None:
-            head = self._head
-            self._head = b""
-            if head.strip(b"\xef\xbb\xbf \t\r\n") and not self._sniff():
-                return
-            if self.kind is None:
+            if not self._head.strip(b"\xef\xbb\xbf \t\r\n"):
                 self._out.append(BAD_XML.at(self.url, "the sitemap is empty"))
                 return
-            self._feed_decoded_known(head)
+            if not self._sniff():
+                if not self.done:
+                    self._out.append(BAD_XML.at(self.url, "no XML root element: not a sitemap"))
+                return
+            data, self._head = self._head, b""
+            self._feed_decoded_known(data)
         if self.kind == "text":
             self._text_line(self._text_tail)
             self._text_tail = b""
@@ -448,10 +464,11 @@ class SitemapParser:
 
     def _links(self, loc: str, lns: list[dict[str, str]]) -> Iterator[Link]:
         for attrs in lns:
+            given = dict(attrs)
             href = (attrs.pop("href", "") or "").strip()
             rels = (attrs.pop("rel", "") or "").split()
             if not href or not rels:
-                self._note(BAD_SIGNMAP_LINK, f"<rs:ln> of {loc} lacks href or rel: {attrs}")
+                self._note(BAD_SIGNMAP_LINK, f"<rs:ln> of {loc} lacks href or rel: {given}")
                 continue
             target = urljoin(self.url, href)
             type_ = attrs.pop("type", None)

@@ -1,0 +1,150 @@
+"""`adapter discover URL [--json]`: list the landing pages a repository's sitemaps lead to.
+
+URL is a repository entry URL, a robots.txt or a sitemap (see `adapter.discover`).
+Each landing page is printed as soon as it is parsed, then a summary.
+`--json` prints one JSON object per line:
+
+    {"type": "entry", "loc": ..., "lastmod": ISO-8601 | null, "sitemap": ...,
+     "links": [{"rel", "href", "type", "profile", "extra": {...}}], "attributes": {...}}
+    {"type": "finding", "code", "severity", "message", "url", "where"}
+    {"type": "summary", "entries": N, "sitemaps": N, "seconds": t,
+     "findings": {code: count}, "severities": {severity: count}}
+
+Exit status: 0 when at least one landing page was found, 1 when none was,
+2 for a usage error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+import time
+from collections import Counter
+from typing import Any
+from urllib.parse import urlsplit
+
+import click
+
+from adapter.discover import SITEMAP_READ
+from adapter.discover import discover as discover_pages
+from adapter.fetch import AddressPolicy, Fetcher
+from adapter.findings import Finding
+from adapter.limits import DEFAULT_LIMITS
+from adapter.models import SitemapEntry
+from adapter.politeness import HostPacer
+from adapter.robots import RobotsCache
+
+PROGRESS_EVERY = 1000
+
+
+def entry_dict(entry: SitemapEntry) -> dict[str, Any]:
+    return {
+        "type": "entry",
+        "loc": entry.loc,
+        "lastmod": entry.lastmod.isoformat() if entry.lastmod else None,
+        "sitemap": entry.sitemap,
+        "links": [
+            {
+                "rel": link.rel,
+                "href": link.href,
+                "type": link.type,
+                "profile": link.profile,
+                "extra": dict(link.extra),
+            }
+            for link in entry.links
+        ],
+        "attributes": dict(entry.attributes),
+    }
+
+
+def _entry_text(entry: SitemapEntry) -> str:
+    when = entry.lastmod.isoformat() if entry.lastmod else "-"
+    lines = [f"{entry.loc}  lastmod {when}  sitemap {entry.sitemap}"]
+    for link in entry.links:
+        kind = f" ({link.type})" if link.type else ""
+        lines.append(f"    signmap {link.rel} -> {link.href}{kind}")
+    if entry.attributes:
+        lines.append("    rs:md " + " ".join(f"{k}={v}" for k, v in entry.attributes))
+    return "\n".join(lines)
+
+
+def _finding_text(finding: Finding) -> str:
+    return f"  {finding.severity} {finding.code}: {finding.message} [{finding.url}]"
+
+
+def _patterns(values: tuple[str, ...], option: str) -> list[re.Pattern[str]]:
+    try:
+        return [re.compile(v) for v in values]
+    except re.error as exc:
+        raise click.BadParameter(f"not a regular expression: {exc}", param_hint=option) from exc
+
+
+@click.command("discover")
+@click.argument("url")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
+@click.option("--allow-host", multiple=True, help="Also accept entries on this host (repeatable).")
+@click.option("--include", multiple=True, help="Keep only URLs matching this regex.")
+@click.option("--exclude", multiple=True, help="Drop URLs matching this regex.")
+@click.option("--no-crawl-delay", is_flag=True, help="Do not slow down for robots.txt Crawl-delay.")
+def discover(
+    url: str,
+    as_json: bool,
+    allow_host: tuple[str, ...],
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    no_crawl_delay: bool,
+) -> int:
+    """List the landing pages URL's robots.txt and sitemaps lead to, as they are found."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise click.BadParameter("must be an http(s) URL", param_hint="URL")
+    includes, excludes = _patterns(include, "--include"), _patterns(exclude, "--exclude")
+    policy = AddressPolicy([url, *(h for h in allow_host if "://" in h)])
+    progress = sys.stderr.isatty()
+    counts: Counter[str] = Counter()
+    severities: Counter[str] = Counter()
+    entries = 0
+    started = time.monotonic()
+    with Fetcher(DEFAULT_LIMITS, policy=policy, pacer=HostPacer()) as fetcher:
+        robots = RobotsCache(fetcher, honour_crawl_delay=not no_crawl_delay)
+        fetcher.gate = robots.gate
+        stream = discover_pages(
+            [url],
+            fetcher,
+            robots=robots,
+            allowed_hosts=allow_host,
+            include=includes,
+            exclude=excludes,
+        )
+        for item in stream:
+            if isinstance(item, SitemapEntry):
+                entries += 1
+                line = json.dumps(entry_dict(item)) if as_json else _entry_text(item)
+                if progress and entries % PROGRESS_EVERY == 0:
+                    click.echo(f"\r{entries} landing pages", err=True, nl=False)
+            else:
+                counts[item.code] += 1
+                severities[str(item.severity)] += 1
+                body = {"type": "finding", **item.as_dict()}
+                line = json.dumps(body) if as_json else _finding_text(item)
+            click.echo(line)
+    if progress and entries >= PROGRESS_EVERY:
+        click.echo("", err=True)
+    seconds = round(time.monotonic() - started, 3)
+    sitemaps = counts[SITEMAP_READ.code]
+    if as_json:
+        summary = {
+            "type": "summary",
+            "entries": entries,
+            "sitemaps": sitemaps,
+            "seconds": seconds,
+            "findings": dict(sorted(counts.items())),
+            "severities": dict(sorted(severities.items())),
+        }
+        click.echo(json.dumps(summary))
+    else:
+        click.echo(f"\n{entries} landing pages from {sitemaps} sitemaps in {seconds:.1f} s")
+        for code, n in sorted(counts.items()):
+            click.echo(f"  {n:>6}  {code}")
+    return 0 if entries else 1
