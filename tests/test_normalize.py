@@ -13,14 +13,20 @@ and review the diff (`git diff fixtures/pages`) before committing.
 from __future__ import annotations
 
 import json
+import socket
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pyld import jsonld
 
-from adapter.extract import extract
-from adapter.normalize import normalize
+from adapter.extract import JsonLdBlock, extract
+from adapter.framed import literal, node_id, types, values
+from adapter.jsonld_loader import SCHEMA_ORG_CONTEXT_URLS, RemoteContextRefused, load_document
+from adapter.normalize import NormalizedDataset, normalize
 
 PAGES = Path(__file__).resolve().parent.parent / "fixtures" / "pages"
 CONTENT_TYPES = {".html": "text/html", ".jsonld": "application/ld+json"}
@@ -69,6 +75,171 @@ def test_golden(page: Path) -> None:
 
 def test_there_are_enough_golden_cases() -> None:
     assert len(_cases()) >= 15
+
+
+URL = "https://repo.example/dataset/x"
+
+
+def block(data: Any, index: int = 1) -> JsonLdBlock:
+    return JsonLdBlock(index, data, "json-ld")
+
+
+def run(*data: Any) -> tuple[list[NormalizedDataset], list[str]]:
+    datasets, findings = normalize([block(d, i) for i, d in enumerate(data, 1)], base_url=URL)
+    return datasets, [f.code for f in findings]
+
+
+@pytest.mark.parametrize("url", sorted(SCHEMA_ORG_CONTEXT_URLS))
+def test_every_schema_org_spelling_is_answered_offline_and_tagged_static(url: str) -> None:
+    document = load_document(url)
+    assert document["tag"] == "static"
+    assert document["document"]["@context"]["@vocab"] == "http://schema.org/"
+    datasets, found = run({"@context": url, "@type": "Dataset", "url": "/a"})
+    assert found == []
+    assert datasets[0].framed["url"] == "https://repo.example/a"
+
+
+def test_other_contexts_are_refused_by_the_loader() -> None:
+    with pytest.raises(RemoteContextRefused):
+        load_document("https://w3id.org/ro/crate/1.1/context")
+
+
+def test_the_processed_context_is_cached_by_pyld() -> None:
+    run({"@context": "https://schema.org/", "@type": "Dataset"})
+
+    def refuse(url: str, options: Any = None) -> Any:
+        raise AssertionError(f"loader called for {url}")
+
+    expanded = jsonld.expand(
+        {"@context": "https://schema.org/", "name": "n"}, {"documentLoader": refuse}
+    )
+    assert expanded == [{"http://schema.org/name": [{"@value": "n"}]}]
+
+
+def test_a_remote_context_that_would_never_answer_is_never_contacted() -> None:
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        server.setblocking(False)
+        context = f"http://127.0.0.1:{server.getsockname()[1]}/context.jsonld"
+        datasets, found = run({"@context": context, "@type": "Dataset", "name": "n"})
+        with pytest.raises(BlockingIOError):
+            server.accept()
+    assert datasets == []
+    assert found == ["normalize/remote-context", "normalize/no-dataset"]
+
+
+def test_https_namespace_is_unified_with_an_info_finding() -> None:
+    datasets, found = run(
+        {"@context": {"@vocab": "https://schema.org/"}, "@type": "Dataset", "name": "n"}
+    )
+    assert found == ["normalize/https-namespace"]
+    assert types(datasets[0].framed) == ["Dataset"]
+    assert datasets[0].framed["name"] == "n"
+
+
+def test_full_iri_types_and_type_arrays() -> None:
+    datasets, found = run(
+        {"@context": "http://schema.org/", "@type": ["schema:Dataset", "CreativeWork"]},
+        {"@type": "https://schema.org/Dataset", "@id": "https://doi.org/10.1/z"},
+    )
+    assert found == ["normalize/no-context", "normalize/https-namespace"]
+    assert [d.id for d in datasets] == [None, "https://doi.org/10.1/z"]
+    assert types(datasets[0].framed) == ["Dataset", "CreativeWork"]
+
+
+def test_original_is_the_block_or_the_node_with_its_context() -> None:
+    alone = {"@context": "https://schema.org/", "@type": "Dataset", "@id": "a"}
+    graph = {
+        "@context": "https://schema.org/",
+        "@graph": [{"@type": "Person", "@id": "p"}, {"@type": "Dataset", "@id": "b"}],
+    }
+    datasets, _ = run(alone, graph)
+    assert datasets[0].original is alone
+    assert datasets[0].where == "block 1 $"
+    assert datasets[1].original == {"@context": "https://schema.org/", **graph["@graph"][1]}
+    assert (datasets[1].where, datasets[1].id) == (
+        "block 2 $['@graph'][1]",
+        "https://repo.example/dataset/b",
+    )
+
+
+def test_literal_shapes_in_the_framed_dataset() -> None:
+    datasets, _ = run(
+        {
+            "@context": "https://schema.org/",
+            "@type": "Dataset",
+            "dateModified": {"@value": "2024-01-02", "@type": "Date"},
+            "name": {"@value": "Nom", "@language": "fr"},
+            "sameAs": {"@id": "https://x.example/1"},
+            "distribution": {"@type": "DataDownload", "contentUrl": {"@id": "f.csv"}},
+        }
+    )
+    framed = datasets[0].framed
+    assert framed["dateModified"] == "2024-01-02"
+    assert framed["name"] == {"@value": "Nom", "@language": "fr"}
+    assert literal(framed["name"]) == "Nom"
+    assert framed["sameAs"] == "https://x.example/1"
+    assert framed["distribution"]["contentUrl"] == "https://repo.example/dataset/f.csv"
+    assert "@id" not in framed["distribution"]  # blank-node labels are pruned
+
+
+def test_invalid_json_ld_is_a_finding() -> None:
+    datasets, found = run({"@context": 5, "@type": "Dataset"})
+    assert datasets == []
+    assert found == ["normalize/invalid-jsonld", "normalize/no-dataset"]
+
+
+def test_no_dataset_names_what_was_found_and_the_fix() -> None:
+    _, findings = normalize(
+        [block({"@context": {"@vocab": "http://schema.org"}, "@type": "Dataset"})], base_url=URL
+    )
+    assert "trailing slash" in findings[0].message
+    _, findings = normalize(
+        [block({"@context": "https://schema.org/", "@type": ["dataset", "WebPage"]})], base_url=URL
+    )
+    assert "case-sensitive" in findings[0].message
+    assert "http://schema.org/WebPage" in findings[0].message
+
+
+def test_accessors() -> None:
+    node = {
+        "@type": ["Dataset", "http://example.org/T"],
+        "creator": {"@list": [{"@id": "https://orcid.org/1"}, {"name": "B"}]},
+        "keywords": ["a", {"@value": "b"}],
+        "version": 2,
+    }
+    assert types(node) == ["Dataset", "http://example.org/T"]
+    assert [node_id(v) for v in values(node, "creator")] == ["https://orcid.org/1", None]
+    assert [literal(v) for v in values(node, "keywords")] == ["a", "b"]
+    assert values(node, "missing") == []
+    assert literal(node["version"]) == "2"
+    assert literal({"@id": "x"}) is None
+    assert node_id("https://x.example/") == "https://x.example/"
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.sampled_from(["Dataset", "", "a", "_:b", "#x"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                ["@id", "@type", "@graph", "@value", "@list", "name", "url", "@context"]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_JSON)
+def test_any_json_gives_datasets_or_findings(data: Any) -> None:
+    datasets, findings = normalize([block(data)], base_url=URL)
+    assert all(f.code.startswith("normalize/") for f in findings)
+    assert datasets or "normalize/no-dataset" in {f.code for f in findings}
 
 
 def _regenerate() -> None:
