@@ -64,7 +64,10 @@ def d1_datetime(moment: datetime) -> str:
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}+00:00"
+    return (
+        f"{utc.year:04d}-{utc.month:02d}-{utc.day:02d}T{utc.hour:02d}:{utc.minute:02d}:"
+        f"{utc.second:02d}.{utc.microsecond // 1000:03d}+00:00"
+    )
 
 
 def _serialize(root: etree._Element) -> bytes:
@@ -214,4 +217,6 @@ def _xml_safe(text: str) -> str:
 def _header_safe(text: str) -> str:
     """One line of printable ASCII: header values are latin-1 and must not break lines."""
     flat = " ".join(text.split())
-    return flat.encode("ascii", "backslashreplace").decode("ascii")[:1000]
+    return "".join(
+        c if 0x20 <= ord(c) < 0x7F else c.encode("unicode_escape").decode("ascii") for c in flat
+    )[:1000]
