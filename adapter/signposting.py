@@ -1,17 +1,46 @@
-"""Signposting stage of the pipeline (filled in by the signposting work, issue 3).
+"""Signposting stage of the pipeline.
 
 `collect` reads every typed link for a landing page (HTTP Link headers, HTML
-<link>, linksets, Signmap links) into `report.signposts`; `crosscheck` holds
-them against each Dataset once the Datasets are known.
+<link>, the link sets they point to, Signmap links from the sitemap) into
+`report.signposts`, one `Link` per source (`adapter.signposts.group` folds
+them per statement), and adds link-level findings to `report.findings`.
+`crosscheck` holds them against each Dataset once the Datasets are known and,
+with `follow`, visits the targets.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+from adapter.crosscheck import check_dataset, primary_dataset
+from adapter.errors import FetchError
 from adapter.fetch import Fetcher
+from adapter.findings import Finding, Severity
+from adapter.follow import follow_targets
+from adapter.htmllinks import looks_like_html, parse_html_links
 from adapter.limits import DEFAULT_LIMITS, Limits
+from adapter.linkheader import TOO_MANY, ParsedLinks, parse_link_fields
+from adapter.linkset import (
+    ACCEPT_LINKSET,
+    UNREACHABLE,
+    check_anchors,
+    check_linkset_link,
+    parse_linkset,
+)
+from adapter.linksources import check_sources
 from adapter.models import DatasetReport, Fetched, Link
+from adapter.proposal import proposal_finding
+from adapter.signposts import anchored_at, dedupe
+
+
+def landing_urls(report: DatasetReport) -> list[str]:
+    """Every URL that names the landing page: as given, each redirect, the final one."""
+    urls = [report.url]
+    if report.fetched is not None:
+        urls += [*report.fetched.redirects, report.fetched.final_url]
+    elif report.final_url:
+        urls.append(report.final_url)
+    return list(dict.fromkeys(u for u in urls if u))
 
 
 def collect(
@@ -23,7 +52,64 @@ def collect(
     limits: Limits = DEFAULT_LIMITS,
 ) -> None:
     """Fill `report.signposts` and add link-level findings to `report.findings`."""
-    report.signposts.extend(sitemap_links)
+    page = fetched.final_url
+    pages = list(dict.fromkeys([report.url, *fetched.redirects, page]))
+    fields = fetched.link_headers or (
+        (fetched.headers["link"],) if fetched.headers.get("link") else ()
+    )
+    found = parse_link_fields(fields, page, max_links=limits.max_links)
+    if looks_like_html(fetched.content_type, fetched.body):
+        html = parse_html_links(
+            fetched.body,
+            page,
+            content_type=fetched.content_type,
+            charset=fetched.charset,
+            max_links=max(0, limits.max_links - len(found.links)),
+        )
+        _merge(found, html)
+    found.links.extend(sitemap_links)
+    for link in anchored_at([x for x in found.links if x.rel == "linkset"], pages):
+        found.findings.extend(check_linkset_link(link))
+    _read_linksets(found, fetcher, pages, limits)
+    links = dedupe(found.links)
+    if len(links) > limits.max_links:
+        links = links[: limits.max_links]
+        found.findings.append(
+            TOO_MANY.at(page, f"more than {limits.max_links} links from all sources together")
+        )
+    found.findings.extend(check_sources(anchored_at(links, pages), page))
+    report.signposts.extend(links)
+    report.findings.extend(found.findings)
+
+
+def _merge(into: ParsedLinks, other: ParsedLinks) -> None:
+    into.links.extend(other.links)
+    into.findings.extend(other.findings)
+    into.truncated = into.truncated or other.truncated
+
+
+def _read_linksets(found: ParsedLinks, fetcher: Fetcher, pages: list[str], limits: Limits) -> None:
+    """Fetch each link set the landing page points to (at most `limits.max_follow`)."""
+    targets = list(
+        dict.fromkeys(x.href for x in anchored_at(found.links, pages) if x.rel == "linkset")
+    )
+    for href in targets[: limits.max_follow]:
+        room = limits.max_links - len(found.links)
+        if room <= 0:
+            return
+        try:
+            got = fetcher.get(href, accept=ACCEPT_LINKSET, max_bytes=limits.max_page_bytes)
+        except FetchError as exc:
+            found.findings.append(UNREACHABLE.at(href, f"link set {href}: {exc.message}"))
+            continue
+        if got.status != 200:
+            found.findings.append(
+                UNREACHABLE.at(href, f"link set {href} answered HTTP {got.status}")
+            )
+            continue
+        parsed = parse_linkset(got.body, got.content_type, got.final_url, max_links=room)
+        check_anchors(parsed, got.final_url, pages)
+        _merge(found, parsed)
 
 
 def crosscheck(
@@ -33,4 +119,26 @@ def crosscheck(
     follow: bool = False,
     limits: Limits = DEFAULT_LIMITS,
 ) -> None:
-    """Add findings where the signposts and each Dataset of `report` disagree."""
+    """Add findings where the signposts and the page's Dataset disagree.
+
+    A page's links describe one object, so they are held against one Dataset:
+    the one their cite-as names, else the first (an info finding says which
+    when there are several). Page-level findings go to `report.findings`,
+    findings about the Dataset to that Dataset's findings.
+    """
+    pages = landing_urls(report)
+    dataset, note = primary_dataset(report.datasets, report.signposts, pages)
+    page_findings, dataset_findings = check_dataset(dataset, report.signposts, pages)
+    if note is not None:
+        page_findings.append(note)
+    if follow:
+        page_findings.extend(follow_targets(report.signposts, pages, fetcher, limits=limits))
+    if dataset is not None and _needs_fixing([*page_findings, *dataset_findings]):
+        page_findings.append(proposal_finding(dataset, pages[-1]))
+    report.findings.extend(page_findings)
+    if dataset is not None:
+        dataset.findings.extend(dataset_findings)
+
+
+def _needs_fixing(findings: list[Finding]) -> bool:
+    return any(f.severity is not Severity.INFO for f in findings)

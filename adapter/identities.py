@@ -1,0 +1,86 @@
+"""When two spellings name the same thing: ORCIDs, DOIs, licenses, other IRIs.
+
+Signposting and the Dataset often name the same author, license or object in
+different forms (`http://orcid.org/...` vs `https://orcid.org/...`, an SPDX
+URI vs its `.html` page vs the short id vs the Creative Commons deed URL,
+`doi:` vs `https://doi.org/`). These keys make such spellings compare equal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from adapter.doi import normalize_doi
+from adapter.signposts import url_key
+
+_ORCID = re.compile(r"(?:^|orcid\.org/|orcid:)\s*(\d{4}-\d{4}-\d{4}-\d{3}[\dXx])/?$", re.I)
+_SPDX_URI = re.compile(
+    r"^https?://(?:www\.)?spdx\.org/licenses/([^/?#]+?)(?:\.html|\.json)?/?$", re.I
+)
+_SPDX_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+\-]*$")
+_CC = re.compile(
+    r"^https?://(?:www\.)?creativecommons\.org/(licenses|publicdomain)/([a-z\-]+)/(\d\.\d)", re.I
+)
+_OSI = re.compile(
+    r"^https?://(?:www\.)?opensource\.org/licenses?/([A-Za-z0-9.+\-]+?)(?:\.php)?/?$", re.I
+)
+
+
+def orcid(text: str) -> str | None:
+    """The bare ORCID iD (`0000-0002-1825-0097`) of any spelling of it, else None."""
+    found = _ORCID.search(text.strip())
+    return found.group(1).upper() if found else None
+
+
+def iri_key(iri: str) -> str:
+    """Identifier IRIs: the same under http and https and with or without a trailing slash."""
+    found = orcid(iri)
+    if found:
+        return f"orcid:{found}"
+    doi = normalize_doi(iri)
+    if doi:
+        return f"doi:{doi}"
+    key = url_key(iri)
+    for scheme in ("https://", "http://"):
+        if key.startswith(scheme):
+            key = "//" + key[len(scheme) :]
+    return key.rstrip("/")
+
+
+def license_key(text: str) -> str:
+    """SPDX id for the usual spellings of a license (SPDX URI, .html, short id, CC deed)."""
+    value = text.strip()
+    found = _SPDX_URI.match(value)
+    if found:
+        return "spdx:" + found.group(1).lower()
+    found = _CC.match(value)
+    if found:
+        kind, name, version = found.group(1).lower(), found.group(2).lower(), found.group(3)
+        if kind == "publicdomain":
+            return "spdx:cc0-" + version if name == "zero" else f"cc-pd-{name}-{version}"
+        return f"spdx:cc-{name}-{version}"
+    found = _OSI.match(value)
+    if found:
+        return "spdx:" + found.group(1).lower()
+    if _SPDX_ID.match(value) and "://" not in value:
+        return "spdx:" + value.lower()
+    return iri_key(value)
+
+
+def spdx_uri(text: str) -> str | None:
+    """The canonical SPDX license URI FAIR Signposting asks for, when one is known."""
+    key = license_key(text)
+    if not key.startswith("spdx:"):
+        return None
+    found = _SPDX_URI.match(text.strip())
+    name = found.group(1) if found else None
+    if name is None and _SPDX_ID.match(text.strip()):
+        name = text.strip()
+    if name is None:
+        name = _spdx_case(key[len("spdx:") :])
+    return f"https://spdx.org/licenses/{name}"
+
+
+def _spdx_case(lower: str) -> str:
+    """The usual SPDX spelling of the ids this module maps to (CC-BY-4.0, CC0-1.0, MIT)."""
+    return lower.upper()
