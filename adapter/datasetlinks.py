@@ -18,6 +18,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from adapter.framed import literal, node_id, types, values
+from adapter.identities import orcid
 from adapter.models import DatasetResult
 
 SCHEMA_HTTP = "http://schema.org/"
@@ -129,13 +130,23 @@ def _first_iri(node: Mapping[str, Any], props: tuple[str, ...], base: str | None
 
 
 def _identifier_iris(value: Any, base: str) -> list[str]:
+    """IRIs of an identifier: `@id`, PropertyValue `url`/`value`, a bare ORCID iD made a URL."""
     if isinstance(value, Mapping):
         found = [node_id(value)] if "@id" in value else []
         for prop in ("url", "value"):
             found.extend(_iris(value, prop, None))
-        return [f for f in found if f and ":" in f]
-    text = literal(value)
-    return [text.strip()] if text and ":" in text else []
+    else:
+        found = [literal(value)]
+    out = []
+    for text in found:
+        if not text or not text.strip():
+            continue
+        bare = orcid(text)
+        if bare and ":" not in text:
+            out.append(f"https://orcid.org/{bare}")
+        elif ":" in text:
+            out.append(text.strip())
+    return out
 
 
 def _person(item: Any, where: str, base: str) -> Person | None:
