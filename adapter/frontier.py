@@ -160,7 +160,7 @@ def _upsert_batch(store: Store, node_id: str, run_id: int, batch: dict[str, Site
             old = utc_or_none(row["lastmod"])
             if lastmod is not None and (old is None or lastmod > old):
                 values["due"] = True
-            if row["last_status"] in ENDED:  # back in the sitemaps: look again
+            if row["last_status"] == "removed":  # back in the sitemaps: look again
                 values["due"] = True
             conn.execute(update(f).where(f.c.id == row["id"]).values(**values))
     return fresh

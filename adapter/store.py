@@ -108,8 +108,8 @@ class Store:
     # -- opening ----------------------------------------------------------------
 
     @classmethod
-    def open(cls, url: str, *, create: bool = True) -> Store:
-        """Connect; with `create`, make or upgrade the schema, else insist it is current."""
+    def connect(cls, url: str) -> Store:
+        """An engine for the URL; the schema is not touched (see `open`)."""
         try:
             sa_url = make_url(engine_url(url))
         except ArgumentError as exc:
@@ -125,16 +125,22 @@ class Store:
             engine = create_engine(sa_url, pool_pre_ping=True)
         else:
             raise StoreError(f"{url}: only sqlite:/// and postgresql:// stores are supported")
-        store = cls(engine, url)
+        return cls(engine, url)
+
+    @classmethod
+    def open(cls, url: str, *, create: bool = True) -> Store:
+        """Connect; with `create`, make or upgrade the schema, else insist it is current."""
+        store = cls.connect(url)
         if create:
             store.upgrade()
-        else:
-            version = store.version()
-            if version != t.LATEST:
-                raise StoreError(
-                    f"{url}: schema version {version}, this adapter needs {t.LATEST}; "
-                    "run `adapter db upgrade`"
-                )
+            return store
+        version = store.version()
+        if version != t.LATEST:
+            store.close()
+            found = "no schema" if version is None else f"schema version {version}"
+            raise StoreError(
+                f"{url}: {found}, this adapter needs {t.LATEST}; run `adapter db upgrade`"
+            )
         return store
 
     def close(self) -> None:

@@ -60,6 +60,7 @@ class RunSummary:
     new_objects: int = 0  # new series (metadata copies included)
     new_versions: int = 0  # new PIDs obsoleting the previous head
     archived: int = 0  # heads archived (gone, or missing from the sitemaps)
+    gone: int = 0  # pages that answered 404/410
     not_harvestable: dict[str, int] = field(default_factory=dict)  # error code -> pages
     errors: int = 0  # pages that failed (network, server, the adapter itself)
     error_codes: dict[str, int] = field(default_factory=dict)
@@ -79,6 +80,7 @@ class RunSummary:
         self.new_objects += len(out.created)
         self.new_versions += len(out.versions)
         self.archived += len(out.archived)
+        self.gone += out.status == "gone"
         if out.status == "not-harvestable":
             for code in out.blocking_codes() or ["sync/no-dataset"]:
                 self.not_harvestable[code] = self.not_harvestable.get(code, 0) + 1
@@ -94,7 +96,7 @@ class RunSummary:
             f"  pages seen {self.pages_seen}, due {self.due}, fetched {self.fetched}, "
             f"not modified {self.not_modified}, unchanged {self.unchanged}",
             f"  new objects {self.new_objects}, new versions {self.new_versions}, "
-            f"archived {self.archived}, errors {self.errors}",
+            f"archived {self.archived}, gone {self.gone}, errors {self.errors}",
         ]
         for title, counts in (
             ("not harvestable", self.not_harvestable),

@@ -1,0 +1,220 @@
+"""`adapter sync`, `adapter runs` and `adapter db upgrade`.
+
+`sync` runs with a configuration file (`--config FILE [NODE ...]`) or, for a
+quick try, on one URL (`adapter sync URL --store sqlite:///harvest.db
+--node-id urn:node:EXAMPLE`) with every other value at its default. Ctrl-C
+stops after the pages in flight; the run is then recorded as interrupted.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from adapter.config import load_config, quick_node
+from adapter.errors import ConfigError
+from adapter.settings import AdapterConfig, NodeSettings
+from adapter.store import Store
+
+DEFAULT_STORE = "sqlite:///harvest.db"
+QUICK_NODE_ID = "urn:node:EXAMPLE"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where a command reads and writes: the store, and the configuration if one was given."""
+
+    store_url: str
+    config: AdapterConfig | None
+
+    def node(self, name: str | None, store_node_id: str | None = None) -> NodeSettings:
+        """The node's settings: from the configuration, else defaults for a stored node id."""
+        if self.config is not None and name is not None:
+            try:
+                return self.config.node(name)
+            except KeyError:
+                raise ConfigError(f"no node {name!r} in {self.config.source}") from None
+        node_id = name or store_node_id or QUICK_NODE_ID
+        if self.config is not None:
+            for node in self.config.nodes:
+                if node.id == node_id:
+                    return node
+        return quick_node("https://repo.example/", node_id)
+
+
+def store_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """`--config FILE` and `--store URL`, shared by sync, runs, db and queue."""
+    func = click.option(
+        "--store",
+        "store_url",
+        metavar="URL",
+        help=f"Store URL (sqlite:///file.db or postgresql://...); "
+        f"default: the configuration's store_url, else {DEFAULT_STORE}.",
+    )(func)
+    return click.option(
+        "--config",
+        "config_path",
+        type=click.Path(dir_okay=False),
+        help="Node configuration (YAML).",
+    )(func)
+
+
+def target(config_path: str | None, store_url: str | None) -> Target:
+    config = load_config(config_path) if config_path else None
+    url = store_url or (config.store_url if config else DEFAULT_STORE)
+    return Target(url, config)
+
+
+@contextmanager
+def graceful_stop() -> Iterator[threading.Event]:
+    """First Ctrl-C (or SIGTERM) sets the event; a second one interrupts at once."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        click.echo("Stopping after the pages in flight (again to abort)...", err=True)
+        stop.set()
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+@click.command("sync")
+@click.argument("args", nargs=-1, metavar="[URL | NODE ...]")
+@store_options
+@click.option(
+    "--node-id",
+    default=QUICK_NODE_ID,
+    show_default=True,
+    help="Node id for a quick run on a URL (no --config).",
+)
+@click.option(
+    "--metadata-copy",
+    is_flag=True,
+    help="Quick run: also sync the metadata file named by each Dataset's encoding.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print each run summary as one JSON line.")
+def sync(
+    args: tuple[str, ...],
+    config_path: str | None,
+    store_url: str | None,
+    node_id: str,
+    metadata_copy: bool,
+    as_json: bool,
+) -> None:
+    """Harvest member nodes into the store: discover, then process new and changed pages.
+
+    With --config, ARGS name the nodes to run (all when none). Without it, ARGS is one
+    URL (a repository entry page, robots.txt or sitemap) synced as NODE_ID.
+    """
+    from adapter.sync import run_node
+
+    if config_path:
+        tgt = target(config_path, store_url)
+        assert tgt.config is not None
+        config = tgt.config.model_copy(update={"store_url": tgt.store_url})
+        nodes = [tgt.node(a) for a in args] if args else list(config.nodes)
+    else:
+        if len(args) != 1:
+            raise click.UsageError("give one URL, or --config FILE [NODE ...]")
+        extra = {"dataone": {"sync_metadata_copy": True}} if metadata_copy else {}
+        node = quick_node(args[0], node_id, **extra)
+        config = AdapterConfig(store_url=store_url or DEFAULT_STORE, nodes=(node,))
+        nodes = [node]
+    failed = False
+    with graceful_stop() as stop:
+        for node in nodes:
+            if stop.is_set():
+                break
+            summary = run_node(config, node, stop=stop, progress=sys.stderr.isatty())
+            failed |= summary.status == "failed"
+            if as_json:
+                click.echo(json.dumps(summary.as_dict(), sort_keys=True))
+            else:
+                click.echo("\n".join(summary.lines()))
+    raise SystemExit(1 if failed else 0)
+
+
+@click.command("runs")
+@store_options
+@click.option("--node", "node_id", help="Only this node (id).")
+@click.option("--limit", default=20, show_default=True, help="How many runs, newest first.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object per run.")
+def runs(
+    config_path: str | None, store_url: str | None, node_id: str | None, limit: int, as_json: bool
+) -> None:
+    """The run history: what each sync run saw and did."""
+    tgt = target(config_path, store_url)
+    store = Store.open(tgt.store_url, create=False)
+    history = store.runs(node_id, limit)
+    if as_json:
+        for run in history:
+            click.echo(
+                json.dumps(
+                    {
+                        "id": run.id,
+                        "node_id": run.node_id,
+                        "status": run.status,
+                        "started_at": run.started_at.isoformat(),
+                        "finished_at": run.finished_at.isoformat() if run.finished_at else None,
+                        "summary": run.summary,
+                        "error": run.error,
+                    },
+                    sort_keys=True,
+                )
+            )
+        return
+    if not history:
+        click.echo("No runs yet.")
+        return
+    head = (
+        f"{'run':>5}  {'node':<24} {'started (UTC)':<19} {'status':<11} {'secs':>6} "
+        f"{'seen':>6} {'due':>6} {'fetched':>7} {'new':>5} {'vers':>5} {'arch':>5} {'err':>5}"
+    )
+    click.echo(head)
+    for run in history:
+        s = run.summary
+        click.echo(
+            f"{run.id:>5}  {run.node_id:<24} {run.started_at:%Y-%m-%d %H:%M:%S} "
+            f"{run.status:<11} {s.get('duration_s', 0):>6.1f} {s.get('pages_seen', 0):>6} "
+            f"{s.get('due', 0):>6} {s.get('fetched', 0):>7} {s.get('new_objects', 0):>5} "
+            f"{s.get('new_versions', 0):>5} {s.get('archived', 0):>5} {s.get('errors', 0):>5}"
+        )
+
+
+@click.group("db")
+def db() -> None:
+    """The store's schema."""
+
+
+@db.command("upgrade")
+@store_options
+def upgrade(config_path: str | None, store_url: str | None) -> None:
+    """Create the store's schema or apply the migrations it is missing."""
+    tgt = target(config_path, store_url)
+    store = Store.connect(tgt.store_url)
+    before = store.version()
+    applied = store.upgrade()
+    if not applied:
+        click.echo(f"{tgt.store_url}: schema version {before}, up to date")
+    elif before is None:
+        click.echo(f"{tgt.store_url}: schema created at version {applied[-1]}")
+    else:
+        steps = ", ".join(str(v) for v in applied)
+        click.echo(f"{tgt.store_url}: upgraded from version {before} (applied {steps})")
