@@ -87,6 +87,13 @@ def _patterns(values: tuple[str, ...], option: str) -> list[re.Pattern[str]]:
 @click.option("--include", multiple=True, help="Keep only URLs matching this regex.")
 @click.option("--exclude", multiple=True, help="Drop URLs matching this regex.")
 @click.option("--no-crawl-delay", is_flag=True, help="Do not slow down for robots.txt Crawl-delay.")
+@click.option(
+    "--rate",
+    type=click.FloatRange(min=0.01),
+    default=2.0,
+    show_default=True,
+    help="Requests per second per host.",
+)
 def discover(
     url: str,
     as_json: bool,
@@ -94,6 +101,7 @@ def discover(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     no_crawl_delay: bool,
+    rate: float,
 ) -> int:
     """List the landing pages URL's robots.txt and sitemaps lead to, as they are found."""
     parts = urlsplit(url)
@@ -106,7 +114,7 @@ def discover(
     severities: Counter[str] = Counter()
     entries = 0
     started = time.monotonic()
-    with Fetcher(DEFAULT_LIMITS, policy=policy, pacer=HostPacer()) as fetcher:
+    with Fetcher(DEFAULT_LIMITS, policy=policy, pacer=HostPacer(rate)) as fetcher:
         robots = RobotsCache(fetcher, honour_crawl_delay=not no_crawl_delay)
         fetcher.gate = robots.gate
         stream = discover_pages(
