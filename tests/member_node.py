@@ -25,13 +25,12 @@ NODE_ID = "urn:node:TESTREPO"
 
 
 def node_settings(node_id: str = NODE_ID, **overrides: object) -> NodeSettings:
-    return quick_node(
-        "https://repo.example/sitemap.xml",
-        node_id,
-        schedule={"interval_minutes": 15},
-        dataone={"contact_subject": "http://orcid.org/0000-0002-1825-0097"},
+    values: dict[str, object] = {
+        "schedule": {"interval_minutes": 15},
+        "dataone": {"contact_subject": "http://orcid.org/0000-0002-1825-0097"},
         **overrides,
-    )
+    }
+    return quick_node("https://repo.example/sitemap.xml", node_id, **values)
 
 
 def dataset(doi: str, name: str) -> bytes:
