@@ -32,19 +32,18 @@ from pyld import jsonld
 
 from adapter.extract import JsonLdBlock
 from adapter.findings import Finding, FindingType, Severity
+from adapter.framing import FRAME_CONTEXT, SCHEMA, frame_expanded
 from adapter.jsonld_loader import load_document, refused_url
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.locate import locate_datasets, near_misses
 
-SCHEMA = "http://schema.org/"
 SCHEMA_HTTPS = "https://schema.org/"
-FRAME_CONTEXT: dict[str, Any] = {"@vocab": SCHEMA, "spdx": "http://spdx.org/rdf/terms#"}
+DATASET = SCHEMA + "Dataset"
 IRI_PROPERTIES = ("url", "contentUrl", "sameAs", "embedUrl", "thumbnailUrl")
 OUTPUT_CONTEXT: dict[str, Any] = {
     **FRAME_CONTEXT,
     **{name: {"@type": "@id"} for name in IRI_PROPERTIES},
 }
-_FRAME: dict[str, Any] = {"@context": FRAME_CONTEXT, "@type": "Dataset", "@embed": "@always"}
 
 NO_DATASET = FindingType(
     "normalize/no-dataset",
@@ -173,7 +172,7 @@ def _reason(exc: jsonld.JsonLdError) -> str:
 
 
 def _frame(expanded: list[Any]) -> list[dict[str, Any]]:
-    framed = jsonld.frame(expanded, _FRAME, {"documentLoader": load_document, "omitGraph": False})
+    framed = frame_expanded(expanded)
     graph = framed.get("@graph", [])
     out: list[dict[str, Any]] = []
     for node in graph if isinstance(graph, list) else [graph]:
@@ -206,6 +205,10 @@ def normalize(
         if expanded is None:
             skipped += 1
             continue
+        kinds = near_misses(expanded)
+        if DATASET not in kinds:
+            seen_types.extend((block.index, t) for t in kinds)
+            continue
         try:
             framed = _frame(expanded)
         except Exception as exc:  # as in _expand: a bad block never stops the page
@@ -219,8 +222,6 @@ def normalize(
             iri = node_iri if isinstance(node_iri, str) and not node_iri.startswith("_:") else None
             where = f"block {block.index} {path}"
             datasets.append(NormalizedDataset(iri, node, original, block.index, where))
-        if not framed:
-            seen_types.extend((block.index, t) for t in near_misses(expanded))
     if not datasets:
         findings.append(NO_DATASET.at(base_url, _no_dataset_message(seen_types, skipped)))
     return datasets, findings

@@ -12,6 +12,7 @@ and review the diff (`git diff fixtures/pages`) before committing.
 
 from __future__ import annotations
 
+import copy
 import json
 import socket
 import sys
@@ -25,8 +26,9 @@ from pyld import jsonld
 
 from adapter.extract import JsonLdBlock, extract
 from adapter.framed import literal, node_id, types, values
+from adapter.framing import FAST_PATH, frame_expanded, frame_with_pyld
 from adapter.jsonld_loader import SCHEMA_ORG_CONTEXT_URLS, RemoteContextRefused, load_document
-from adapter.normalize import NormalizedDataset, normalize
+from adapter.normalize import NormalizedDataset, _expand, normalize
 
 PAGES = Path(__file__).resolve().parent.parent / "fixtures" / "pages"
 CONTENT_TYPES = {".html": "text/html", ".jsonld": "application/ld+json"}
@@ -75,6 +77,23 @@ def test_golden(page: Path) -> None:
 
 def test_there_are_enough_golden_cases() -> None:
     assert len(_cases()) >= 15
+
+
+@pytest.mark.parametrize("page", _cases(), ids=lambda p: p.name)
+def test_fast_framing_equals_pyld_frame(page: Path) -> None:
+    """The no-re-expansion path (pyld internals) must give what jsonld.frame gives."""
+    assert FAST_PATH, "pyld changed its internals: adapter.framing falls back to jsonld.frame"
+    url = f"https://repo.example/dataset/{page.stem}"
+    extraction = extract(
+        page.read_bytes(), url=url, content_type=CONTENT_TYPES[page.suffix], charset=None
+    )
+    for one in extraction.blocks:
+        expanded = _expand(one, url, url, [])
+        if expanded is None:
+            continue
+        before = copy.deepcopy(expanded)
+        assert frame_expanded(expanded) == frame_with_pyld(before)
+        assert expanded == before  # the input is not modified
 
 
 URL = "https://repo.example/dataset/x"
