@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from adapter.errors import FetchError, StoreError
@@ -218,6 +218,7 @@ def _commit(
                     out.findings.append(DUPLICATE_DOI.at(row.url, msg))
                 if not (applied.created or applied.versions):
                     out.status = "unchanged" if not applied.foreign else "not-harvestable"
+                    page = replace(page, status=out.status)
             if not finish_page(conn, row, owner, page):
                 raise _ClaimLost(row.url)
     except StoreError as exc:

@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
+import pytest
 
 
 def sqlite_url(tmp_path: Path, name: str = "store.db") -> str:
@@ -31,3 +32,13 @@ def postgres_schema(base_url: str) -> Iterator[str]:
     finally:
         with psycopg.connect(base_url, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh store on each engine; import it into a test module to parametrize over both."""
+    if request.param == "sqlite":
+        yield sqlite_url(tmp_path)
+        return
+    with postgres_schema(request.getfixturevalue("postgres_url")) as url:
+        yield url

@@ -19,19 +19,12 @@ from adapter.ledger import RecordDefaults, apply_candidates, archive_page, next_
 from adapter.models import Link, SitemapEntry
 from adapter.records import dataset_candidate, metadata_candidate
 from adapter.store import Store
-from tests.stores import postgres_schema, sqlite_url
+from tests import stores
+from tests.stores import sqlite_url
 
+store_url = stores.store_url  # the fixture, over SQLite and PostgreSQL
 NODE = "urn:node:TEST"
 DEFAULTS = RecordDefaults(NODE, "MD5", "http://orcid.org/0000-0002-1825-0097", "CN=rh")
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield sqlite_url(tmp_path)
-        return
-    with postgres_schema(request.getfixturevalue("postgres_url")) as url:
-        yield url
 
 
 @pytest.fixture
