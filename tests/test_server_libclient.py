@@ -11,21 +11,28 @@ checksum held against the bytes.
 from __future__ import annotations
 
 import hashlib
+import json
+import shutil
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import d1_client.mnclient_2_0
 import d1_common.types.exceptions
 import pytest
 
+from adapter.config import quick_node
 from adapter.d1params import CHECKSUM_ALGORITHMS
-from adapter.settings import NodeSettings
+from adapter.settings import AdapterConfig, NodeSettings
 from adapter.store import Store
+from adapter.sync import run_node
+from tests import stores
 from tests.d1schemas import validate_types
-from tests.member_node import archive, node_settings, put_dataset, serve_app
+from tests.fixture_server import SITES, start_site, stop
+from tests.member_node import FORMAT, archive, node_settings, put_dataset, serve_app
 
 MS = timedelta(milliseconds=1)
 
@@ -72,21 +79,25 @@ def harvest(
     return out
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def store(request: pytest.FixtureRequest, tmp_path: Any) -> Iterator[Store]:
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'store.db'}"
-    else:
-        url = request.getfixturevalue("postgres_url")
-    opened = Store.open(url)
+store_url = stores.store_url  # a fresh SQLite file, and a fresh PostgreSQL schema
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    opened = Store.open(store_url)
     yield opened
     opened.close()
 
 
 @pytest.fixture
 def node() -> NodeSettings:
-    # a fresh node id per test keeps PostgreSQL runs apart without wiping the database
     return node_settings(f"urn:node:T{uuid.uuid4().hex[:12]}")
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text("utf-8")
+    assert old in text, f"{old!r} not in {path}"
+    path.write_text(text.replace(old, new), "utf-8")
 
 
 def client_for(base: str) -> Any:
@@ -184,3 +195,61 @@ def test_checksum_in_other_algorithms_and_log_through_client(
     validate_types(log.toxml("utf-8"))
     [failure] = store.sync_failures(node.id)
     assert failure.pid == pid and 'detailCode="5000"' in failure.xml
+
+
+def test_real_sync_then_cn_harvests_and_sees_the_next_sync(tmp_path: Path, store_url: str) -> None:
+    """A real sync of a fixture site over HTTP, served and harvested; the site changes
+    (a page edited, a page withdrawn), a second sync runs, the next harvest sees exactly that."""
+    root = tmp_path / "sites" / "sync-change"
+    shutil.copytree(SITES / "sync-change", root)
+    servers = start_site("sync-change", tmp_path / "sites")
+    try:
+        node = quick_node(
+            servers[0].url("/sitemap.xml"),
+            "urn:node:SYNCSERVE",
+            dataone={"sync_metadata_copy": True},
+            politeness={"requests_per_second": 200, "concurrency": 1},
+            sync={"volatile_properties": ["interactionStatistic"]},
+        )
+        config = AdapterConfig(store_url=store_url, nodes=(node,))
+        assert run_node(config, node).status == "ok"
+        store = Store.open(store_url, create=False)
+        with serve_app(store, [node]) as served:
+            client = client_for(f"{served.origin}/{node.short_name}")
+            first = harvest(client, None, datetime.now(UTC) + timedelta(seconds=1), page=3)
+            assert len(first) == store.list_objects(node.id, count=0)[0] == 7
+            formats = {h.sysmeta.formatId for h in first}
+            assert formats == {FORMAT, "http://www.isotc211.org/2005/gmd"}
+            last_harvested = max(h.sysmeta.dateSysMetadataModified for h in first)
+
+            edit(
+                root / "sitemap.xml",
+                "edited</loc><lastmod>2024-01-01",
+                "edited</loc><lastmod>2024-03-01",
+            )
+            edit(root / "dataset/edited.html", "version one", "version two")
+            edit(
+                root / "sitemap.xml",
+                "withdrawn</loc><lastmod>2024-01-01",
+                "withdrawn</loc><lastmod>2024-03-01",
+            )
+            rules = json.loads((root / "_headers.json").read_text())
+            rules["/dataset/withdrawn"] = {"status": 410, "body": "<html><body>Gone</body></html>"}
+            rules["/dataset/edited"]["etag"] = '"edited-v2"'  # else a 304 answers
+            (root / "_headers.json").write_text(json.dumps(rules))
+            summary = run_node(config, node)
+            assert (summary.new_versions, summary.archived) == (1, 1), summary.as_dict()
+
+            second = harvest(client, last_harvested + MS, datetime.now(UTC) + timedelta(seconds=1))
+        store.close()
+    finally:
+        stop(servers)
+    old_edited = next(h.pid for h in first if b"version one" in h.data)
+    withdrawn = next(h.pid for h in first if b"withdrawn" in h.data.lower())
+    changed = {h.pid: h.sysmeta for h in second}
+    [new_version] = [pid for pid in changed if pid not in {h.pid for h in first}]
+    assert set(changed) == {old_edited, withdrawn, new_version}
+    assert changed[old_edited].obsoletedBy.value() == new_version
+    assert changed[new_version].obsoletes.value() == old_edited
+    assert bool(changed[withdrawn].archived)
+    assert next(h.data for h in second if h.pid == new_version).count(b"version two") >= 1
