@@ -121,7 +121,7 @@ def _fetch_page(
     try:
         fetched = fetcher.get(url, accept=ACCEPT_HTML, etag=etag, last_modified=last_modified)
     except FetchError as exc:
-        report.findings.append(fetch_failure(exc, "The landing page"))
+        report.findings.append(fetch_failure(exc, "The landing page", url))
         report.path.append(url)
         return None
     report.final_url = fetched.final_url
@@ -138,13 +138,12 @@ def _fetch_page(
     return fetched
 
 
-def fetch_failure(exc: FetchError, what: str) -> Finding:
-    """A FetchError as the finding its code names, saying which URL failed."""
+def fetch_failure(exc: FetchError, what: str, url: str) -> Finding:
+    """A FetchError fetching `url` as the finding its code names; the message says where."""
     kind = _FETCH_TYPES.get(exc.code)
     severity = kind.severity if kind is not None else Severity.ERROR
-    return Finding(
-        exc.code, severity, f"{what} {exc.url} could not be fetched: {exc.message}", exc.url
-    )
+    at = f" (at {exc.url})" if exc.url != url else ""
+    return Finding(exc.code, severity, f"{what} {url} could not be fetched{at}: {exc.message}", url)
 
 
 def status_finding(fetched: Fetched, what: str) -> Finding | None:
@@ -197,7 +196,7 @@ def _linked_datasets(
         try:
             doc = fetcher.get(href, accept=ACCEPT_JSONLD)
         except FetchError as exc:
-            report.findings.append(fetch_failure(exc, "The linked JSON-LD document"))
+            report.findings.append(fetch_failure(exc, "The linked JSON-LD document", href))
             continue
         report.path.extend([*doc.redirects, doc.final_url])
         problem = status_finding(doc, "The linked JSON-LD document")

@@ -1,0 +1,177 @@
+"""Every finding code of the page stages is triggered by a fixture over real HTTP.
+
+`CASES` says which codes each fixture page must produce; `test_case` runs each
+page through `check_landing_page` against the fixture server and checks it;
+`test_every_code_has_a_fixture` fails as soon as a code is declared in an area
+listed in `COVERED_AREAS` and no case triggers it. Other areas (robots/,
+sitemap/, signposting/, ...) add their prefix here when they add their cases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from adapter.fetch import AddressPolicy, Fetcher
+from adapter.findings import catalogue
+from adapter.limits import DEFAULT_LIMITS
+from adapter.pipeline import CheckOptions, check_landing_page
+from tests.fixture_server import SiteServer
+
+COVERED_AREAS = ("fetch/", "extract/", "normalize/", "dataone/")
+
+
+@dataclass(frozen=True)
+class Case:
+    site: str
+    path: str
+    codes: frozenset[str]
+    harvestable: bool
+    limits: dict[str, Any] = field(default_factory=dict)  # CheckOptions.limits overrides
+    fetch_limits: dict[str, Any] = field(default_factory=dict)  # the fetcher's limits
+    required: frozenset[str] = frozenset()
+
+    def __str__(self) -> str:
+        return f"{self.site}{self.path}"
+
+
+def case(site: str, path: str, *codes: str, ok: bool = False, **kw: Any) -> Case:
+    return Case(site, path, frozenset(codes), ok, **kw)
+
+
+FAST_FAIL = {"read_timeout": 0.5, "total_timeout": 1.5, "max_retries": 1}
+
+CASES = [
+    # fetch: the landing page over HTTP
+    case("page-http", "/dataset/gone", "fetch/gone"),
+    case("page-http", "/dataset/withdrawn", "fetch/gone"),
+    case("page-http", "/dataset/broken", "fetch/http-error"),
+    case("page-http", "/dataset/loop-a", "fetch/redirect-loop"),
+    case("page-http", "/dataset/moved", "fetch/too-many-redirects"),
+    case("page-http", "/dataset/to-metadata-service", "fetch/unsafe-url"),
+    case("page-http", "/dataset/bad-gzip", "fetch/bad-content-encoding"),
+    case("page-http", "/dataset/endless", "fetch/too-large"),
+    case("page-http", "/dataset/hang", "fetch/timeout", fetch_limits=FAST_FAIL),
+    case("page-http", "/dataset/reset", "fetch/connection-failed", fetch_limits=FAST_FAIL),
+    case("page-http", "/dataset/busy", "fetch/host-paused"),
+    case("page-http", "/dataset/slow-down", "fetch/rate-limited", fetch_limits=FAST_FAIL),
+    case("page-http", "/dataset/huge-header", "fetch/headers-too-large"),
+    case("page-http", "/dataset/linked-missing.html", "fetch/gone", "normalize/no-dataset"),
+    # extract: the JSON-LD blocks of the page
+    case("page-extract", "/dataset/no-jsonld.html", "extract/no-jsonld"),
+    case("page-extract", "/dataset/spa.html", "extract/no-jsonld", "extract/js-rendered"),
+    case("page-extract", "/dataset/broken.html", "extract/invalid-json", ok=True),
+    case("page-extract", "/dataset/repaired.html", "extract/repaired-json", ok=True),
+    case("page-extract", "/dataset/empty-block.html", "extract/empty-block", ok=True),
+    case("page-extract", "/dataset/deep.html", "extract/too-deep", ok=True),
+    case(
+        "page-extract",
+        "/dataset/plain.html",
+        "extract/too-many-nodes",
+        limits={"max_json_nodes": 20},
+    ),
+    case(
+        "page-extract",
+        "/dataset/broken.html",
+        "extract/too-many-blocks",
+        limits={"max_jsonld_blocks": 1},
+    ),
+    case(
+        "page-extract",
+        "/dataset/plain.html",
+        "extract/body-too-large",
+        limits={"max_page_bytes": 1000},
+    ),
+    case("page-extract", "/dataset/preview", "extract/not-html"),
+    case("page-extract", "/dataset/record", "extract/not-jsonld"),
+    case("page-extract", "/dataset/as-text", "extract/wrong-content-type", ok=True),
+    case("page-extract", "/dataset/latin1.html", "extract/invalid-encoding", ok=True),
+    case("page-extract", "/dataset/klingon", "extract/unknown-charset", ok=True),
+    case("page-extract", "/dataset/microdata.html", "extract/non-jsonld-markup", ok=True),
+    case(
+        "page-good",
+        "/dataset/linked.html",
+        "extract/linked-jsonld-used",
+        "normalize/https-namespace",
+        ok=True,
+    ),
+    # normalize: JSON-LD to a framed schema.org Dataset
+    case("page-extract", "/dataset/dataset-typo.html", "normalize/no-dataset"),
+    case("page-extract", "/dataset/vocab-no-slash.html", "normalize/no-dataset"),
+    case("page-extract", "/dataset/remote-context.html", "normalize/remote-context", ok=True),
+    case("page-extract", "/dataset/invalid-jsonld.html", "normalize/invalid-jsonld", ok=True),
+    case(
+        "page-extract", "/dataset/no-context.html", "normalize/no-context", "normalize/no-dataset"
+    ),
+    # dataone: what DataONE needs from the Dataset
+    case(
+        "page-bad",
+        "/dataset/doi-null.html",
+        "dataone/identifier-empty",
+        "dataone/date-modified-missing",
+        "dataone/wrong-property",
+        "dataone/distribution-incomplete",
+    ),
+    case(
+        "page-bad",
+        "/dataset/free-text.html",
+        "dataone/identifier-not-doi",
+        "dataone/encoding-incomplete",
+        "dataone/encoding-format-unknown",
+    ),
+    case(
+        "page-bad",
+        "/dataset/no-identifier.html",
+        "dataone/identifier-missing",
+        "dataone/id-missing",
+        "dataone/name-missing",
+        "dataone/description-missing",
+        "dataone/url-missing",
+        "dataone/encoding-missing",
+        "dataone/distribution-missing",
+    ),
+    case("page-bad", "/dataset/sameas-doi.html", "dataone/doi-not-in-identifier", ok=True),
+    case("page-bad", "/dataset/several-dois.html", "dataone/several-dois", ok=True),
+    case(
+        "page-bad",
+        "/dataset/two.html",
+        "dataone/identifier-empty",
+        "dataone/description-missing",
+        ok=True,
+    ),
+    case(
+        "page-bad",
+        "/dataset/free-text.html",
+        "dataone/required-check-failed",
+        required=frozenset({"encoding"}),
+    ),
+]
+
+
+def run(serve_site: Callable[[str], SiteServer], c: Case) -> Any:
+    server = serve_site(c.site)
+    limits = DEFAULT_LIMITS.with_overrides(c.fetch_limits)
+    options = CheckOptions(limits=DEFAULT_LIMITS.with_overrides(c.limits), required=c.required)
+    with Fetcher(limits, policy=AddressPolicy([server.origin]), retry_base_delay=0.01) as fetcher:
+        return check_landing_page(server.url(c.path), fetcher, options)
+
+
+@pytest.mark.parametrize("c", CASES, ids=str)
+def test_case(serve_site: Callable[[str], SiteServer], c: Case) -> None:
+    report = run(serve_site, c)
+    found = {f.code for f in report.all_findings()}
+    assert c.codes <= found, f"missing {sorted(c.codes - found)}; got {sorted(found)}"
+    assert report.harvestable is c.harvestable, sorted(found)
+    for f in report.all_findings():
+        assert f.url.startswith("http://127.0.0.1:"), f  # every finding names its URL
+        assert f.message
+
+
+def test_every_code_has_a_fixture() -> None:
+    declared = {t.code for t in catalogue() if t.code.startswith(COVERED_AREAS)}
+    covered = set().union(*(c.codes for c in CASES))
+    assert not declared - covered, f"codes no fixture triggers: {sorted(declared - covered)}"
+    assert not covered - declared, f"cases expect undeclared codes: {sorted(covered - declared)}"

@@ -1,0 +1,141 @@
+"""check_landing_page end to end over real HTTP: what the sync and check-dataset rely on."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Callable
+
+from adapter.fetch import AddressPolicy, Fetcher
+from adapter.models import DatasetReport, Link
+from adapter.pipeline import CheckOptions, check_landing_page
+from tests.fixture_server import SiteServer
+
+Serve = Callable[[str], SiteServer]
+
+
+def check(
+    server: SiteServer, path: str, options: CheckOptions | None = None, **kw: object
+) -> DatasetReport:
+    with Fetcher(policy=AddressPolicy([server.origin])) as fetcher:
+        return check_landing_page(server.url(path), fetcher, options or CheckOptions(), **kw)  # type: ignore[arg-type]
+
+
+def test_good_page_through_a_redirect(serve_site: Serve) -> None:
+    server = serve_site("page-good")
+    report = check(server, "/dataset/1")
+    assert report.harvestable
+    assert report.status == 200
+    assert report.final_url == server.url("/dataset/1.html")
+    assert report.path == [server.url("/dataset/1"), server.url("/dataset/1.html")]
+    assert report.fetched is not None and report.fetched.body.startswith(b"<!DOCTYPE html>")
+    [ds] = report.datasets
+    assert ds.id == server.url("/dataset/1.html#dataset")
+    assert ds.doi == "10.5066/f7vx0dmq"
+    assert ds.identifiers == ["doi:10.5066/F7VX0DMQ"]
+    assert [(r.content_url, r.encoding_format) for r in ds.encoding] == [
+        (server.url("/meta/1/iso19115.xml"), ("http://www.isotc211.org/2005/gmd",))
+    ]
+    assert [(r.content_url, r.encoding_format) for r in ds.distributions] == [
+        (server.url("/files/1/zooplankton.csv"), ("text/csv",))
+    ]
+    assert ds.framed["name"] == "Zooplankton abundance, Lake Tahoe, 2010-2019"
+    assert ds.original["@context"] == "https://schema.org/"
+    assert not [f for f in report.all_findings() if f.severity == "error"]
+
+
+def test_graph_with_subject_of_and_a_referenced_distribution(serve_site: Serve) -> None:
+    server = serve_site("page-good")
+    report = check(server, "/dataset/graph.html")
+    [ds] = report.datasets
+    assert report.harvestable
+    assert ds.doi == "10.6073/pasta/8a1b2c3d"
+    assert [(r.property, r.content_url) for r in ds.encoding] == [
+        ("subjectOf", server.url("/meta/graph/eml.xml"))
+    ]
+    assert ds.distributions[0].content_url == server.url("/files/graph/fluxes.csv")
+
+
+def test_a_jsonld_landing_url_is_the_document(serve_site: Serve) -> None:
+    server = serve_site("page-good")
+    report = check(server, "/dataset/1.jsonld")
+    assert report.harvestable
+    [ds] = report.datasets
+    assert ds.doi == "10.5061/dryad.hm55b"
+    assert ds.identifiers[1].startswith("urn:uuid:")
+    assert report.path == [server.url("/dataset/1.jsonld")]
+
+
+def test_describedby_jsonld_is_fetched_when_the_page_has_none(serve_site: Serve) -> None:
+    server = serve_site("page-good")
+    report = check(server, "/dataset/linked.html")
+    assert report.harvestable
+    assert report.path[-1] == server.url("/meta/linked.jsonld")
+    assert report.datasets[0].doi == "10.7289/v5sst46042"
+    codes = {f.code for f in report.findings}
+    assert "extract/linked-jsonld-used" in codes
+    assert not codes & {"extract/no-jsonld", "normalize/no-dataset"}
+    assert [r.path for r in server.log if r.method == "GET"] == [
+        "/dataset/linked.html",
+        "/meta/linked.jsonld",
+    ]
+
+
+def test_several_datasets_are_each_checked(serve_site: Serve) -> None:
+    report = check(serve_site("page-bad"), "/dataset/two.html")
+    assert [d.harvestable for d in report.datasets] == [True, False]
+    assert report.harvestable  # one clean Dataset is enough
+    assert report.datasets[0].doi == "10.6073/pasta/trout-temp"
+    bad = {f.code for f in report.datasets[1].findings}
+    assert {"dataone/identifier-empty", "dataone/description-missing"} <= bad
+    assert not report.datasets[0].findings
+
+
+def test_required_checks_block_the_dataset(serve_site: Serve) -> None:
+    server = serve_site("page-bad")
+    assert check(server, "/dataset/sameas-doi.html").harvestable
+    strict = CheckOptions(required=frozenset({"encoding", "dataone/doi-not-in-identifier"}))
+    report = check(server, "/dataset/sameas-doi.html", strict)
+    assert not report.harvestable
+    [failed] = [f for f in report.datasets[0].findings if f.code == "dataone/required-check-failed"]
+    assert "dataone/doi-not-in-identifier" in failed.message
+
+
+def test_not_modified_returns_early(serve_site: Serve) -> None:
+    server = serve_site("page-http")
+    first = check(server, "/dataset/cached")
+    assert first.harvestable and first.fetched is not None
+    etag = first.fetched.etag
+    again = check(server, "/dataset/cached", etag=etag)
+    assert again.not_modified and again.status == 304
+    assert again.datasets == [] and again.findings == []
+    assert server.log[-1].headers.get("if-none-match") == etag
+
+
+def test_gone_is_reported_for_the_sync_to_archive(serve_site: Serve) -> None:
+    server = serve_site("page-http")
+    report = check(server, "/dataset/withdrawn")
+    [finding] = report.findings
+    assert finding.code == "fetch/gone" and "410" in finding.message
+    assert finding.url == server.url("/dataset/withdrawn")
+    assert report.status == 410 and not report.harvestable
+
+
+def test_sitemap_links_join_the_signposts(serve_site: Serve) -> None:
+    server = serve_site("page-good")
+    page = server.url("/dataset/1.html")
+    signmap = Link("https://doi.org/10.5066/F7VX0DMQ", "cite-as", page, "signmap")
+    report = check(server, "/dataset/1.html", sitemap_links=[signmap])
+    assert signmap in report.signposts
+
+
+def test_an_unreachable_page_is_a_finding_not_an_exception() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/dataset/1"
+    with Fetcher(policy=AddressPolicy([url]), retry_base_delay=0.01) as fetcher:
+        report = check_landing_page(url, fetcher)
+    [finding] = report.findings
+    assert finding.code == "fetch/connection-failed"
+    assert url in finding.message
+    assert report.fetched is None and report.path == [url]
