@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -484,3 +487,104 @@ def test_raw_request_uri_wins_over_decoded_path_info(world: World) -> None:
     environ["PATH_INFO"] = f"{base}/meta/doi:10.5555%2Fd1"
     status, _ = call_app(app, environ)
     assert status.startswith("404")
+
+
+# -- adapter serve -----------------------------------------------------------------------
+
+
+def start_serve(*args: str, nodes: int = 1) -> tuple[subprocess.Popen[str], dict[str, str]]:
+    """`adapter serve ... --port 0`; the node -> base URL lines it prints once listening."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "adapter", "serve", "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    bases: dict[str, str] = {}
+    for line in process.stdout:
+        node_id, _, url = line.strip().partition(": ")
+        bases[node_id] = url
+        if len(bases) == nodes:
+            break
+    return process, bases
+
+
+def stop_serve(process: subprocess.Popen[str]) -> int:
+    process.send_signal(signal.SIGTERM)
+    return process.wait(timeout=10)
+
+
+def test_adapter_serve_from_a_store_url(world: World) -> None:
+    process, bases = start_serve("--store", f"sqlite:///{world.path}", "--node-id", world.node.id)
+    try:
+        base = bases[world.node.id]
+        assert base.endswith(f"/{world.node.short_name}/v2")
+        assert requests.get(base + "/monitor/ping", timeout=10).status_code == 200
+        listed = xml(requests.get(base + "/object?count=0", timeout=10))
+        assert listed.total == len(world.records)
+        node = xml(requests.get(base + "/node", timeout=10))
+        assert node.baseURL == base.removesuffix("/v2")
+    finally:
+        assert stop_serve(process) == 0
+
+
+def test_adapter_serve_from_a_configuration_file(world: World, tmp_path: Path) -> None:
+    config = tmp_path / "nodes.yaml"
+    config.write_text(
+        f"""store_url: "sqlite:///{world.path}"
+nodes:
+  - id: {world.node.id}
+    name: Test repository
+    description: A repository of test datasets
+    start:
+      sitemap_urls: ["https://repo.example/sitemap.xml"]
+    schedule:
+      cron: "30 */6 * * *"
+    dataone:
+      submitter: "http://orcid.org/0000-0002-1825-0097"
+      rights_holder: "http://orcid.org/0000-0002-1825-0097"
+      contact_subject: "http://orcid.org/0000-0002-1825-0097"
+  - id: urn:node:SECOND
+    name: Second repository
+    start:
+      sitemap_urls: ["https://second.example/sitemap.xml"]
+    dataone:
+      submitter: "http://orcid.org/0000-0002-1825-0097"
+      rights_holder: "http://orcid.org/0000-0002-1825-0097"
+      contact_subject: "http://orcid.org/0000-0002-1825-0097"
+""",
+        "utf-8",
+    )
+    process, bases = start_serve("--config", str(config), nodes=2)
+    try:
+        node = xml(requests.get(bases[world.node.id] + "/node", timeout=10))
+        assert (node.name, node.description) == ("Test repository", "A repository of test datasets")
+        schedule = node.synchronization.schedule
+        assert (schedule.min, schedule.hour, schedule.wday) == ("30", "0/6", "?")
+        second = xml(requests.get(bases["urn:node:SECOND"] + "/object", timeout=10))
+        assert second.total == 0  # one store, each node sees only its own records
+    finally:
+        assert stop_serve(process) == 0
+
+
+def test_adapter_serve_refuses_a_store_it_would_have_to_create(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "adapter",
+            "serve",
+            "--store",
+            f"sqlite:///{tmp_path / 'no.db'}",
+            "--node-id",
+            "urn:node:X",
+            "--port",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert result.returncode == 2
+    assert "adapter db upgrade" in result.stderr
