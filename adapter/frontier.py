@@ -250,6 +250,11 @@ def release_claims(store: Store, node_id: str, owner: str) -> int:
     return int(result.rowcount)
 
 
+def dead_local_owner(owner: str) -> bool:
+    """True when `owner` (host:pid[:run]) names a process on this host that no longer runs."""
+    return _dead_local(owner, socket.gethostname())
+
+
 def _dead_local(owner: str, host: str) -> bool:
     parts = owner.split(":")
     if len(parts) < 2 or parts[0] != host or not parts[1].isdigit():

@@ -144,6 +144,7 @@ runs = Table(
     Column("started_at", Stamp, nullable=False),
     Column("finished_at", Stamp),
     Column("status", String(20), nullable=False),  # running | ok | failed | interrupted
+    Column("owner", String(200)),  # host:pid of the process running it
     Column("summary", Text),  # RunSummary.as_dict(), JSON
     Column("error", Text),
 )
@@ -178,6 +179,19 @@ MIGRATIONS: list[tuple[int, str, Step]] = [
         lambda conn: metadata.create_all(conn),
     ),
 ]
+
+
+def _add_column(table: str, column: str, ddl_type: str) -> Step:
+    def step(conn: Connection) -> None:
+        if column not in {c["name"] for c in inspect(conn).get_columns(table)}:
+            conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {column} {ddl_type}"))
+
+    return step
+
+
+MIGRATIONS.append(
+    (2, "runs.owner: the process running it", _add_column("runs", "owner", "VARCHAR(200)"))
+)
 LATEST = MIGRATIONS[-1][0]
 
 

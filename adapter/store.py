@@ -11,7 +11,7 @@ naive text, so values read back get UTC attached.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -273,11 +273,11 @@ class Store:
 
     # -- run history -----------------------------------------------------------------
 
-    def start_run(self, node_id: str) -> int:
+    def start_run(self, node_id: str, owner: str | None = None) -> int:
         with self.write() as conn:
             result = conn.execute(
                 t.runs.insert().values(
-                    node_id=node_id, started_at=datetime.now(UTC), status="running"
+                    node_id=node_id, started_at=datetime.now(UTC), status="running", owner=owner
                 )
             )
             return _new_id(result.inserted_primary_key)
@@ -296,6 +296,22 @@ class Store:
                     error=error,
                 )
             )
+
+    def close_dead_runs(self, node_id: str, is_dead: Callable[[str], bool]) -> int:
+        """Runs left "running" by a process that died (killed, crashed) become "interrupted"."""
+        r = t.runs
+        with self.write() as conn:
+            rows = conn.execute(
+                select(r.c.id, r.c.owner).where(r.c.node_id == node_id, r.c.status == "running")
+            ).all()
+            dead = [run_id for run_id, owner in rows if owner and is_dead(owner)]
+            if dead:
+                conn.execute(
+                    update(r)
+                    .where(r.c.id.in_(dead))
+                    .values(status="interrupted", error="the process running it died")
+                )
+        return len(dead)
 
     def runs(self, node_id: str | None = None, limit: int = 20) -> list[RunInfo]:
         """The newest runs first (all nodes when `node_id` is None): for `adapter runs|status`."""

@@ -167,7 +167,8 @@ def run_with_store(
     stop = stop or threading.Event()
     began = time.monotonic()
     summary = RunSummary(node.id, started_at=datetime.now(UTC).isoformat(timespec="seconds"))
-    summary.run_id = store.start_run(node.id)
+    store.close_dead_runs(node.id, fr.dead_local_owner)
+    summary.run_id = store.start_run(node.id, fr.owner_id())
     owner = fr.owner_id(summary.run_id)
     fetcher, robots = _fetcher(node)
     try:

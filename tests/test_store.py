@@ -356,3 +356,22 @@ def test_missing_pages_are_counted_per_complete_run(store: Store) -> None:
     fr.upsert_entries(store, NODE, 5, [entry(1), entry(2)])  # it came back: look again
     due = fr.claim_due(store, NODE, "w", batch=10, lease=timedelta(minutes=1))
     assert [r.url for r in due] == ["https://r/2"] and due[0].missing_runs == 0
+
+
+def test_a_version_1_store_is_upgraded_in_place(store_url: str) -> None:
+    s = Store.open(store_url)
+    with s.write() as conn:  # make it look like a store written by schema version 1
+        conn.execute(text("ALTER TABLE runs DROP COLUMN owner"))
+        conn.execute(t.schema_version.delete())
+        conn.execute(
+            t.schema_version.insert().values(
+                version=1, description="v1", applied_at=datetime.now(UTC)
+            )
+        )
+    with pytest.raises(StoreError, match="schema version 1"):
+        Store.open(store_url, create=False)
+    assert Store.connect(store_url).upgrade() == list(range(2, t.LATEST + 1))
+    again = Store.open(store_url, create=False)
+    with again.read() as conn:
+        assert "owner" in {c["name"] for c in inspect(conn).get_columns("runs")}
+    assert again.start_run(NODE, "host:1") > 0
