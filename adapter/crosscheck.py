@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from adapter.datasetlinks import DatasetLinks, dataset_links
 from adapter.doi import normalize_doi
 from adapter.findings import Finding, FindingType, Severity
-from adapter.identities import iri_key, license_key, orcid, spdx_uri
+from adapter.identities import doi_of, iri_key, license_key, orcid, spdx_uri
 from adapter.models import DatasetResult, Link
 from adapter.resourcecheck import DESCRIBEDBY, ITEM, check_links, compare
 from adapter.signposts import (
@@ -149,7 +149,7 @@ def primary_dataset(
 
 
 def _names(d: DatasetResult, href: str) -> bool:
-    doi = normalize_doi(href)
+    doi = doi_of(href)
     return bool((doi and doi == d.doi) or same_url(href, d.id))
 
 
@@ -217,7 +217,7 @@ def _sources(links: Sequence[Link], rel: str, href: str) -> str:
 def _cite_as(links: Sequence[Link], facts: DatasetLinks, page: str) -> list[Finding]:
     out = []
     for href in _hrefs(links, "cite-as"):
-        doi = normalize_doi(href)
+        doi = doi_of(href)
         if doi and not href.startswith("https://doi.org/"):
             out.append(
                 CITE_AS_FORM.at(
@@ -239,7 +239,7 @@ def _cite_as(links: Sequence[Link], facts: DatasetLinks, page: str) -> list[Find
                 )
             )
         id_doi = normalize_doi(facts.id) if facts.id else None
-        if facts.id and id_doi and id_doi != doi:
+        if facts.id and id_doi and id_doi != doi and id_doi != facts.doi:
             out.append(
                 CITE_AS_MISMATCH.at(
                     page, f"cite-as {href} is not the Dataset's @id {facts.id}", "$['@id']"

@@ -9,6 +9,7 @@ URI vs its `.html` page vs the short id vs the Creative Commons deed URL,
 from __future__ import annotations
 
 import re
+from urllib.parse import unquote
 
 from adapter.doi import normalize_doi
 from adapter.signposts import url_key
@@ -17,6 +18,7 @@ _ORCID = re.compile(r"(?:^|orcid\.org/|orcid:)\s*(\d{4}-\d{4}-\d{4}-\d{3}[\dXx])
 _SPDX_URI = re.compile(
     r"^https?://(?:www\.)?spdx\.org/licenses/([^/?#]+?)(?:\.html|\.json)?/?$", re.I
 )
+_DOI_PATH = re.compile(r"^https?://[^/]+/(?:doi[:/])?(10\.\d+(?:\.\d+)*/\S+)$", re.I)
 _SPDX_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+\-]*$")
 _CC = re.compile(
     r"^https?://(?:www\.)?creativecommons\.org/(licenses|publicdomain)/([a-z\-]+)/(\d\.\d)", re.I
@@ -32,12 +34,25 @@ def orcid(text: str) -> str | None:
     return found.group(1).upper() if found else None
 
 
+def doi_of(text: str) -> str | None:
+    """The DOI a cite-as target names: any DOI spelling, or a resolver URL whose path is one.
+
+    Besides doi.org, DOIs resolve through other proxies (`https://hdl.handle.net/10.x/y`,
+    `https://identifiers.org/doi:10.x/y`), so the path of any http(s) URL counts.
+    """
+    found = normalize_doi(text)
+    if found:
+        return found
+    found_path = _DOI_PATH.match(text.strip())
+    return normalize_doi(unquote(found_path.group(1))) if found_path else None
+
+
 def iri_key(iri: str) -> str:
     """Identifier IRIs: the same under http and https and with or without a trailing slash."""
     found = orcid(iri)
     if found:
         return f"orcid:{found}"
-    doi = normalize_doi(iri)
+    doi = doi_of(iri)
     if doi:
         return f"doi:{doi}"
     key = url_key(iri)
