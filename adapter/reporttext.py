@@ -103,7 +103,7 @@ def _findings_lines(report: DatasetReport) -> list[str]:
         items.sort(key=lambda tf: _SEVERITY_ORDER[tf[1].severity])
         for tag, f in items:
             out.append(f"    {f.severity.upper():<8} {f.code}")
-            out.append(f"             {f.message}")
+            out.append("             " + f.message.replace("\n", "\n             "))
             where = ", ".join(x for x in (tag, f"at {f.where}" if f.where else "") if x)
             if where:
                 out.append(f"             ({where})")
@@ -119,16 +119,9 @@ def _reached(report: DatasetReport) -> set[str]:
 
 
 def _signpost_lines(report: DatasetReport) -> list[str]:
-    if not report.signposts:
-        return ["Signposts: none"]
-    rows = [("rel", "href", "type", "profile", "source")]
-    rows += [(s.rel, s.href, s.type or "-", s.profile or "-", s.source) for s in report.signposts]
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
-    out = ["Signposts"]
-    for row in rows:
-        cells = [row[i].ljust(widths[i]) for i in range(4)]
-        out.append("  " + "  ".join([*cells, row[4]]))
-    return out
+    from adapter.signposttable import signpost_lines  # the signposting area owns the table
+
+    return signpost_lines(report)
 
 
 def _plural(n: int, word: str) -> str:
