@@ -90,7 +90,7 @@ def non_public_reason(address: str) -> str | None:
         reason = non_public_reason(str(inner))
         return f"embeds {inner}, which {reason}" if reason else None
     if ip in CLOUD_METADATA:
-        return f"is a cloud metadata address ({ip})"
+        return "is a cloud metadata address"
     kinds = (
         ("is_unspecified", "an unspecified"),
         ("is_loopback", "a loopback"),
@@ -103,7 +103,7 @@ def non_public_reason(address: str) -> str | None:
         if getattr(ip, attribute):
             return f"is {name} address"
     if not ip.is_global:
-        return f"is not a public address ({ip})"
+        return "is not a public address"
     return None
 
 

@@ -101,7 +101,14 @@ def read_body(
             wire += len(data)
             if decoder is not None:
                 if wire > cap + WIRE_SLACK:
-                    raise DecompressionLimit("compressed body passes the cap")
+                    if truncate:
+                        return b"".join(chunks), True
+                    raise FetchError(
+                        TOO_LARGE.code,
+                        url,
+                        f"{encoding} body passes {limit_name(limits, cap)} on the wire, "
+                        f"having decoded to {size} bytes",
+                    )
                 data = decoder.feed(data)
             size += len(data)
             if size > cap:

@@ -268,12 +268,12 @@ class Fetcher:
                     raise FetchError(HOST_PAUSED.code, url, f"host {key} paused: {reason}")
                 wait = asked if asked is not None else backoff_delay(self.retry_base_delay, attempt)
             if time.monotonic() + wait > ex.deadline:
-                code = RATE_LIMITED.code if what.startswith("HTTP") else TIMEOUT.code
+                code = RATE_LIMITED.code if what.startswith("HTTP") else CONNECTION.code
                 raise FetchError(
                     code,
                     url,
-                    f"{what}; waiting {wait:.1f} s more would pass total_timeout "
-                    f"({self.limits.total_timeout:.0f} s)",
+                    f"{what}; {attempt} retries, and waiting {wait:.1f} s more would pass "
+                    f"total_timeout ({self.limits.total_timeout:g} s)",
                 )
             time.sleep(wait)
             attempt += 1
