@@ -25,7 +25,7 @@ from adapter.d1params import (
     parse_query,
 )
 from adapter.d1syncfailed import synchronization_failed
-from adapter.d1xml import checksum_xml, log_xml, node_xml, object_list_xml
+from adapter.d1xml import checksum_xml, log_xml, node_xml, object_list_xml, sysmeta_v1
 from adapter.models import SyncRecord
 from adapter.server import Call, Handler, Response
 
@@ -95,7 +95,8 @@ def describe(call: Call) -> Response:
 
 
 def get_system_metadata(call: Call) -> Response:
-    return Response(200, call.node.sysmeta(_record(call, with_bytes=False)))
+    document = call.node.sysmeta(_record(call, with_bytes=False))
+    return Response(200, document if call.api == "v2" else sysmeta_v1(document))
 
 
 def get_checksum(call: Call) -> Response:
@@ -122,7 +123,7 @@ def get_log_records(call: Call) -> Response:
     checked_identifier(q.get("idFilter") or q.get("pidFilter"), "idFilter", method)
     start = parse_count(q.get("start"), "start", method, 0, MAX_START)
     parse_count(q.get("count"), "count", method, DEFAULT_COUNT, MAX_COUNT)
-    return Response(200, log_xml([], start, 0))
+    return Response(200, log_xml([], start, 0, call.api))
 
 
 def _record(call: Call, *, with_bytes: bool, sid: bool = True) -> SyncRecord:

@@ -148,12 +148,13 @@ def checksum_xml(algorithm: str, value: str) -> bytes:
     return _serialize(root)
 
 
-def log_xml(entries: Iterable[LogEntry], start: int, total: int) -> bytes:
-    """A v2 Log slice; an empty one (`count="0"`) is valid."""
+def log_xml(entries: Iterable[LogEntry], start: int, total: int, api: str = "v2") -> bytes:
+    """A Log slice (v2, or v1 for the v1 API); an empty one (`count="0"`) is valid."""
     items = list(entries)
+    ns = NS_V2 if api == "v2" else NS_V1
     root = etree.Element(
-        f"{{{NS_V2}}}log",
-        nsmap={"d1": NS_V2},
+        f"{{{ns}}}log",
+        nsmap={"d1": ns},
         count=str(len(items)),
         start=str(start),
         total=str(total),
@@ -168,6 +169,24 @@ def log_xml(entries: Iterable[LogEntry], start: int, total: int) -> bytes:
         _child(element, "event", entry.event)
         _child(element, "dateLogged", d1_datetime(entry.date_logged))
         _child(element, "nodeIdentifier", entry.node_id)
+    return _serialize(root)
+
+
+V2_ONLY_SYSMETA = ("seriesId", "mediaType", "fileName")
+_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, remove_blank_text=True)
+
+
+def sysmeta_v1(document: bytes) -> bytes:
+    """v2 system metadata as the v1 type: v1 namespace, without the v2-only trailing fields.
+
+    v2 `SystemMetadata` extends v1 by appending seriesId, mediaType and fileName,
+    so dropping them leaves a valid v1 document (v1 clients and GMN's v1 API).
+    """
+    source = etree.fromstring(document, parser=_PARSER)
+    root = etree.Element(f"{{{NS_V1}}}systemMetadata", nsmap={"d1": NS_V1})
+    for child in source:
+        if isinstance(child.tag, str) and child.tag not in V2_ONLY_SYSMETA:
+            root.append(child)
     return _serialize(root)
 
 

@@ -588,3 +588,15 @@ def test_adapter_serve_refuses_a_store_it_would_have_to_create(tmp_path: Path) -
     )
     assert result.returncode == 2
     assert "adapter db upgrade" in result.stderr
+
+
+def test_v1_documents_are_v1_types(world: World) -> None:
+    v1 = world.served.base(world.node, "v1")
+    for record in world.records:
+        meta = requests.get(f"{v1}/meta/{record.pid}", timeout=10)
+        assert b'xmlns:d1="http://ns.dataone.org/service/types/v1"' in meta.content
+        assert b"seriesId" not in meta.content
+        assert xml(meta).identifier.value() == record.pid
+    log = requests.get(f"{v1}/log", timeout=10)
+    assert b"http://ns.dataone.org/service/types/v1" in log.content
+    assert xml(log).total == 0

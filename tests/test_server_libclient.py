@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import d1_client.mnclient
 import d1_client.mnclient_2_0
 import d1_common.types.exceptions
 import pytest
@@ -253,3 +254,27 @@ def test_real_sync_then_cn_harvests_and_sees_the_next_sync(tmp_path: Path, store
     assert changed[new_version].obsoletes.value() == old_edited
     assert bool(changed[withdrawn].archived)
     assert next(h.data for h in second if h.pid == new_version).count(b"version two") >= 1
+
+
+def test_v1_api_through_the_v1_client(store: Store, node: NodeSettings) -> None:
+    """v1 answers with v1 types (v1 clients and CN v1 code paths); PIDs only, no SIDs."""
+    first = put_dataset(store, node, "10.5555/v1", "one").created[0]
+    head = put_dataset(store, node, "10.5555/v1", "two").versions[0]
+    with serve_app(store, [node]) as served:
+        client = d1_client.mnclient.MemberNodeClient(
+            f"{served.origin}/{node.short_name}", timeout_sec=10
+        )
+        assert client.ping() is True
+        capabilities = client.getCapabilities()
+        listed = client.listObjects(start=0, count=10)
+        sysmeta = client.getSystemMetadata(first)
+        log = client.getLogRecords(start=0, count=10)
+        data = client.get(head).content
+        with pytest.raises(d1_common.types.exceptions.NotFound):
+            client.getSystemMetadata("doi:10.5555/v1")
+    assert capabilities.identifier.value() == node.id
+    assert [i.identifier.value() for i in listed.objectInfo] == [head, first]
+    assert sysmeta.obsoletedBy.value() == head
+    assert "v1" in type(sysmeta).__module__ and not hasattr(sysmeta, "seriesId")
+    assert log.total == 0
+    assert hashlib.sha256(data).hexdigest() == head.removeprefix("sha256:")
