@@ -163,6 +163,7 @@ class SitemapParser:
         self._tags: dict[str, str] = {}  # full tag -> local name
         self._counts: dict[str, int] = {}
         self._out: list[SitemapItem] = []
+        self._max_url = limits.max_url_length
 
     # -- public -------------------------------------------------------------
 
@@ -268,6 +269,7 @@ class SitemapParser:
         self.kind = local.decode()
         self._xml = etree.XMLPullParser(
             events=("end",),
+            tag=("{*}url", "{*}sitemap"),  # only entries raise events: fewer Python calls
             resolve_entities=False,
             no_network=True,
             load_dtd=False,
@@ -366,25 +368,24 @@ class SitemapParser:
         if parser is None:
             return
         tags = self._tags
-        for _event, elem in parser.read_events():
+        for _event, elem in parser.read_events():  # only <url> and <sitemap> elements
+            parent = elem.getparent()
+            if parent is None or parent.getparent() is not None:
+                continue  # the root, or a nested element that happens to share the name
             tag = elem.tag
-            local = tags.get(tag) if isinstance(tag, str) else "-"
-            if local is None:
-                local = self._learn_tag(tag)
+            local = tags.get(tag) or self._learn_tag(tag)
             if local == "url" or local == "sitemap":
                 self._element(elem, local)
-                elem.clear()
-                parent = elem.getparent()
-                if parent is not None:
-                    while elem.getprevious() is not None:
-                        del parent[0]
-                if self.done:
-                    return
+            elem.clear()
+            while elem.getprevious() is not None:
+                del parent[0]  # read entries leave the tree: memory stays flat
+            if self.done:
+                return
 
     def _learn_tag(self, tag: str) -> str:
         ns, _, local = tag[1:].rpartition("}") if tag.startswith("{") else ("", "", tag)
-        if local in ("urlset", "sitemapindex") and ns != SITEMAP_NS:
-            self._note(WRONG_NAMESPACE, f"root namespace is {ns or '(none)'!r}, not {SITEMAP_NS}")
+        if local in ("url", "sitemap") and ns != SITEMAP_NS:
+            self._note(WRONG_NAMESPACE, f"<{local}> namespace is {ns or '(none)'!r}")
         if ns == RS_NS:
             local = "rs:" + local
         self._tags[tag] = local
@@ -399,9 +400,11 @@ class SitemapParser:
         tags = self._tags
         for child in elem:
             tag = child.tag
-            if not isinstance(tag, str):
-                continue
-            name = tags.get(tag) or self._learn_tag(tag)
+            name = tags.get(tag)
+            if name is None:
+                if not isinstance(tag, str):
+                    continue  # comments, processing instructions, entity references
+                name = self._learn_tag(tag)
             if name == "loc":
                 loc = (child.text or "").strip()
             elif name == "lastmod":
@@ -456,10 +459,15 @@ class SitemapParser:
         lns: list[dict[str, str]] | tuple[()],
         md: tuple[tuple[str, str], ...],
     ) -> None:
-        if not self._valid_loc(loc) or not self._counted():
+        fast = len(loc) <= self._max_url and loc.startswith(_HTTP_PREFIXES) and " " not in loc
+        if not (fast or self._valid_loc(loc)) or not self._counted():
             return
         links = tuple(self._links(loc, lns)) if lns else ()
-        when = self._lastmod(lastmod, loc) if lastmod else None
+        when = None
+        if lastmod:
+            when = parse_w3c_datetime(lastmod)
+            if when is None:
+                self._lastmod(lastmod, loc)  # says why
         self._out.append(SitemapEntry(loc, self.url, when, links, md))
 
     def _links(self, loc: str, lns: list[dict[str, str]]) -> Iterator[Link]:
@@ -470,7 +478,7 @@ class SitemapParser:
             if not href or not rels:
                 self._note(BAD_SIGNMAP_LINK, f"<rs:ln> of {loc} lacks href or rel: {given}")
                 continue
-            target = urljoin(self.url, href)
+            target = href if href.startswith(_HTTP_PREFIXES) else urljoin(self.url, href)
             type_ = attrs.pop("type", None)
             profile = attrs.pop("profile", None)
             extra = tuple(sorted((str(k), str(v)) for k, v in attrs.items()))
