@@ -106,6 +106,7 @@ CASES = [
     case(
         "page-extract", "/dataset/no-context.html", "normalize/no-context", "normalize/no-dataset"
     ),
+    case("page-extract", "/dataset/fan-out.html", "normalize/embedding-too-large", ok=True),
     # dataone: what DataONE needs from the Dataset
     case(
         "page-bad",
