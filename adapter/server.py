@@ -5,11 +5,15 @@ DataONE's own slender-node host. The application only reads the store; the one
 thing it writes is a synchronization failure the coordinating node reports.
 Routing works on the *raw* request target (waitress's `REQUEST_URI`), because
 PATH_INFO has `%2F` already turned into `/` and a PID may contain both.
+Query parameters the API does not define are ignored (clients add their own,
+e.g. d1_client's `nodeId`); every defined one is validated. Each request is
+logged at INFO (`adapter -v serve`) with its status, size and time.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -124,10 +128,20 @@ class MemberNodeApp:
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         verb = str(environ.get("REQUEST_METHOD", "GET")).upper()
+        began = time.perf_counter()
         try:
             response = self.dispatch(self.route(environ, verb), verb)
         except D1Error as error:
             response = error_response(error, verb == "HEAD")
+        log.info(
+            "%s %s %s %d %d %.1fms",
+            environ.get("REMOTE_ADDR", "-"),
+            verb,
+            str(environ.get("REQUEST_URI") or environ.get("PATH_INFO", ""))[:300],
+            response.status,
+            len(response.body),
+            (time.perf_counter() - began) * 1000,
+        )
         return _send(response, start_response, head=verb == "HEAD")
 
     def route(self, environ: dict[str, Any], verb: str) -> Call:

@@ -21,6 +21,7 @@ from wsgiref.util import setup_testing_defaults
 import pytest
 import requests
 from lxml import etree
+from sqlalchemy import create_engine
 
 import adapter.d1read
 from adapter.models import SyncRecord
@@ -600,3 +601,20 @@ def test_v1_documents_are_v1_types(world: World) -> None:
     log = requests.get(f"{v1}/log", timeout=10)
     assert b"http://ns.dataone.org/service/types/v1" in log.content
     assert xml(log).total == 0
+
+
+def test_a_store_that_cannot_be_read_is_a_service_failure(tmp_path: Path) -> None:
+    """A database without the adapter's tables (or one gone away) answers ServiceFailure
+    with each method's code, and ping says the node is down."""
+    broken = Store(create_engine(f"sqlite:///{tmp_path / 'empty.db'}"), "sqlite:///empty.db")
+    node = node_settings()
+    with serve_app(broken, [node]) as served:
+        base = served.base(node)
+        error(requests.get(base + "/monitor/ping", timeout=10), 500, "ServiceFailure", "2042")
+        error(requests.get(base + "/object", timeout=10), 500, "ServiceFailure", "1580")
+        error(requests.get(base + "/meta/x", timeout=10), 500, "ServiceFailure", "1090")
+        root = error(requests.get(base + "/object/x", timeout=10), 500, "ServiceFailure", "1030")
+        assert "empty.db" not in etree.tostring(root).decode()  # no internals leak
+        response = requests.post(base + "/error", data=b"x", timeout=10)
+        assert response.status_code == 200  # like GMN, whatever happens
+        xml(requests.get(base + "/node", timeout=10))  # needs no store
