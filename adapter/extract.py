@@ -24,6 +24,7 @@ from adapter.jsonrepair import JsonFailure, parse_lenient
 from adapter.jsshell import shell_signs
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.markup import read_markup
+from adapter.sniff import HTML_TYPES, JSON_TYPES, is_jsonld, looks_binary, mentions_dataset, route
 
 NO_JSONLD = FindingType(
     "extract/no-jsonld",
@@ -113,8 +114,6 @@ NON_JSONLD_MARKUP = FindingType(
     'most harvesters expect JSON-LD in a <script type="application/ld+json"> block.',
 )
 
-_HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", "application/xml", "text/xml"})
-_JSON_TYPES = frozenset({"application/ld+json", "application/json", "text/json"})
 _SCRIPTS = etree.XPath(
     "descendant-or-self::script[starts-with(translate(normalize-space(@type),"
     " 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'), 'application/ld+json')]"
@@ -138,23 +137,6 @@ class Extraction:
     base_url: str | None = None  # the page's <base href>, resolved; use it as the JSON-LD base
     encoding: str | None = None  # the character encoding the body was read with
     skipped: list[str] = field(default_factory=list)  # blocks not used, e.g. "block 2: invalid"
-
-
-def _mentions_dataset(data: Any, limit: int = 10_000) -> bool:
-    """Cheap, iterative: any `@type` whose last segment reads like 'dataset'."""
-    stack, seen = [data], 0
-    while stack and seen < limit:
-        value = stack.pop()
-        seen += 1
-        if isinstance(value, dict):
-            kinds = value.get("@type", value.get("type"))
-            for kind in kinds if isinstance(kinds, list) else [kinds]:
-                if isinstance(kind, str) and kind.lower().endswith("dataset"):
-                    return True
-            stack.extend(value.values())
-        elif isinstance(value, list):
-            stack.extend(value)
-    return False
 
 
 def _failure_finding(failure: JsonFailure, url: str, where: str, origin: str) -> Finding:
@@ -202,18 +184,13 @@ def _extract_document(text: str, url: str, limits: Limits, out: Extraction) -> N
         )
         return
     data = parsed.data
-    if isinstance(data, dict | list) and _is_jsonld(data):
+    if isinstance(data, dict | list) and is_jsonld(data):
         if parsed.repairs:
             message = f"The JSON-LD document needed repairs: {'; '.join(parsed.repairs)}."
             out.findings.append(REPAIRED_JSON.at(url, message, "document"))
         out.blocks.append(JsonLdBlock(1, data, "document", parsed.repairs))
     else:
         out.findings.append(NOT_JSONLD.at(url))
-
-
-def _is_jsonld(data: dict[str, Any] | list[Any]) -> bool:
-    items = data if isinstance(data, list) else [data]
-    return any(isinstance(i, dict) and ("@context" in i or "@type" in i) for i in items)
 
 
 def _base_href(tree: HtmlElement, url: str) -> str:
@@ -241,7 +218,7 @@ def _extract_html(html: bytes, url: str, limits: Limits, out: Extraction) -> Non
     for index, script in enumerate(scripts[: limits.max_jsonld_blocks], start=1):
         text = script.text or ""
         _read_block(text, index, "json-ld", url, limits, out, script.sourceline)
-    if any(_mentions_dataset(b.data) for b in out.blocks):
+    if any(mentions_dataset(b.data) for b in out.blocks):
         return
     _add_markup(html, url, len(scripts), out)
     if scripts or out.blocks:
@@ -269,34 +246,12 @@ def _add_markup(html: bytes, url: str, scripts: int, out: Extraction) -> None:
         index += 1
         out.blocks.append(JsonLdBlock(index, rdfa, "rdfa"))
     used = [name for name, found in (("microdata", microdata), ("RDFa", rdfa)) if found]
-    if used and any(_mentions_dataset(b.data) for b in out.blocks):
+    if used and any(mentions_dataset(b.data) for b in out.blocks):
         message = (
             f"No JSON-LD Dataset on the page; the Dataset was read from {' and '.join(used)} "
             'and converted. Publish it as JSON-LD in a <script type="application/ld+json"> block.'
         )
         out.findings.append(NON_JSONLD_MARKUP.at(url, message))
-
-
-def _looks_binary(body: bytes) -> bool:
-    head = body[:1024]
-    return b"\x00" in head and not head.startswith((b"\xff\xfe", b"\xfe\xff"))
-
-
-def _route(body: bytes, content_type: str) -> str:
-    """'html', 'json' or 'other', from the content type and, where unclear, the bytes."""
-    kind = content_type.split(";", 1)[0].strip().lower()
-    if _looks_binary(body):
-        return "other"
-    if kind in _JSON_TYPES or kind.endswith("+json"):
-        return "json"
-    if kind in _HTML_TYPES:
-        return "html"
-    head = body[:512].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
-    if head.startswith((b"{", b"[")):
-        return "json"
-    if head.startswith(b"<") and (b"<html" in body[:4096].lower() or b"<script" in head):
-        return "html"
-    return "other"
 
 
 def extract(
@@ -316,15 +271,15 @@ def extract(
         )
         out.findings.append(BODY_TOO_LARGE.at(url, message))
         return out
-    route = _route(body, content_type)
+    kind_of_body = route(body, content_type)
     kind = content_type.split(";", 1)[0].strip().lower() or "no Content-Type"
-    if route == "other":
-        what = f"binary content (served as {kind})" if _looks_binary(body) else kind
+    if kind_of_body == "other":
+        what = f"binary content (served as {kind})" if looks_binary(body) else kind
         out.findings.append(NOT_HTML.at(url, f"The URL answered with {what}, not HTML or JSON-LD."))
         return out
-    declared = kind in _JSON_TYPES or kind.endswith("+json") or kind in _HTML_TYPES
+    declared = kind in JSON_TYPES or kind.endswith("+json") or kind in HTML_TYPES
     if not declared and kind != "no Content-Type":
-        message = f"The body is {route.upper()} but the server says Content-Type {kind}."
+        message = f"The body is {kind_of_body.upper()} but the server says Content-Type {kind}."
         out.findings.append(WRONG_CONTENT_TYPE.at(url, message))
     decoded = charsets.decode(body, charset)
     out.encoding = decoded.encoding
@@ -337,7 +292,7 @@ def extract(
             f"(chosen from the {decoded.source}) were replaced."
         )
         out.findings.append(INVALID_ENCODING.at(url, message))
-    if route == "json":
+    if kind_of_body == "json":
         _extract_document(decoded.text, url, limits, out)
     else:
         _extract_html(decoded.text.encode("utf-8"), url, limits, out)

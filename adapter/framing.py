@@ -83,3 +83,93 @@ def frame_expanded(expanded: list[Any]) -> dict[str, Any]:
     options["link"] = {}
     cleaned: dict[str, Any] = processor._cleanup_null(result, options)
     return cleaned
+
+
+class _OverBudget(Exception):
+    pass
+
+
+def _index(expanded: Any) -> dict[str, list[dict[str, Any]]]:
+    """Node objects by @id (a node may be described in several places)."""
+    by_id: dict[str, list[dict[str, Any]]] = {}
+    stack = [expanded]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, dict) and "@value" not in value:
+            if isinstance(value.get("@id"), str) and len(value) > 1:
+                by_id.setdefault(value["@id"], []).append(value)
+            stack.extend(v for k, v in value.items() if k not in ("@id", "@type"))
+    return by_id
+
+
+def embedded_size(expanded: Any, budget: int, max_depth: int = 200) -> int:
+    """How many values framing with `@embed @always` would write, counted up to `budget`.
+
+    Every reference to a node is written out in full, so a few nodes that each
+    refer twice to the next one frame to 2**n copies: a hostile page could make
+    pyld run out of time and memory. Returns `budget + 1` once that is passed.
+    """
+    by_id = _index(expanded)
+    count = 0
+
+    def node(parts: list[dict[str, Any]], path: frozenset[str], depth: int) -> None:
+        nonlocal count
+        count += 1
+        if count > budget or depth > max_depth:
+            raise _OverBudget
+        for part in parts:
+            for key, inner in part.items():
+                if key not in ("@id", "@type", "@index"):
+                    value(inner, path, depth)
+
+    def value(item: Any, path: frozenset[str], depth: int) -> None:
+        nonlocal count
+        if isinstance(item, list):
+            for one in item:
+                value(one, path, depth)
+        elif not isinstance(item, dict) or "@value" in item:
+            count += 1
+        elif "@list" in item or "@set" in item:
+            value(item.get("@list", item.get("@set")), path, depth)
+        else:
+            ident = item.get("@id")
+            if isinstance(ident, str) and ident in path:
+                count += 1
+            elif isinstance(ident, str) and ident in by_id:
+                node(by_id[ident], path | {ident}, depth + 1)
+            else:
+                node([item], path, depth + 1)
+
+    roots: dict[str, list[dict[str, Any]]] = {}
+    for ident, parts in by_id.items():
+        if any(_is_dataset(p) for p in parts):
+            roots[ident] = parts
+    anonymous = [n for n in _all_nodes(expanded) if _is_dataset(n) and "@id" not in n]
+    try:
+        for ident, parts in roots.items():
+            node(parts, frozenset({ident}), 0)
+        for one in anonymous:
+            node([one], frozenset(), 0)
+    except _OverBudget:
+        return budget + 1
+    return count
+
+
+def _is_dataset(node: dict[str, Any]) -> bool:
+    kinds = node.get("@type")
+    return isinstance(kinds, list) and SCHEMA + "Dataset" in kinds
+
+
+def _all_nodes(expanded: Any) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    stack = [expanded]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, list):
+            stack.extend(value)
+        elif isinstance(value, dict) and "@value" not in value:
+            out.append(value)
+            stack.extend(v for k, v in value.items() if k not in ("@id", "@type"))
+    return out

@@ -32,7 +32,7 @@ from pyld import jsonld
 
 from adapter.extract import JsonLdBlock
 from adapter.findings import Finding, FindingType, Severity
-from adapter.framing import FRAME_CONTEXT, SCHEMA, frame_expanded
+from adapter.framing import FRAME_CONTEXT, SCHEMA, embedded_size, frame_expanded
 from adapter.jsonld_loader import load_document, refused_url
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.locate import locate_datasets, near_misses
@@ -69,6 +69,13 @@ NO_CONTEXT = FindingType(
     Severity.WARNING,
     "A JSON-LD block has no @context, so its terms mean nothing to a JSON-LD reader. Add "
     '"@context": "https://schema.org/".',
+)
+EMBEDDING_TOO_LARGE = FindingType(
+    "normalize/embedding-too-large",
+    Severity.WARNING,
+    "Writing out the Dataset with every node it refers to embedded in full would produce more "
+    "values than the adapter's limit (max_json_nodes): nodes refer to each other many times "
+    "over. The block is skipped.",
 )
 HTTPS_NAMESPACE = FindingType(
     "normalize/https-namespace",
@@ -208,6 +215,15 @@ def normalize(
         kinds = near_misses(expanded)
         if DATASET not in kinds:
             seen_types.extend((block.index, t) for t in kinds)
+            continue
+        if embedded_size(expanded, limits.max_json_nodes) > limits.max_json_nodes:
+            message = (
+                f"JSON-LD block {block.index} would frame to more than {limits.max_json_nodes} "
+                "values (limit max_json_nodes) because its nodes refer to each other many "
+                "times over; it is skipped."
+            )
+            findings.append(EMBEDDING_TOO_LARGE.at(base_url, message, f"block {block.index}"))
+            skipped += 1
             continue
         try:
             framed = _frame(expanded)

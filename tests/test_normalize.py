@@ -28,6 +28,7 @@ from adapter.extract import JsonLdBlock, extract
 from adapter.framed import literal, node_id, types, values
 from adapter.framing import FAST_PATH, frame_expanded, frame_with_pyld
 from adapter.jsonld_loader import SCHEMA_ORG_CONTEXT_URLS, RemoteContextRefused, load_document
+from adapter.limits import Limits
 from adapter.normalize import NormalizedDataset, _expand, normalize
 
 PAGES = Path(__file__).resolve().parent.parent / "fixtures" / "pages"
@@ -219,6 +220,22 @@ def test_no_dataset_names_what_was_found_and_the_fix() -> None:
     )
     assert "case-sensitive" in findings[0].message
     assert "http://schema.org/WebPage" in findings[0].message
+
+
+def test_framing_that_would_embed_too_much_is_refused_before_pyld_runs() -> None:
+    graph = [{"@id": "d", "@type": "Dataset", "about": {"@id": "n0"}}] + [
+        {"@id": f"n{i}", "a": {"@id": f"n{i + 1}"}, "b": {"@id": f"n{i + 1}"}} for i in range(40)
+    ]  # framed with @embed @always this is 2**40 nodes
+    datasets, found = run({"@context": "https://schema.org/", "@graph": graph})
+    assert datasets == []
+    assert found == ["normalize/embedding-too-large", "normalize/no-dataset"]
+    small = {
+        "@context": "https://schema.org/",
+        "@type": "Dataset",
+        "keywords": list("abcdefghijkl"),
+    }
+    _, findings = normalize([block(small)], base_url=URL, limits=Limits(max_json_nodes=10))
+    assert [f.code for f in findings] == ["normalize/embedding-too-large", "normalize/no-dataset"]
 
 
 def test_accessors() -> None:
