@@ -26,7 +26,7 @@ from pyld import jsonld
 
 from adapter.extract import JsonLdBlock, extract
 from adapter.framed import literal, node_id, types, values
-from adapter.framing import FAST_PATH, frame_expanded, frame_with_pyld
+from adapter.framing import FAST_PATH, embedded_size, frame_expanded, frame_with_pyld
 from adapter.jsonld_loader import SCHEMA_ORG_CONTEXT_URLS, RemoteContextRefused, load_document
 from adapter.limits import Limits
 from adapter.normalize import NormalizedDataset, _expand, normalize
@@ -90,8 +90,8 @@ def test_fast_framing_equals_pyld_frame(page: Path) -> None:
     )
     for one in extraction.blocks:
         expanded = _expand(one, url, url, [])
-        if expanded is None:
-            continue
+        if expanded is None or embedded_size(expanded, 20_000) > 20_000:
+            continue  # normalize never frames these
         before = copy.deepcopy(expanded)
         assert frame_expanded(expanded) == frame_with_pyld(before)
         assert expanded == before  # the input is not modified
