@@ -167,7 +167,7 @@ def _upsert_batch(store: Store, node_id: str, run_id: int, batch: dict[str, Site
 
 
 def mark_stale_due(store: Store, node_id: str, recheck_after: timedelta) -> int:
-    """Pages not checked within `recheck_after` (or never) become due; how many."""
+    """Pages not checked within `recheck_after` (or never), or that failed, become due."""
     f = t.frontier
     before = datetime.now(UTC) - recheck_after
     with store.write() as conn:
@@ -176,7 +176,11 @@ def mark_stale_due(store: Store, node_id: str, recheck_after: timedelta) -> int:
             .where(
                 f.c.node_id == node_id,
                 f.c.due.is_(False),
-                or_(f.c.last_checked_at.is_(None), f.c.last_checked_at < before),
+                or_(
+                    f.c.last_checked_at.is_(None),
+                    f.c.last_checked_at < before,
+                    f.c.last_status == "error",  # failed last time: try again
+                ),
             )
             .values(due=True)
         )
