@@ -14,11 +14,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import TypeVar
-from urllib.parse import urljoin
-
-import lxml.html  # type: ignore[import-untyped]
-from lxml import etree  # type: ignore[import-untyped]
 
 from adapter import extract as extract_stage
 from adapter import fetch as fetch_stage
@@ -30,6 +27,7 @@ from adapter.fetch import ACCEPT_HTML, ACCEPT_JSONLD, Fetcher
 from adapter.findings import Finding, FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, DatasetResult, Fetched, Link
+from adapter.normalize import NormalizedDataset
 
 log = logging.getLogger(__name__)
 
@@ -74,33 +72,27 @@ def check_landing_page(
 ) -> DatasetReport:
     """Fetch, read and check one landing page; every problem is a finding in the report."""
     report = DatasetReport(url=url)
-    fetched = _fetch_page(report, fetcher, url, options, etag, last_modified)
+    fetched = _fetch_page(report, fetcher, url, etag, last_modified)
     if fetched is None:
         return report
     limits = options.limits
-    _guard(
-        report,
-        "signposting",
-        lambda: signposting.collect(report, fetched, fetcher, sitemap_links, limits=limits),
-    )
-    datasets = _guard(report, "extract", lambda: _read_datasets(report, fetched, limits)) or []
-    if not datasets:
-        datasets = (
-            _guard(
-                report, "linked JSON-LD", lambda: _linked_datasets(report, fetched, fetcher, limits)
-            )
-            or []
-        )
-    page = fetched.final_url
-    for found in datasets:
-        result = _guard(report, "dataone", lambda f=found: _check(f, page))  # type: ignore[misc]
+
+    def collect() -> None:
+        signposting.collect(report, fetched, fetcher, sitemap_links, limits=limits)
+
+    def read() -> list[NormalizedDataset]:
+        found = _read_datasets(report, fetched, limits)
+        return found or _linked_datasets(report, fetched, fetcher, limits)
+
+    def crosscheck() -> None:
+        signposting.crosscheck(report, fetcher, follow=options.follow, limits=limits)
+
+    _guard(report, "signposting", collect)
+    for found in _guard(report, "extract", read) or []:
+        result = _guard(report, "dataone", partial(_check, found, fetched.final_url))
         if result is not None:
             report.datasets.append(result)
-    _guard(
-        report,
-        "signposting",
-        lambda: signposting.crosscheck(report, fetcher, follow=options.follow, limits=limits),
-    )
+    _guard(report, "signposting", crosscheck)
     if options.required:
         _enforce(report, options.required)
     return report
@@ -113,7 +105,6 @@ def _fetch_page(
     report: DatasetReport,
     fetcher: Fetcher,
     url: str,
-    options: CheckOptions,
     etag: str | None,
     last_modified: str | None,
 ) -> Fetched | None:
@@ -168,7 +159,7 @@ _FETCH_TYPES: dict[str, FindingType] = {
 
 def _read_datasets(
     report: DatasetReport, fetched: Fetched, limits: Limits
-) -> list[normalize_stage.NormalizedDataset]:
+) -> list[NormalizedDataset]:
     """The framed Datasets of one response (an HTML page or a JSON-LD document)."""
     url = fetched.final_url
     extraction = extract_stage.extract(
@@ -190,9 +181,9 @@ def _read_datasets(
 
 def _linked_datasets(
     report: DatasetReport, fetched: Fetched, fetcher: Fetcher, limits: Limits
-) -> list[normalize_stage.NormalizedDataset]:
+) -> list[NormalizedDataset]:
     """No embedded Dataset: the JSON-LD document a describedby/alternate link names."""
-    for href in _jsonld_links(report.signposts, fetched):
+    for href in _jsonld_links(report):
         try:
             doc = fetcher.get(href, accept=ACCEPT_JSONLD)
         except FetchError as exc:
@@ -223,42 +214,20 @@ def _linked_datasets(
 _JSONLD_TYPES = ("application/ld+json", "application/json")
 
 
-def _jsonld_links(signposts: Sequence[Link], fetched: Fetched) -> list[str]:
-    """describedby/alternate targets typed as JSON-LD, from the signposts (or, until the
-    signposting stage reads HTML <link>, from the page's own <link> elements)."""
-    found = [
-        (link.rel, link.type, link.href)
-        for link in signposts
-        if link.source in ("header", "html", "linkset")
-    ]
-    if not any(src == "html" for src in (link.source for link in signposts)):
-        found.extend(_html_links(fetched))
+def _jsonld_links(report: DatasetReport) -> list[str]:
+    """describedby/alternate targets of the landing page typed as JSON-LD."""
+    pages = set(signposting.landing_urls(report))
     out: list[str] = []
-    for rel, kind, href in found:
+    for link in report.signposts:
+        kind = (link.type or "").split(";")[0].strip().lower()
         if (
-            rel in ("describedby", "alternate")
-            and (kind or "").split(";")[0].strip().lower() in (_JSONLD_TYPES)
-            and href not in out
-            and href != fetched.final_url
+            link.rel in ("describedby", "alternate")
+            and kind in _JSONLD_TYPES
+            and link.anchor in pages
+            and link.href not in pages
+            and link.href not in out
         ):
-            out.append(href)
-    return out
-
-
-def _html_links(fetched: Fetched) -> list[tuple[str, str | None, str]]:
-    """(rel, type, absolute href) of each <link> in an HTML page; minimal on purpose."""
-    if "html" not in fetched.content_type or not fetched.body.strip():
-        return []
-    try:
-        root = lxml.html.fromstring(fetched.body)
-    except (etree.ParserError, ValueError):
-        return []
-    out = []
-    for el in root.iter("link"):
-        href = (el.get("href") or "").strip()
-        for rel in (el.get("rel") or "").lower().split():
-            if href:
-                out.append((rel, el.get("type"), urljoin(fetched.final_url, href)))
+            out.append(link.href)
     return out
 
 
@@ -266,7 +235,7 @@ def _moot(finding: Finding) -> bool:
     return finding.code in _NO_METADATA or finding.code == normalize_stage.NO_DATASET.code
 
 
-def _check(found: normalize_stage.NormalizedDataset, page: str) -> DatasetResult:
+def _check(found: NormalizedDataset, page: str) -> DatasetResult:
     checked = check_dataset(found.framed, page)
     return DatasetResult(
         id=found.id,
