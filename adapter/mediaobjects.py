@@ -208,10 +208,15 @@ def _read(item: Any, prop: str, where: str, url: str) -> tuple[MediaObjectRef, l
 
 
 def _wrong(url: str, where: str, wrong: str, right: str) -> Finding:
+    why = (
+        "`url` names a page about the file; the file itself goes in `contentUrl`"
+        if wrong == "url"
+        else f"the schema.org property is `{right}` (names are case-sensitive)"
+    )
     return WRONG_PROPERTY.at(
         url,
-        f"The entry at {where} uses `{wrong}`; the schema.org property is `{right}` "
-        "(names are case-sensitive), so harvesters that follow schema.org miss it.",
+        f"The entry at {where} uses `{wrong}`; {why}, so harvesters that follow schema.org "
+        "miss it.",
         f"{where}.{wrong}",
     )
 
