@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from adapter.datasetlinks import DatasetLinks, dataset_links
 from adapter.doi import normalize_doi
 from adapter.findings import Finding, FindingType, Severity
+from adapter.framed import node_id, values
 from adapter.identities import doi_of, iri_key, license_key, orcid, spdx_uri
 from adapter.models import DatasetResult, Link
 from adapter.resourcecheck import DESCRIBEDBY, ITEM, check_links, compare
@@ -133,15 +134,24 @@ DESCRIBES_MISMATCH = FindingType(
 def primary_dataset(
     datasets: Sequence[DatasetResult], links: Sequence[Link], pages: Sequence[str]
 ) -> tuple[DatasetResult | None, Finding | None]:
-    """The Dataset the page's links are about: the one cite-as names, else the first."""
+    """The Dataset the page's links are about.
+
+    The one cite-as names; else the one whose url or @id is the page; else the first
+    that is not a record about another Dataset (a CDIF catalog record has `about`).
+    """
     if len(datasets) <= 1:
         return (datasets[0] if datasets else None), None
     cites = [x.href for x in anchored_at(links, pages) if x.rel == "cite-as"]
-    chosen = datasets[0]
-    for d in datasets:
+
+    def rank(d: DatasetResult) -> int:
         if any(_names(d, href) for href in cites):
-            chosen = d
-            break
+            return 0
+        own = [d.id, *(node_id(v) for v in values(d.framed, "url"))]
+        if any(same_url(u, p) for u in own for p in pages):
+            return 1
+        return 3 if values(d.framed, "about") else 2
+
+    chosen = min(datasets, key=rank)  # min keeps the first of equals
     label = chosen.doi or chosen.id or "the first Dataset"
     return chosen, SEVERAL_DATASETS.at(
         pages[-1], f"{len(datasets)} Datasets on the page; signposting checked against {label}"

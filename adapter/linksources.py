@@ -41,6 +41,8 @@ SIGNMAP_DIFFERS = FindingType(
 )
 
 PAGE_SOURCES = ("header", "html", "linkset")
+# Relations with one target: another target is a contradiction, not an addition.
+_SINGLE = frozenset({"cite-as", "license"})
 # Level 1 may carry fewer authors and items than the link set (FAIR-SP § 2.1.1).
 _TRUNCATABLE = frozenset({"author", "item"})
 
@@ -122,7 +124,7 @@ def _signmap_vs_page(links: Sequence[Link], page_url: str) -> list[Finding]:
         missing = signmap[rel] - page[rel]
         if not missing:
             continue
-        if page[rel] and rel not in _TRUNCATABLE:
+        if page[rel] and rel in _SINGLE:
             out.append(
                 SIGNMAP_DIFFERS.at(
                     page_url,
