@@ -16,6 +16,7 @@ from adapter.findings import catalogue
 from adapter.models import DatasetReport
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.report import render_text, to_json
+from adapter.resolve import FAILED, Resolution, find_landing_page, resolver_url
 
 # The landing page itself never answered: nothing about the site was learned.
 _UNREACHABLE = frozenset({"fetch/connection-failed", "fetch/timeout"})
@@ -28,16 +29,33 @@ _UNREACHABLE = frozenset({"fetch/connection-failed", "fetch/timeout"})
 )
 @click.option("--follow", is_flag=True, help="Also visit the signposting targets (bounded).")
 def check_dataset(url: str, as_json: bool, follow: bool) -> None:
-    """Check whether DataONE can harvest the Dataset on the landing page URL."""
-    _require_http_url(url)
+    """Check whether DataONE can harvest the Dataset on the landing page URL.
+
+    URL may also be a DOI (doi:10.x/y, https://doi.org/...) or the URL of a file or
+    metadata record: the signposting path leads to its landing page first.
+    """
+    start = resolver_url(url) or url
+    _require_http_url(start)
     options = CheckOptions(follow=follow)
-    with Fetcher(options.limits, policy=AddressPolicy([url])) as fetcher:
-        report = check_landing_page(url, fetcher, options)
+    with Fetcher(options.limits, policy=AddressPolicy([start])) as fetcher:
+        resolution = find_landing_page(url, fetcher, options.limits)
+        report = check_landing_page(resolution.landing_url, fetcher, options)
+    _note_resolution(report, url, resolution)
     if as_json:
         click.echo(json.dumps(to_json(report), indent=2, ensure_ascii=False))
     else:
         click.echo(render_text(report), nl=False)
     raise SystemExit(exit_code(report))
+
+
+def _note_resolution(report: DatasetReport, url: str, resolution: Resolution) -> None:
+    """The report names the URL given and the path that led from it to the landing page."""
+    moved = resolution.landing_url != url
+    # when nothing moved, a failed step is the page's own fetch failure, reported already
+    report.findings[:0] = [f for f in resolution.findings if moved or f.code != FAILED.code]
+    if moved:
+        report.url = url
+        report.path[:0] = resolution.path[:-1]
 
 
 def exit_code(report: DatasetReport) -> int:
