@@ -9,6 +9,7 @@ sent real signals.
 from __future__ import annotations
 
 import io
+import itertools
 import json
 import logging
 import os
@@ -423,3 +424,133 @@ def test_schedule_with_a_broken_file_exits_2(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert "nodes[1].schedule.cron" in result.stderr
+
+
+# -- real syncs against a fixture site over real HTTP -------------------------------------------
+
+STATIONS = 8  # landing pages in fixtures/sites/sched-coastal, every one harvestable
+
+
+def coastal_yaml(origin: str, store: str, rate: float, schedule: str) -> str:
+    return (
+        f"store_url: {store}\n"
+        "nodes:\n"
+        "  - id: urn:node:COASTAL\n"
+        "    name: Coastal Observing Network\n"
+        f"    start: {{entry_urls: ['{origin}/']}}\n"
+        f"    schedule: {schedule}\n"
+        f"    politeness: {{requests_per_second: {rate}, concurrency: 1}}\n"
+        "    dataone: {submitter: ops, rights_holder: coastal, contact_subject: ops}\n"
+    )
+
+
+def station_requests(server: Any) -> list[str]:
+    return [r.path for r in list(server.log) if r.path.startswith("/station/")]
+
+
+def check_records(store: Any, node_id: str) -> list[Any]:
+    """Every record is whole: its bytes are there and match its size and checksum."""
+    import hashlib
+
+    total, records = store.list_objects(node_id, count=1000)
+    assert total == len(records)
+    for listed in records:
+        record = store.get_record(node_id, listed.pid, with_bytes=True)
+        assert record is not None and record.object_bytes is not None
+        assert len(record.object_bytes) == record.size
+        algorithm = {"MD5": "md5", "SHA-1": "sha1"}[record.checksum_algorithm]
+        assert hashlib.new(algorithm, record.object_bytes).hexdigest() == record.checksum
+    return records
+
+
+def test_scheduled_real_syncs_never_overlap(
+    tmp_path: Path,
+    serve_site: Callable[[str], Any],
+    scheduler_of: Callable[..., NodeScheduler],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from adapter.store import Store
+    from adapter.sync import run_node
+
+    caplog.set_level(logging.INFO, logger="adapter.scheduler")
+    server = serve_site("sched-coastal")
+    store_url = f"sqlite:///{tmp_path / 'harvest.db'}"
+    # 10 requests at 8 per second make the first run longer than the 0.3 s interval
+    config = parse_config(coastal_yaml(server.origin, store_url, 8, "{interval_minutes: 0.005}"))
+    finished = threading.Semaphore(0)
+
+    def job(config: AdapterConfig, node: NodeSettings, *, stop: threading.Event) -> Any:
+        try:
+            return run_node(config, node, stop=stop)
+        finally:
+            finished.release()
+
+    scheduler = scheduler_of(config, job)
+    scheduler.start(run_now=True)
+    for _ in range(3):
+        assert finished.acquire(timeout=WAIT)
+    scheduler.shutdown()
+
+    store = Store.open(store_url, create=False)
+    try:
+        runs = sorted(store.runs("urn:node:COASTAL", limit=100), key=lambda r: r.started_at)
+        assert len(runs) >= 3 and all(r.status == "ok" for r in runs)
+        for earlier, later in itertools.pairwise(runs):
+            assert earlier.finished_at is not None and earlier.finished_at <= later.started_at
+        assert runs[0].summary["new_objects"] == STATIONS
+        assert all(r.summary["new_objects"] == 0 for r in runs[1:])
+        assert len(check_records(store, "urn:node:COASTAL")) == STATIONS
+    finally:
+        store.close()
+    assert len(station_requests(server)) == STATIONS  # each page once: no run repeated another
+    assert events(caplog, "run-skipped")
+    ends = events(caplog, "run-end")
+    assert ends[0].counts["new_objects"] == STATIONS  # type: ignore[attr-defined]
+
+
+def test_sigterm_mid_sync_finishes_pages_in_flight_and_a_rerun_completes(
+    tmp_path: Path, serve_site: Callable[[str], Any], schedule_process: Callable[..., Process]
+) -> None:
+    from adapter.config import load_config
+    from adapter.store import Store
+    from adapter.sync import run_node
+
+    server = serve_site("sched-coastal")
+    store_url = f"sqlite:///{tmp_path / 'harvest.db'}"
+    config_path = tmp_path / "adapter.yaml"
+    config_path.write_text(coastal_yaml(server.origin, store_url, 4, "{interval_minutes: 600}"))
+    process = schedule_process(config_path, "--now", "--log-format", "json")
+    wait_until(lambda: len(station_requests(server)) >= 2)
+    process.proc.send_signal(signal.SIGTERM)
+    assert process.finish() == 0
+    requested = station_requests(server)
+    assert 2 <= len(requested) < STATIONS  # it stopped starting pages
+
+    store = Store.open(store_url, create=False)
+    try:
+        [run] = store.runs("urn:node:COASTAL")
+        assert run.status == "interrupted" and run.finished_at is not None
+        records = check_records(store, "urn:node:COASTAL")
+        # every page that was requested (in flight at the signal or before) was committed
+        assert sorted(urlsplit_path(r.source_url) for r in records) == sorted(set(requested))
+        end = next(json.loads(x) for x in process.seen if '"run-end"' in x)
+        assert end["counts"]["status"] == "interrupted"
+        assert end["counts"]["new_objects"] == len(records)
+
+        config = load_config(config_path)
+        node = config.nodes[0]
+        fast = node.model_copy(
+            update={"politeness": node.politeness.model_copy(update={"requests_per_second": 50})}
+        )
+        summary = run_node(config, fast, stop=threading.Event())
+        assert summary.status == "ok"
+        assert summary.new_objects == STATIONS - len(records)
+        assert len(check_records(store, "urn:node:COASTAL")) == STATIONS
+    finally:
+        store.close()
+
+
+def urlsplit_path(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).path
