@@ -303,3 +303,100 @@ def test_limits_cap_depth_and_number_of_sitemaps(
         "discover/too-many-sitemaps",
     ]
     assert isinstance(limits, Limits)
+
+
+def test_robots_served_as_html_and_past_the_size_cap(
+    serve_site: Callable[[str], SiteServer],
+) -> None:
+    from adapter.robots import RobotsCache
+
+    server = serve_site("disc-robots-odd")
+    spa = server.rewrites["https://spa.example"]
+    limits = DEFAULT_LIMITS.with_overrides({"max_robots_bytes": 200})
+    with Fetcher(limits, policy=AddressPolicy(server.rewrites.values())) as fetcher:
+        cache = RobotsCache(fetcher)
+        assert cache.sitemaps(server.url("/")) == ()  # the Sitemap line is past the cap
+        assert cache.gate(spa + "/dataset/1") is None  # an HTML page has no rules
+        found = [(f.code, f.url) for f in cache.findings()]
+    assert found == [
+        ("robots/too-large", server.url("/robots.txt")),
+        ("robots/too-large", spa + "/robots.txt"),
+        ("robots/not-text", spa + "/robots.txt"),
+    ]
+    assert len((server.root / "robots.txt").read_bytes()) > 200
+
+
+def test_every_discovery_finding_code_is_triggered(
+    serve_site: Callable[[str], SiteServer], fetcher_for: Callable[[SiteServer], Fetcher]
+) -> None:
+    """Each robots/, sitemap/ and discover/ code declared anywhere comes out of some run here."""
+    from adapter.findings import catalogue
+    from adapter.politeness import HostPacer
+    from adapter.robots import RobotsCache
+    from adapter.sitemap import parse_sitemap
+
+    seen: set[str] = set()
+
+    def collect(items: list[Item]) -> None:
+        seen.update(i.code for i in items if isinstance(i, Finding))
+
+    basic = serve_site("disc-basic")
+    with Fetcher(policy=AddressPolicy(basic.rewrites.values()), pacer=HostPacer(100)) as f:
+        collect(run(basic, f, "/"))
+    hostile = serve_site("disc-hostile")
+    collect(run(hostile, fetcher_for(hostile), "/robots.txt"))
+    collect(
+        run(
+            hostile,
+            fetcher_for(hostile),
+            "/ok.xml",
+            "/loop-a.xml",
+            limits=DEFAULT_LIMITS.with_overrides({"max_sitemaps": 1}),
+        )
+    )
+    for site, start in [
+        ("disc-robots-5xx", "/"),
+        ("disc-robots-4xx", "/"),
+        ("disc-signmap-entry", "/repository/home"),
+    ]:
+        server = serve_site(site)
+        collect(run(server, fetcher_for(server), start))
+    redirects = serve_site("disc-redirects")
+    collect(run(redirects, fetcher_for(redirects), redirects.rewrites["https://cdn.example"] + "/"))
+    odd = serve_site("disc-robots-odd")
+    limits = DEFAULT_LIMITS.with_overrides({"max_robots_bytes": 200})
+    with Fetcher(limits, policy=AddressPolicy(odd.rewrites.values())) as f:
+        cache = RobotsCache(f)
+        cache.gate(odd.url("/x"))
+        cache.gate(odd.rewrites["https://spa.example"] + "/x")
+        collect(list(cache.findings()))
+    literal = (
+        b"<urlset><url><loc>https://r.example/a</loc><lastmod>x</lastmod></url>"
+        + (b"<url><loc>https://r.example/b</loc></url>")
+        + b"".join(b"<url><loc>/r/%d</loc></url>" % i for i in range(12))
+    )
+    collect(list(parse_sitemap(literal, "https://r.example/s.xml")))
+    collect(
+        list(
+            parse_sitemap(
+                literal,
+                "https://r.example/s.xml",
+                DEFAULT_LIMITS.with_overrides({"max_sitemap_entries": 1}),
+            )
+        )
+    )
+    collect(
+        list(
+            parse_sitemap(
+                literal,
+                "https://r.example/s.xml",
+                DEFAULT_LIMITS.with_overrides({"max_sitemap_bytes": 100}),
+            )
+        )
+    )
+    collect(list(parse_sitemap(b"<urlset><url><loc>", "https://r.example/s.xml")))
+
+    declared = {
+        t.code for t in catalogue() if t.code.startswith(("robots/", "sitemap/", "discover/"))
+    }
+    assert declared - seen == set()
