@@ -307,7 +307,6 @@ def finish_page(conn: Connection, row: FrontierRow, owner: str, page: PageUpdate
     values: dict[str, Any] = {
         "last_status": page.status,
         "http_status": page.http_status,
-        "last_report": json.dumps(page.report) if page.report is not None else None,
         "last_checked_at": datetime.now(UTC),
         "due": False,
         "claimed_by": None,
@@ -317,6 +316,8 @@ def finish_page(conn: Connection, row: FrontierRow, owner: str, page: PageUpdate
         values |= {"etag": page.etag, "last_modified": page.last_modified}
     if page.content_checksum is not None:
         values["content_checksum"] = page.content_checksum
+    if page.report is not None:  # a 304 keeps the report of the body it confirms
+        values["last_report"] = json.dumps(page.report)
     result = conn.execute(
         update(f).where(f.c.id == row.id, and_(f.c.claimed_by == owner)).values(**values)
     )

@@ -118,7 +118,8 @@ def _plan(
     summary = report_summary(report)
     if report.not_modified:
         out = PageOutcome(row.url, "not-modified", http_status=304)
-        return out, PageUpdate("not-modified", 304, report=summary, keep_validators=True), []
+        # the body is the one we saw last time: its report stays
+        return out, PageUpdate("not-modified", 304, keep_validators=True), []
     findings = report.all_findings()
     if status in GONE_STATUSES or any(f.code == "fetch/gone" for f in report.findings):
         out = PageOutcome(row.url, "gone", http_status=status, findings=findings)
@@ -219,11 +220,21 @@ def _commit(
                 if not (applied.created or applied.versions):
                     out.status = "unchanged" if not applied.foreign else "not-harvestable"
                     page = replace(page, status=out.status)
+            if page.report is not None:  # sync-level findings join the page's own
+                page = replace(page, report=_with_findings(page.report, out.findings))
             if not finish_page(conn, row, owner, page):
                 raise _ClaimLost(row.url)
     except StoreError as exc:
         log.error("store write for %s failed: %s", row.url, exc)
         out.status, out.error = "error", "store/write-failed"
+
+
+def _with_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[str, Any]:
+    return {
+        **summary,
+        "findings": [f.as_dict() for f in findings[:MAX_REPORT_FINDINGS]],
+        "findings_dropped": max(0, len(findings) - MAX_REPORT_FINDINGS),
+    }
 
 
 def report_summary(report: DatasetReport) -> dict[str, Any]:

@@ -16,7 +16,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
+from adapter import schema as t
 from adapter.config import quick_node
 from adapter.frontier import frontier_rows
 from adapter.models import SyncRecord
@@ -188,4 +190,29 @@ def test_pages_that_change_between_runs(site: Site, store_url: str) -> None:
     archives = [p for e, p in events if e == "archive"]
     assert archives == [by_page["withdrawn"][0].pid, by_page["delisted"][0].pid]
     assert [r.status for r in store.runs(NODE_ID)] == ["ok"] * 4
+    store.close()
+
+
+def test_a_metadata_copy_that_fails_leaves_the_dataset_synced(site: Site, tmp_path: Path) -> None:
+    node = quick_node(
+        site.url("/sitemap.xml"),
+        NODE_ID,
+        dataone={"sync_metadata_copy": True},
+        politeness={"requests_per_second": 200, "concurrency": 1},
+        limits={"max_metadata_bytes": 64},  # the ISO file is larger
+    )
+    url = stores.sqlite_url(tmp_path, "cap.db")
+    run(AdapterConfig(store_url=url, nodes=(node,)), node)
+    store = Store.open(url, create=False)
+    by_page = records_by_source(store)
+    assert "with-iso" in by_page and "with-iso.xml" not in by_page
+    row = next(r for r in frontier_rows(store, NODE_ID) if r.url.endswith("/with-iso"))
+    with store.read() as conn:
+        report = json.loads(
+            conn.execute(
+                select(t.frontier.c.last_report).where(t.frontier.c.id == row.id)
+            ).scalar_one()
+        )
+    codes = {f["code"] for f in report["findings"]}
+    assert "sync/metadata-copy-failed" in codes
     store.close()
