@@ -34,6 +34,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urljoin
 
 from pyld import jsonld
 
@@ -127,19 +128,21 @@ def _http_types(kinds: Any, counter: list[int]) -> Any:
     return kinds
 
 
-def _simplify(value: Any, key: str | None = None) -> Any:
+def _simplify(value: Any, base: str, key: str | None = None) -> Any:
     """The framed output in the stable shape the module docstring describes."""
     if isinstance(value, list):
-        return [_simplify(v, key) for v in value]
+        return [_simplify(v, base, key) for v in value]
+    if key in IRI_PROPERTIES:
+        iri = value.get("@id", value.get("@value")) if isinstance(value, dict) else value
+        if isinstance(iri, str) and not (isinstance(value, dict) and "@language" in value):
+            return urljoin(base, iri.strip())
     if not isinstance(value, dict):
         return value
     if "@value" in value and "@language" not in value:
         return value["@value"]
-    if key in IRI_PROPERTIES and isinstance(value.get("@id"), str):
-        return value["@id"]
     blank = str(value.get("@id", "")).startswith("_:") and len(value) > 1
     return {
-        k: (v if k == "@context" else _simplify(v, k))
+        k: (v if k == "@context" else _simplify(v, base, k))
         for k, v in value.items()
         if not (blank and k == "@id")
     }
@@ -185,13 +188,13 @@ def _reason(exc: jsonld.JsonLdError) -> str:
     return f"{code}: {text}"[:300] if code else text[:300]
 
 
-def _frame(expanded: list[Any]) -> list[dict[str, Any]]:
+def _frame(expanded: list[Any], base: str) -> list[dict[str, Any]]:
     framed = frame_expanded(expanded)
     graph = framed.get("@graph", [])
     out: list[dict[str, Any]] = []
     for node in graph if isinstance(graph, list) else [graph]:
         if isinstance(node, dict):
-            body = _simplify({k: v for k, v in node.items() if k != "@context"})
+            body = _simplify({k: v for k, v in node.items() if k != "@context"}, base)
             out.append({"@context": OUTPUT_CONTEXT, **body})
     return out
 
@@ -233,7 +236,7 @@ def normalize(
             skipped += 1
             continue
         try:
-            framed = _frame(expanded)
+            framed = _frame(expanded, base_url)
         except Exception as exc:  # as in _expand: a bad block never stops the page
             message = f"JSON-LD block {block.index} could not be framed ({exc!s:.200})."
             findings.append(INVALID_JSONLD.at(base_url, message, f"block {block.index}"))

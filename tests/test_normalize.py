@@ -204,6 +204,20 @@ def test_literal_shapes_in_the_framed_dataset() -> None:
     assert "@id" not in framed["distribution"]  # blank-node labels are pruned
 
 
+def test_iri_properties_are_absolute_even_as_literals() -> None:
+    datasets, _ = run(
+        {
+            "@context": {"@vocab": "http://schema.org/"},
+            "@type": "Dataset",
+            "url": " ../landing/x ",
+            "sameAs": ["doi:10.5072/x", {"@value": "#anchor"}],
+        }
+    )
+    framed = datasets[0].framed
+    assert framed["url"] == "https://repo.example/landing/x"
+    assert framed["sameAs"] == ["doi:10.5072/x", "https://repo.example/dataset/x#anchor"]
+
+
 def test_invalid_json_ld_is_a_finding() -> None:
     datasets, found = run({"@context": 5, "@type": "Dataset"})
     assert datasets == []
