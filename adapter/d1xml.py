@@ -71,7 +71,7 @@ def d1_datetime(moment: datetime) -> str:
 
 
 def _serialize(root: etree._Element) -> bytes:
-    return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8"))
+    return bytes(etree.tostring(root, xml_declaration=True, encoding="UTF-8", pretty_print=True))
 
 
 def _child(parent: etree._Element, tag: str, text: str | None = None) -> etree._Element:

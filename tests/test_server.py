@@ -528,6 +528,14 @@ def test_adapter_serve_from_a_store_url(world: World) -> None:
         assert node.baseURL == base.removesuffix("/v2")
     finally:
         assert stop_serve(process) == 0
+    process, bases = start_serve(
+        "--store", f"sqlite:///{world.path}", "--public-url", "https://mn.example.org/d1/"
+    )
+    try:
+        node = xml(requests.get(bases[world.node.id] + "/node", timeout=10))
+        assert node.baseURL == f"https://mn.example.org/d1/{world.node.short_name}"
+    finally:
+        assert stop_serve(process) == 0
 
 
 def test_adapter_serve_from_a_configuration_file(world: World, tmp_path: Path) -> None:

@@ -27,11 +27,18 @@ MAX_REQUEST_BODY = 2 * 1024 * 1024  # only POST /error has a body, of a few hund
 _NO_REPOSITORY = "https://repository.invalid/"
 
 
-def member_node(settings: NodeSettings) -> MemberNode:
-    """What the API needs of a configured node: its Node document and its sysmeta writer."""
+def member_node(settings: NodeSettings, public_url: str | None = None) -> MemberNode:
+    """What the API needs of a configured node: its Node document and its sysmeta writer.
+
+    The Node document's baseURL is `public_url/<short name>` when given (the
+    server sits behind a proxy), else the node's `dataone.base_url`, else it
+    is taken from each request's Host header.
+    """
     from adapter.sysmeta import sysmeta_xml
 
     base_url = settings.dataone.base_url
+    if public_url:
+        base_url = f"{public_url.rstrip('/')}/{settings.short_name}"
     info = NodeInfo(
         id=settings.id,
         name=settings.name,
@@ -88,6 +95,11 @@ def node_settings(
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256))
+@click.option(
+    "--public-url",
+    help="Public URL the nodes are reached under (behind a proxy): "
+    "baseURL = PUBLIC_URL/<short name>.",
+)
 def serve(
     config_path: str | None,
     store_url: str | None,
@@ -95,6 +107,7 @@ def serve(
     host: str,
     port: int,
     threads: int,
+    public_url: str | None,
 ) -> None:
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
     import waitress
@@ -102,8 +115,10 @@ def serve(
     from adapter.store import Store
 
     url, settings = node_settings(config_path, store_url, node_ids)
+    if public_url and not public_url.startswith(("http://", "https://")):
+        raise click.BadParameter("must be an absolute http(s) URL", param_hint="--public-url")
     store = Store.open(url, create=False)
-    app = MemberNodeApp(store, [member_node(s) for s in settings])
+    app = MemberNodeApp(store, [member_node(s, public_url) for s in settings])
     server = waitress.create_server(
         app,
         host=host,
