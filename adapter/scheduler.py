@@ -71,10 +71,42 @@ def next_fire(schedule: ScheduleSettings, now: datetime | None = None) -> dateti
     return fire
 
 
+# the RunSummary counts, in the order an operator reads them; others follow
+COUNT_ORDER = (
+    "pages_seen",
+    "due",
+    "fetched",
+    "not_modified",
+    "unchanged",
+    "new_objects",
+    "new_versions",
+    "archived",
+    "gone",
+    "errors",
+)
+NOT_COUNTS = frozenset({"run_id", "duration_s"})
+
+
+def run_counts(summary: dict[str, Any]) -> dict[str, int]:
+    """The whole-number counts of a run summary (ids and times left out), in reading order."""
+    counts = {
+        k: v
+        for k, v in summary.items()
+        if isinstance(v, int) and not isinstance(v, bool) and k not in NOT_COUNTS
+    }
+    ordered = {k: counts.pop(k) for k in COUNT_ORDER if k in counts}
+    return {**ordered, **counts}
+
+
 def summary_counts(summary: Any) -> dict[str, Any]:
-    """The RunSummary's fields for the run-end log line (anything with `as_dict()`)."""
+    """What the run-end log line carries: status, counts, error codes (from `as_dict()`)."""
     as_dict: Callable[[], dict[str, Any]] | None = getattr(summary, "as_dict", None)
-    return as_dict() if as_dict is not None else {}
+    values = as_dict() if as_dict is not None else {}
+    out: dict[str, Any] = {"status": values["status"]} if "status" in values else {}
+    out.update(run_counts(values))
+    if values.get("error_codes"):
+        out["error_codes"] = values["error_codes"]
+    return out
 
 
 class NodeScheduler:

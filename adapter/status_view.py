@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from adapter.limits import DEFAULT_LIMITS
-from adapter.scheduler import next_fire
+from adapter.scheduler import next_fire, run_counts
 from adapter.settings import NodeSettings
 
 
@@ -67,9 +67,11 @@ def _duration(last: LastRun) -> float | None:
     return round((last.finished_at - last.started_at).total_seconds(), 3)
 
 
-def _counts(summary: dict[str, Any]) -> str:
-    shown = [f"{k} {v}" for k, v in summary.items() if isinstance(v, int | float | str)]
-    return ", ".join(shown) or "no counts"
+def _tally(summary: dict[str, Any], key: str) -> str:
+    value = summary.get(key)
+    if not isinstance(value, dict) or not value:
+        return ""
+    return ", ".join(f"{code} {n}" for code, n in sorted(value.items()))
 
 
 def node_lines(
@@ -80,20 +82,31 @@ def node_lines(
     lines = [f"{node.id}  {node.name}"]
     if with_settings:
         lines += _settings_lines(node)
-    if not with_settings:
-        lines.append(f"  last run    {_last_text(last)}")
-        if last is not None and last.error:
-            lines.append(f"  error       {last.error}")
+    else:
+        lines += _last_lines(last)
     lines.append(f"  next run    {_next_text(node, last, now)}")
     return lines
 
 
-def _last_text(last: LastRun | None) -> str:
+def _last_lines(last: LastRun | None) -> list[str]:
     if last is None:
-        return "never"
+        return ["  last run    never"]
     seconds = _duration(last)
-    took = f"{seconds:.1f} s" if seconds is not None else "still running or interrupted"
-    return f"{_when(last.started_at)}, {last.status}, {took}: {_counts(last.summary)}"
+    if seconds is None:
+        took = "still running (or the process was killed)"
+    else:
+        took = f"took {seconds:.1f} s"
+    lines = [f"  last run    {_when(last.started_at)}, {last.status}, {took}"]
+    counts = run_counts(last.summary)
+    if counts:
+        lines.append("  counts      " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    for title, key in (("errors", "error_codes"), ("not harvest.", "not_harvestable")):
+        tally = _tally(last.summary, key)
+        if tally:
+            lines.append(f"  {title:<12}{tally}")
+    if last.error:
+        lines.append(f"  failure     {last.error}")
+    return lines
 
 
 def _settings_lines(node: NodeSettings) -> list[str]:

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -164,7 +165,7 @@ def test_shutdown_stops_the_running_sync_and_waits_for_it(
     assert job.saw_stop and job.active == 0  # it returned before shutdown did
     [end] = events(caplog, "run-end")
     assert "stopped early" in end.getMessage()
-    assert end.counts == {"node_id": "urn:node:A", "pages": 1}  # type: ignore[attr-defined]
+    assert end.counts == {"pages": 1}  # type: ignore[attr-defined]
     assert job.calls == 1
 
 
@@ -265,7 +266,7 @@ def test_json_lines_log_one_line_per_run_start_and_end(
     by_event = {line.get("event"): line for line in lines}
     assert by_event["run-start"]["node"] == "urn:node:A"
     end = by_event["run-end"]
-    assert end["counts"] == {"node_id": "urn:node:A", "pages": 1}
+    assert end["counts"] == {"pages": 1}
     assert end["level"] == "INFO" and end["logger"] == "adapter.scheduler"
     assert isinstance(end["seconds"], float) and end["ts"].endswith("+00:00")
 
@@ -383,7 +384,7 @@ def test_sigterm_stops_the_process_cleanly(
         names.index("scheduler-stopping") < names.index("run-end") < names.index("scheduler-stop")
     )
     end = next(r for r in records if r.get("event") == "run-end")
-    assert end["counts"] == {"node_id": "urn:node:A", "pages": 7}
+    assert end["counts"] == {"pages": 7}
 
 
 def test_sighup_reloads_and_keeps_the_old_configuration_when_the_new_one_is_bad(
@@ -554,3 +555,52 @@ def urlsplit_path(url: str) -> str:
     from urllib.parse import urlsplit
 
     return urlsplit(url).path
+
+
+# -- adapter status ----------------------------------------------------------------------------
+
+
+def _status(config_path: Path, *extra: str) -> tuple[Any, str]:
+    from click.testing import CliRunner
+
+    from adapter.cli import cli
+
+    args = ["status", "--config", str(config_path), *extra]
+    result = CliRunner().invoke(cli, args, standalone_mode=False, catch_exceptions=False)
+    return result.return_value, result.output
+
+
+def test_status_shows_last_and_next_run_of_each_node(
+    tmp_path: Path, serve_site: Callable[[str], Any]
+) -> None:
+    from adapter.config import load_config
+    from adapter.sync import run_node
+
+    server = serve_site("sched-coastal")
+    store_url = f"sqlite:///{tmp_path / 'harvest.db'}"
+    config_path = tmp_path / "adapter.yaml"
+    config_path.write_text(
+        coastal_yaml(server.origin, store_url, 50, "{interval_minutes: 90}")
+        + node_yaml("IDLE", "{cron: '15 4 * * *'}")
+    )
+    code, out = _status(config_path)
+    assert code == 0 and out.count("last run    never") == 2  # no store yet: never run
+
+    config = load_config(config_path)
+    summary = run_node(config, config.nodes[0], stop=threading.Event())
+    code, out = _status(config_path)
+    assert code == 0
+    coastal, idle = out.split("\n\n")[1:]
+    assert ", ok, took " in coastal
+    assert f"pages_seen {STATIONS}, due {STATIONS}, fetched {STATIONS}" in coastal
+    assert f"new_objects {STATIONS}" in coastal
+    assert "last run    never" in idle and "04:15:00 UTC" in idle
+
+    code, out = _status(config_path, "--json")
+    document = json.loads(out)
+    first = document["nodes"][0]
+    assert first["last_run"]["status"] == "ok"
+    assert first["last_run"]["summary"]["new_objects"] == summary.new_objects == STATIONS
+    started = datetime.fromisoformat(first["last_run"]["started_at"])
+    assert datetime.fromisoformat(first["next_run"]) == started + timedelta(minutes=90)
+    assert document["nodes"][1]["last_run"] is None
