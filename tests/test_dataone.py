@@ -5,9 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adapter.dataone import check_dataset, enforce_required, is_known_requirement
-from adapter.findings import Severity
+from adapter.findings import Severity, catalogue
 
 URL = "https://repo.example/dataset/1"
 
@@ -230,3 +232,56 @@ def test_required_turns_warnings_into_an_error() -> None:
     assert not enforce_required(check_dataset(good(), URL).findings, {"encoding", "id"}, URL)
     assert is_known_requirement("signposting/cite-as")
     assert not is_known_requirement("encodings")
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=30),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "@id",
+                    "@type",
+                    "@value",
+                    "@list",
+                    "value",
+                    "url",
+                    "propertyID",
+                    "contentUrl",
+                    "contentURL",
+                    "encodingFormat",
+                    "fileFormat",
+                    "name",
+                    "identifier",
+                    "dateModified",
+                ]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
+    max_leaves=20,
+)
+PROPS = [
+    "@id",
+    "name",
+    "description",
+    "url",
+    "sameAs",
+    "identifier",
+    "dateModified",
+    "encoding",
+    "subjectOf",
+    "distribution",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(PROPS), json_values, max_size=10))
+def test_any_framed_shape_gives_only_declared_findings(dataset: dict[str, Any]) -> None:
+    declared = {t.code for t in catalogue()}
+    result = check_dataset(dataset, URL)
+    assert {f.code for f in result.findings} <= declared
+    assert result.doi is None or result.doi.startswith("10.")
+    assert all(isinstance(i, str) for i in result.identifiers)
