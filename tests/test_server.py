@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import signal
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -21,13 +20,15 @@ from wsgiref.util import setup_testing_defaults
 import pytest
 import requests
 from lxml import etree
-from sqlalchemy import create_engine
+from sqlalchemy import create_engine, select
 
 import adapter.d1read
+from adapter import schema
 from adapter.models import SyncRecord
 from adapter.server import MemberNodeApp
 from adapter.settings import NodeSettings
 from adapter.store import Store
+from tests import stores
 from tests.d1schemas import pyxb_parse, validate_error, validate_types
 from tests.member_node import (
     FORMAT,
@@ -43,7 +44,7 @@ from tests.member_node import (
 @dataclass
 class World:
     store: Store
-    path: Path
+    url: str  # the store URL (a SQLite file, or a fresh PostgreSQL schema)
     node: NodeSettings
     served: Served
     records: list[SyncRecord]  # every record, ascending as listObjects orders them
@@ -59,10 +60,12 @@ class World:
         return requests.head(self.base + path, timeout=10)
 
 
+store_url = stores.store_url  # every test here runs on SQLite and on PostgreSQL
+
+
 @pytest.fixture
-def world(tmp_path: Path) -> Iterator[World]:
-    path = tmp_path / "store.db"
-    store = Store.open(f"sqlite:///{path}")
+def world(store_url: str) -> Iterator[World]:
+    store = Store.open(store_url)
     node = node_settings()
     for i in range(5):
         put_dataset(store, node, f"10.5555/d{i}", f"Dataset {i}")
@@ -71,7 +74,7 @@ def world(tmp_path: Path) -> Iterator[World]:
     archive(store, node, "https://repo.example/dataset/10.5555/d3")
     records = store.list_objects(node.id, count=100)[1]
     with serve_app(store, [node]) as served:
-        yield World(store, path, node, served, records)
+        yield World(store, store_url, node, served, records)
     store.close()
 
 
@@ -417,20 +420,26 @@ def test_synchronization_failed_always_answers_200(
 # -- the store is only read ------------------------------------------------------------
 
 
-def dump(path: Path) -> list[str]:
-    with sqlite3.connect(path) as conn:
-        return [line for line in conn.iterdump() if "sync_failures" not in line]
+def dump(store: Store) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of every table but the sync-failure log, in a stable order."""
+    out = {}
+    with store.read() as conn:
+        for table in schema.metadata.sorted_tables:
+            if table.name != "sync_failures":
+                rows = conn.execute(select(table)).all()
+                out[table.name] = sorted((tuple(row) for row in rows), key=repr)
+    return out
 
 
 def test_reading_writes_nothing(world: World) -> None:
-    before = dump(world.path)
+    before = dump(world.store)
     for path in ("/node", "/monitor/ping", "/object", "/log", "/object?count=0"):
         assert world.get(path).status_code == 200
     for record in world.records:
         for prefix in ("/object/", "/meta/", "/checksum/"):
             assert world.get(prefix + record.pid).status_code == 200
         world.head("/object/" + record.pid)
-    assert dump(world.path) == before
+    assert dump(world.store) == before
 
 
 def test_reads_while_a_sync_writes(world: World) -> None:
@@ -517,7 +526,7 @@ def stop_serve(process: subprocess.Popen[str]) -> int:
 
 
 def test_adapter_serve_from_a_store_url(world: World) -> None:
-    process, bases = start_serve("--store", f"sqlite:///{world.path}", "--node-id", world.node.id)
+    process, bases = start_serve("--store", world.url, "--node-id", world.node.id)
     try:
         base = bases[world.node.id]
         assert base.endswith(f"/{world.node.short_name}/v2")
@@ -528,9 +537,7 @@ def test_adapter_serve_from_a_store_url(world: World) -> None:
         assert node.baseURL == base.removesuffix("/v2")
     finally:
         assert stop_serve(process) == 0
-    process, bases = start_serve(
-        "--store", f"sqlite:///{world.path}", "--public-url", "https://mn.example.org/d1/"
-    )
+    process, bases = start_serve("--store", world.url, "--public-url", "https://mn.example.org/d1/")
     try:
         node = xml(requests.get(bases[world.node.id] + "/node", timeout=10))
         assert node.baseURL == f"https://mn.example.org/d1/{world.node.short_name}"
@@ -541,7 +548,7 @@ def test_adapter_serve_from_a_store_url(world: World) -> None:
 def test_adapter_serve_from_a_configuration_file(world: World, tmp_path: Path) -> None:
     config = tmp_path / "nodes.yaml"
     config.write_text(
-        f"""store_url: "sqlite:///{world.path}"
+        f"""store_url: "{world.url}"
 nodes:
   - id: {world.node.id}
     name: Test repository
