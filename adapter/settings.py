@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
 from urllib.parse import urlsplit
@@ -60,12 +60,28 @@ def _host(value: str) -> str:
 
 
 def _check_name(value: str) -> str:
+    """A name in dataone.REQUIREMENTS, or a finding code (or prefix) with a slash."""
+    from difflib import get_close_matches
+
+    from adapter.dataone import REQUIREMENTS
+
+    example = f"{', '.join(sorted(REQUIREMENTS))}, or a finding code such as 'signposting/cite-as'"
     if not CHECK_NAME.match(value):
-        raise ValueError(
-            f"{value!r} is not a check name (a finding code or its prefix, "
-            "like 'encoding' or 'signposting/cite-as')"
-        )
+        raise ValueError(f"{value!r} is not a check name (one of {example})")
+    if "/" not in value and value not in REQUIREMENTS:
+        close = get_close_matches(value, list(REQUIREMENTS), n=1)
+        hint = f"did you mean '{close[0]}'? " if close else ""
+        raise ValueError(f"{value!r} is not a check name ({hint}one of {example})")
+    if "/" in value and not any(code.startswith(value) for code in _finding_codes()):
+        raise ValueError(f"{value!r} starts no finding code (`adapter findings` lists them)")
     return value
+
+
+@cache
+def _finding_codes() -> tuple[str, ...]:
+    from adapter.findings import catalogue
+
+    return tuple(t.code for t in catalogue())
 
 
 def _non_empty(value: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -204,20 +220,12 @@ class ScopeSettings(Settings):
 class ChecksSettings(Settings):
     """Checks whose warnings become errors (the record is then not synced).
 
-    An entry names a finding code or a prefix of one: `signposting/cite-as`
-    matches `signposting/cite-as-missing`; `encoding` matches any area's
-    `encoding...` codes, e.g. `dataone/encoding-missing`.
+    Each entry is a requirement of `adapter.dataone.REQUIREMENTS` (`encoding`,
+    `distribution`, `date-modified`, `id`) or a finding code or prefix with a
+    slash (`signposting/cite-as` covers `signposting/cite-as-missing`, ...).
     """
 
     required: tuple[CheckName, ...] = ()
-
-    def is_required(self, code: str) -> bool:
-        _, _, local = code.partition("/")
-        for name in self.required:
-            for candidate in (code, local):
-                if candidate == name or candidate.startswith((name + "-", name + "/")):
-                    return True
-        return False
 
 
 class AccessRule(Settings):

@@ -294,17 +294,18 @@ def test_scope_include_exclude_and_hosts() -> None:
     assert not node.in_scope("https://stranger.example/dataset/4")
 
 
-def test_required_checks_match_codes_and_prefixes() -> None:
+def test_required_checks_are_known_requirements_or_finding_codes() -> None:
     node = quick_node(
         "https://repo.example/",
         "urn:node:C",
-        checks={"required": ["encoding", "signposting/cite-as"]},
+        checks={"required": ["encoding", "signposting/cite-as", "dataone/id-missing"]},
     )
-    assert node.checks.is_required("dataone/encoding-missing")
-    assert node.checks.is_required("signposting/cite-as-missing")
-    assert node.checks.is_required("signposting/cite-as")
-    assert not node.checks.is_required("signposting/cite-aside")
-    assert not node.checks.is_required("dataone/identifier-not-doi")
+    assert node.checks.required == ("encoding", "signposting/cite-as", "dataone/id-missing")
+    with pytest.raises(ConfigProblems) as caught:
+        quick_node("https://r.example/", "urn:node:C", checks={"required": ["encodings", "x/y"]})
+    reasons = [p["reason"] for p in caught.value.as_dicts()]
+    assert reasons[0].startswith("'encodings' is not a check name (did you mean 'encoding'?")
+    assert reasons[1] == "'x/y' starts no finding code (`adapter findings` lists them)"
 
 
 # -- schedules ----------------------------------------------------------------------------
