@@ -15,6 +15,7 @@ hostile input gives a `JsonFailure`, never an exception.
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from dataclasses import dataclass
@@ -135,22 +136,65 @@ def measure(data: Any, limits: Limits = DEFAULT_LIMITS) -> JsonFailure | None:
     return None
 
 
+def _decode_entities(text: str, repairs: list[str]) -> str:
+    """JSON a CMS escaped as HTML (`{&quot;name&quot;: ...}`), when no real quote is left."""
+    if "&quot;" in text and '"' not in text:
+        repairs.append("decoded HTML entities (&quot;) the page put in place of quotes")
+        return html.unescape(text)
+    return text
+
+
+def _strip_bom(text: str, repairs: list[str]) -> str:
+    if text.lstrip(" \t\r\n").startswith("\ufeff"):
+        repairs.append("removed a byte-order mark before the JSON")
+        return text.replace("\ufeff", " ", 1)
+    return text
+
+
+def _loads_sequence(text: str) -> Any:
+    """Several JSON values one after another (optionally comma-separated), as a list."""
+    decoder = json.JSONDecoder(strict=False)
+    values: list[Any] = []
+    position, end = 0, len(text)
+    while True:
+        while position < end and (text[position].isspace() or text[position] == ","):
+            position += 1
+        if position >= end:
+            return values
+        value, position = decoder.raw_decode(text, position)
+        values.append(value)
+
+
+def _repair(text: str, repairs: list[str]) -> tuple[Any, JsonFailure | None]:
+    repaired = _strip_bom(_decode_entities(text, repairs), repairs)
+    repaired = _strip_wrappers(repaired, repairs)
+    repaired = _strip_tokens(repaired, repairs)
+    repaired = _strip_trailing(repaired, repairs)
+    data, failure = _loads(repaired, strict=True)
+    if failure is None or failure.kind != "syntax":
+        return data, failure
+    lenient, lenient_failure = _loads(repaired, strict=False)
+    if lenient_failure is None:
+        repairs.append("accepted raw control characters (tab, newline) inside strings")
+        return lenient, None
+    if lenient_failure.kind != "syntax":
+        return None, lenient_failure
+    if lenient_failure.message == "Extra data":
+        try:
+            several = _loads_sequence(repaired)
+        except (json.JSONDecodeError, RecursionError):
+            return None, failure
+        repairs.append(f"read {len(several)} JSON values written one after another as a list")
+        return several, None
+    return None, failure
+
+
 def parse_lenient(text: str, limits: Limits = DEFAULT_LIMITS) -> JsonParse:
     """Parse `text` strictly, else repaired; bounded in depth and node count."""
     data, failure = _loads(text, strict=True)
     repairs: list[str] = []
     if failure is not None and failure.kind == "syntax":
-        repaired = _strip_wrappers(text, repairs)
-        repaired = _strip_tokens(repaired, repairs)
-        repaired = _strip_trailing(repaired, repairs)
-        data, failure = _loads(repaired, strict=True)
-        if failure is not None and failure.kind == "syntax":
-            lenient, lenient_failure = _loads(repaired, strict=False)
-            if lenient_failure is None:
-                data, failure = lenient, None
-                repairs.append("accepted raw control characters (tab, newline) inside strings")
-            elif lenient_failure.kind != "syntax":
-                failure = lenient_failure
+        data, failure = _repair(text, repairs)
     if failure is not None:
         return JsonParse(repairs=tuple(repairs), failure=failure)
     shape = measure(data, limits)

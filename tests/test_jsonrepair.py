@@ -29,6 +29,8 @@ def test_strict_json_needs_no_repair() -> None:
         ('<!--\n{"name": "x"}\n-->', "HTML comment wrapper"),
         ('//<![CDATA[\n{"name": "x"}\n//]]>', "CDATA wrapper"),
         ('{"name": "a\tb"}', "control characters"),
+        ("{&quot;name&quot;: &quot;x&quot;}", "HTML entities"),
+        ('\ufeff{"name": "x"}', "byte-order mark"),
     ],
 )
 def test_each_repair_is_named(text: str, repair: str) -> None:
@@ -42,6 +44,13 @@ def test_comment_markers_inside_strings_are_kept() -> None:
     parsed = parse_lenient('{"u": "http://x.example/a", "c": "/* not a comment */",}')
     assert parsed.data == {"u": "http://x.example/a", "c": "/* not a comment */"}
     assert parsed.repairs == ("removed a trailing comma before } or ]",)
+
+
+def test_values_written_one_after_another_become_a_list() -> None:
+    parsed = parse_lenient('{"name": "x"}\n{"name": "y"},\n')
+    assert parsed.data == [{"name": "x"}, {"name": "y"}]
+    assert any("2 JSON values" in r for r in parsed.repairs)
+    assert parse_lenient('{"name": "x"}}').failure is not None
 
 
 def test_unrepairable_error_points_at_the_publishers_line_and_column() -> None:
