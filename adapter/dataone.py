@@ -13,8 +13,10 @@ A node configuration can make recommended checks blocking with
 - ``distribution``: at least one complete DataDownload;
 - ``date-modified``: a `dateModified` on the Dataset;
 - ``id``: an `@id` IRI on the Dataset;
-- any finding code or code prefix containing a slash (``signposting/cite-as``):
-  every non-error finding whose code starts with it becomes blocking.
+- ``signposting/cite-as``: one `cite-as` link that agrees with the Dataset;
+- any other finding code or code prefix containing a slash
+  (``signposting/describedby``): every warning whose code starts with it
+  becomes blocking.
 """
 
 from __future__ import annotations
@@ -96,6 +98,13 @@ REQUIREMENTS: dict[str, tuple[str, ...]] = {
     "distribution": ("dataone/distribution-missing", "dataone/distribution-incomplete"),
     "date-modified": ("dataone/date-modified-missing",),
     "id": ("dataone/id-missing",),
+    "signposting/cite-as": (
+        "signposting/absent",
+        "signposting/cite-as-missing",
+        "signposting/cite-as-mismatch",
+        "signposting/cite-as-several",
+        "signposting/cite-as-doi-only",
+    ),
 }
 
 
@@ -130,13 +139,11 @@ def is_known_requirement(name: str) -> bool:
 def enforce_required(
     findings: Iterable[Finding], required: Iterable[str], url: str
 ) -> list[Finding]:
-    """An error for each required check that a non-error finding in `findings` says failed."""
+    """An error for each required check that a finding in `findings` says did not pass."""
+    seen = list(findings)
     out: list[Finding] = []
     for name in sorted(required):
-        prefixes = REQUIREMENTS.get(name, (name,))
-        failed = [
-            f for f in findings if f.severity is not Severity.ERROR and f.code.startswith(prefixes)
-        ]
+        failed = [f for f in seen if _fails(f, name)]
         if failed:
             codes = ", ".join(sorted({f.code for f in failed}))
             out.append(
@@ -147,6 +154,16 @@ def enforce_required(
                 )
             )
     return out
+
+
+def _fails(finding: Finding, requirement: str) -> bool:
+    """Listed codes count at any severity short of error; a bare prefix counts warnings."""
+    if finding.severity is Severity.ERROR:
+        return False  # already blocking
+    listed = REQUIREMENTS.get(requirement)
+    if listed is not None:
+        return finding.code in listed
+    return finding.severity is Severity.WARNING and finding.code.startswith(requirement)
 
 
 # -- identifier ---------------------------------------------------------------

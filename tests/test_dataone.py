@@ -285,3 +285,17 @@ def test_any_framed_shape_gives_only_declared_findings(dataset: dict[str, Any]) 
     assert {f.code for f in result.findings} <= declared
     assert result.doi is None or result.doi.startswith("10.")
     assert all(isinstance(i, str) for i in result.identifiers)
+
+
+def test_a_bare_code_prefix_makes_only_warnings_blocking() -> None:
+    findings = check_dataset(good(distribution=None, dateModified=None), URL).findings
+    codes = {f.code: f.severity for f in findings}
+    assert codes == {
+        "dataone/distribution-missing": Severity.INFO,
+        "dataone/date-modified-missing": Severity.WARNING,
+    }
+    [err] = enforce_required(findings, {"dataone/d"}, URL)
+    assert "dataone/date-modified-missing" in err.message
+    assert "distribution-missing" not in err.message
+    [err] = enforce_required(findings, {"distribution"}, URL)  # a named check counts info too
+    assert "dataone/distribution-missing" in err.message

@@ -139,3 +139,15 @@ def test_an_unreachable_page_is_a_finding_not_an_exception() -> None:
     assert finding.code == "fetch/connection-failed"
     assert url in finding.message
     assert report.fetched is None and report.path == [url]
+
+
+def test_required_cite_as(serve_site: Serve) -> None:
+    strict = CheckOptions(required=frozenset({"signposting/cite-as", "encoding"}))
+    good = check(serve_site("page-good"), "/dataset/1.html", strict)
+    assert good.harvestable, [f.code for f in good.all_findings()]
+    bare = check(serve_site("page-bad"), "/dataset/sameas-doi.html", strict)
+    assert not bare.harvestable
+    # signposting/absent is about the page, so the blocking error is page-level too
+    [failed] = [f for f in bare.findings if f.code == "dataone/required-check-failed"]
+    assert "'signposting/cite-as'" in failed.message
+    assert "signposting/absent" in failed.message
