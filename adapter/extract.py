@@ -150,13 +150,16 @@ def _failure_finding(failure: JsonFailure, url: str, where: str, origin: str) ->
     )
 
 
-def _read_block(
-    text: str, index: int, syntax: str, url: str, limits: Limits, out: Extraction, line: int | None
-) -> None:
+def _read_block(script: HtmlElement, index: int, url: str, limits: Limits, out: Extraction) -> None:
+    text, line, src = script.text or "", script.sourceline, script.get("src")
     where = f"block {index}"
     origin = f"JSON-LD block {index}" + (f" (script at line {line} of the page)" if line else "")
     if not text.strip():
-        out.findings.append(EMPTY_BLOCK.at(url, f"{origin} is empty; it is skipped.", where))
+        why = (
+            f" it points to {src}, but harvesters read only JSON-LD inside the page;" if src else ""
+        )
+        message = f"{origin} is empty;{why} it is skipped."
+        out.findings.append(EMPTY_BLOCK.at(url, message, where))
         out.skipped.append(f"{where}: empty")
         return
     parsed = parse_lenient(text, limits)
@@ -173,7 +176,7 @@ def _read_block(
         )
         out.skipped.append(f"{where}: empty")
         return
-    out.blocks.append(JsonLdBlock(index, parsed.data, syntax, parsed.repairs, line))
+    out.blocks.append(JsonLdBlock(index, parsed.data, "json-ld", parsed.repairs, line))
 
 
 def _extract_document(text: str, url: str, limits: Limits, out: Extraction) -> None:
@@ -216,8 +219,7 @@ def _extract_html(html: bytes, url: str, limits: Limits, out: Extraction) -> Non
         )
         out.findings.append(TOO_MANY_BLOCKS.at(url, message))
     for index, script in enumerate(scripts[: limits.max_jsonld_blocks], start=1):
-        text = script.text or ""
-        _read_block(text, index, "json-ld", url, limits, out, script.sourceline)
+        _read_block(script, index, url, limits, out)
     if any(mentions_dataset(b.data) for b in out.blocks):
         return
     _add_markup(html, url, len(scripts), out)

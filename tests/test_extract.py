@@ -183,6 +183,17 @@ def test_microdata_is_read_only_without_a_json_ld_dataset() -> None:
     assert codes(fallback) == ["extract/non-jsonld-markup"]
 
 
+def test_empty_and_external_blocks_are_skipped_with_the_reason() -> None:
+    body = (
+        b'<html><head><script type="application/ld+json" src="/meta/ds.jsonld"></script>'
+        b'<script type="application/ld+json">  </script></head></html>'
+    )
+    result = run(body)
+    assert result.blocks == []
+    assert codes(result) == ["extract/empty-block", "extract/empty-block"]
+    assert "/meta/ds.jsonld" in result.findings[0].message
+
+
 def test_base_href_is_reported() -> None:
     result = run(page(DATASET % "b", head='<base href="/records/">'))
     assert result.base_url == "https://repo.example/records/"
