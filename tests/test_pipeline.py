@@ -151,3 +151,14 @@ def test_required_cite_as(serve_site: Serve) -> None:
     [failed] = [f for f in bare.findings if f.code == "dataone/required-check-failed"]
     assert "'signposting/cite-as'" in failed.message
     assert "signposting/absent" in failed.message
+
+
+def test_one_doi_in_many_spellings_is_one_doi(serve_site: Serve) -> None:
+    report = check(serve_site("page-good"), "/dataset/pangaea.html")
+    [ds] = report.datasets
+    assert ds.doi == "10.1594/pangaea.867435"
+    assert len(ds.identifiers) == 3
+    codes = {f.code for f in ds.findings}
+    assert "dataone/several-dois" not in codes
+    assert [r.property for r in ds.encoding] == ["subjectOf"]  # the article is not metadata
+    assert report.harvestable
