@@ -10,7 +10,6 @@ Loading, `${VAR}` secrets and error messages are in `adapter.config`.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from functools import cache, cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
@@ -24,9 +23,8 @@ from adapter.limits import DEFAULT_LIMITS, ZERO_ALLOWED, Limits
 
 NODE_ID = re.compile(r"^urn:node:[A-Za-z0-9][A-Za-z0-9_.-]*$")
 CHECK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*)*$")
-HOST = re.compile(
-    r"^(\*\.)?[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)*(:\d+)?$"
-)
+LABEL = r"[a-z0-9]([a-z0-9-]*[a-z0-9])?"
+HOST = re.compile(rf"^{LABEL}(\.{LABEL})*(:\d+)?$")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -55,7 +53,9 @@ def _regex(value: str) -> str:
 
 def _host(value: str) -> str:
     if not HOST.match(value.lower()):
-        raise ValueError(f"{value!r} is not a host name (like repo.example or *.repo.example)")
+        raise ValueError(
+            f"{value!r} is not a host name (like files.example.org or files.example.org:8443)"
+        )
     return value.lower()
 
 
@@ -179,11 +179,17 @@ class PolitenessSettings(Settings):
 
 
 class ScopeSettings(Settings):
-    """Which discovered URLs belong to the node (regexes searched in the URL)."""
+    """Which discovered URLs belong to the node.
+
+    Hosts: a page on another host than its sitemap's is taken only when that
+    host's robots.txt lists the sitemap (sitemaps.org cross-submission) or the
+    host is in `allowed_hosts` (checked by discovery). Patterns: regular
+    expressions searched anywhere in the URL (`allows`).
+    """
 
     include: tuple[Regex, ...] = ()  # when given, a URL must match one of them
     exclude: tuple[Regex, ...] = ()  # a URL matching any of them is skipped
-    allowed_hosts: tuple[Host, ...] = ()  # when given, hosts beyond the start URLs' hosts
+    allowed_hosts: tuple[Host, ...] = ()  # hosts accepted without cross-submission proof
 
     @cached_property
     def include_patterns(self) -> tuple[re.Pattern[str], ...]:
@@ -193,25 +199,8 @@ class ScopeSettings(Settings):
     def exclude_patterns(self) -> tuple[re.Pattern[str], ...]:
         return tuple(re.compile(p) for p in self.exclude)
 
-    def host_allowed(self, url: str, start_hosts: Iterable[str] = ()) -> bool:
-        """True when no hosts are listed, or the URL's host is a start host or listed."""
-        if not self.allowed_hosts:
-            return True
-        parts = urlsplit(url)
-        host = (parts.hostname or "").lower()
-        netloc = f"{host}:{parts.port}" if parts.port else host
-        for allowed in (*self.allowed_hosts, *(h.lower() for h in start_hosts)):
-            if allowed.startswith("*."):
-                if host.endswith(allowed[1:]):
-                    return True
-            elif allowed in (host, netloc):
-                return True
-        return False
-
-    def allows(self, url: str, start_hosts: Iterable[str] = ()) -> bool:
-        """Whether a discovered URL is in scope: host, include, then exclude."""
-        if not self.host_allowed(url, start_hosts):
-            return False
+    def allows(self, url: str) -> bool:
+        """Whether a discovered URL passes the include and exclude patterns."""
         if self.include_patterns and not any(p.search(url) for p in self.include_patterns):
             return False
         return not any(p.search(url) for p in self.exclude_patterns)
@@ -307,15 +296,13 @@ class NodeSettings(Settings):
         """The node's caps: its `limits:` over the defaults (and ADAPTER_LIMITS)."""
         return DEFAULT_LIMITS.with_overrides(self.limit_overrides.model_dump(exclude_none=True))
 
-    def start_hosts(self) -> tuple[str, ...]:
-        return tuple(sorted({(urlsplit(u).hostname or "").lower() for u in self.start.urls()}))
-
     def trusted_origins(self) -> tuple[str, ...]:
         """URLs the operator named: may resolve to non-public addresses (fetch.AddressPolicy)."""
         return self.start.urls()
 
     def in_scope(self, url: str) -> bool:
-        return self.scope.allows(url, self.start_hosts())
+        """Whether a discovered landing page passes the node's include/exclude patterns."""
+        return self.scope.allows(url)
 
 
 class AdapterConfig(Settings):
