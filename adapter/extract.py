@@ -1,8 +1,9 @@
 """Extract stage: a landing page's bytes -> its JSON-LD blocks, with findings.
 
 Each `<script type="application/ld+json">` block is read on its own (extruct's
-HTML parser, our lenient JSON reader): one broken block is a finding naming
-the block and where it broke, and the other blocks still count. Microdata and
+HTML parser, our lenient JSON reader; extruct's own JsonLdExtractor parses all
+blocks in one go and one bad block raises for the page): one broken block is
+a finding naming the block and where it broke, and the other blocks still count. Microdata and
 RDFa are read (and turned into JSON-LD) only when no JSON-LD block mentions a
 Dataset. A body served as JSON-LD is the document itself. Pure: bytes in,
 values out; never raises on bad input.
