@@ -17,7 +17,6 @@ and then at the host root, and whose `Sitemap:` lines are followed.
 from __future__ import annotations
 
 import re
-from array import array
 from collections.abc import Collection, Iterator, Sequence
 from typing import Literal
 from urllib.parse import urlsplit
@@ -27,6 +26,7 @@ from adapter.errors import FetchError
 from adapter.fetch import ACCEPT_XML, Fetcher
 from adapter.findings import Finding, FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS, Limits
+from adapter.locset import LocSet
 from adapter.models import SitemapEntry
 from adapter.robots import RobotsCache
 from adapter.sitemap import TOO_LARGE, ChildSitemap, SitemapParser
@@ -90,51 +90,6 @@ def classify(url: str) -> StartKind:
     if last.endswith((".xml", ".gz", ".txt")) or "sitemap" in last:
         return "sitemap"
     return "entry"
-
-
-class LocSet:
-    """A set of URLs kept as 64-bit hashes in one open-addressing array: 8-16 bytes per URL.
-
-    Python's string hash is 64-bit SipHash, salted per process; a collision
-    among a million URLs has a chance of about 3 in 100 million.
-    """
-
-    def __init__(self, capacity: int = 1 << 16) -> None:
-        self._slots = array("Q", bytes(8 * capacity))
-        self._mask = capacity - 1
-        self._count = 0
-
-    def __len__(self) -> int:
-        return self._count
-
-    def add(self, key: str) -> bool:
-        """Add `key`; True when it was not there yet."""
-        h = (hash(key) & 0xFFFFFFFFFFFFFFFF) or 1
-        slots, mask = self._slots, self._mask
-        i = h & mask
-        while True:
-            v = slots[i]
-            if v == 0:
-                slots[i] = h
-                self._count += 1
-                if self._count * 2 > mask:
-                    self._grow()
-                return True
-            if v == h:
-                return False
-            i = (i + 1) & mask
-
-    def _grow(self) -> None:
-        old = self._slots
-        self._slots = array("Q", bytes(16 * len(old)))
-        self._mask = 2 * len(old) - 1
-        slots, mask = self._slots, self._mask
-        for h in old:
-            if h:
-                i = h & mask
-                while slots[i]:
-                    i = (i + 1) & mask
-                slots[i] = h
 
 
 def _prefix(url: str) -> str:
@@ -308,7 +263,7 @@ class _SitemapFile:
         if fetched.truncated and not parser.done:
             yield TOO_LARGE.at(self.url, f"body passes {walk.limits.max_sitemap_bytes} bytes")
         yield from walk.robots.findings()
-        yield SITEMAP_READ.at(self.url, self.summary(parser, fetched.body[:2] == b"\x1f\x8b"))
+        yield SITEMAP_READ.at(self.url, self.summary(parser, parser.gzipped))
 
     def summary(self, parser: SitemapParser, gzipped: bool) -> str:
         kind = parser.kind or "unreadable"

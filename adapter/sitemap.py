@@ -13,7 +13,6 @@ finding. Pure: no I/O.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -22,22 +21,15 @@ from urllib.parse import urljoin, urlsplit
 
 from lxml import etree  # type: ignore[import-untyped]
 
-from adapter.decompress import GZIP_MAGIC, CappedDecoder, DecompressionFailed, DecompressionLimit
 from adapter.findings import Finding, FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import Link, SitemapEntry
+from adapter.sitemap_body import ProblemKind, SitemapBody
 from adapter.w3cdate import parse_w3c_datetime
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 RS_NS = "http://www.openarchives.org/rs/terms/"
-# Compressed bytes per decoder call. deflate expands at most ~1032:1, so one call
-# yields at most ~4.2 MB and our own byte count reaches the cap before the
-# decoder's guard (cap + GZIP_SLACK) trips: the file is read exactly up to the cap.
-GZIP_SLICE = 4 * 1024
-GZIP_SLACK = 8 * 1024 * 1024
-PARSE_BATCH = 1024 * 1024  # decoded bytes handed to the XML parser at a time
 FINDINGS_PER_CODE = 10  # per file; the rest are counted in one closing finding
-_ROOT = re.compile(rb"<(?![?!])([^\s/>]+)[\s/>]")
 _HTTP_PREFIXES = ("https://", "http://")
 
 BAD_XML = FindingType(
@@ -116,6 +108,16 @@ MORE = FindingType(
 )
 
 
+_PROBLEMS: dict[ProblemKind, FindingType] = {
+    "too-large": TOO_LARGE,
+    "bad-gzip": BAD_GZIP,
+    "html": HTML,
+    "entities": ENTITIES,
+    "unsupported": UNSUPPORTED,
+    "bad-xml": BAD_XML,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class ChildSitemap:
     """A `<sitemap>` of a sitemap index: another file to read."""
@@ -151,28 +153,41 @@ class SitemapParser:
     def __init__(self, url: str, limits: Limits = DEFAULT_LIMITS) -> None:
         self.url = url
         self.limits = limits
-        self.kind: str | None = None  # urlset | sitemapindex | text | None (not a sitemap)
         self.count = 0  # entries or child sitemaps read
         self.done = False  # stopped: cap reached or unusable input
-        self._head = b""  # bytes before the format is known
-        self._gzip: CappedDecoder | None = None
-        self._sniffed_gzip = False
-        self._size = 0  # decoded bytes
-        self._xml: Any = None  # etree.XMLPullParser
+        self._body = SitemapBody(limits.max_sitemap_bytes)
+        self._xml: Any = None  # etree.XMLPullParser, once the body is XML
         self._text_tail = b""
         self._tags: dict[str, str] = {}  # full tag -> local name
         self._counts: dict[str, int] = {}
         self._out: list[SitemapItem] = []
         self._max_url = limits.max_url_length
 
+    @property
+    def kind(self) -> str | None:
+        """urlset | sitemapindex | text, or None when the body is not a sitemap."""
+        return self._body.format
+
+    @property
+    def gzipped(self) -> bool:
+        return self._body.gzipped
+
     # -- public -------------------------------------------------------------
 
     def feed(self, data: bytes) -> list[SitemapItem]:
-        if not self.done and data:
-            self._feed_raw(data)
+        if not self.done:
+            for decoded in self._body.feed(data):
+                self._read(decoded)
+                if self.done:
+                    break
+            self._check_body()
         return self._take()
 
     def close(self) -> list[SitemapItem]:
+        if not self.done:
+            for decoded in self._body.finish():
+                self._read(decoded)
+            self._check_body()
         if not self.done:
             self._finish()
         self.done = True
@@ -184,124 +199,33 @@ class SitemapParser:
         self._counts.clear()
         return self._take()
 
-    # -- bytes: gzip, size cap, format sniffing ------------------------------
+    # -- dispatch -------------------------------------------------------------
 
-    def _feed_raw(self, data: bytes) -> None:
-        if not self._sniffed_gzip:
-            self._head += data
-            if len(self._head) < 2:
-                return
-            data, self._head = self._head, b""
-            self._sniffed_gzip = True
-            if data.startswith(GZIP_MAGIC):
-                cap = self.limits.max_sitemap_bytes + GZIP_SLACK
-                self._gzip = CappedDecoder("gzip", cap)
-        if self._gzip is None:
-            self._feed_decoded(data)
+    def _read(self, data: bytes) -> None:
+        if self._body.format == "text":
+            self._feed_text(data)
             return
-        batch: list[bytes] = []
-        size = 0
-        for start in range(0, len(data), GZIP_SLICE):
-            try:
-                decoded = self._gzip.feed(data[start : start + GZIP_SLICE])
-            except DecompressionLimit:
-                self._feed_decoded(b"".join(batch))
-                if not self.done:
-                    self._stop(TOO_LARGE, f"decompressed sitemap passes {self._cap_text()}")
-                return
-            except DecompressionFailed as exc:
-                self._feed_decoded(b"".join(batch))
-                if not self.done:
-                    self._stop(BAD_GZIP, f"broken gzip data: {exc}")
-                return
-            batch.append(decoded)
-            size += len(decoded)
-            if size >= PARSE_BATCH:
-                self._feed_decoded(b"".join(batch))
-                batch, size = [], 0
-                if self.done:
-                    return
-        self._feed_decoded(b"".join(batch))
+        if self._xml is None:
+            self._xml = etree.XMLPullParser(
+                events=("end",),
+                tag=("{*}url", "{*}sitemap"),  # only entries raise events: fewer Python calls
+                resolve_entities=False,
+                no_network=True,
+                load_dtd=False,
+                dtd_validation=False,
+                huge_tree=False,
+                remove_comments=True,
+                remove_pis=True,
+            )
+        self._feed_xml(data)
 
-    def _feed_decoded(self, data: bytes) -> None:
-        cap = self.limits.max_sitemap_bytes
-        over = self._size + len(data) > cap
-        if over:
-            data = data[: max(0, cap - self._size)]
-        self._size += len(data)
-        if self.kind is None:
-            self._head += data
-            if not self._sniff():
-                if over:
-                    self._stop(TOO_LARGE, f"sitemap passes {self._cap_text()}")
-                return
-            data, self._head = self._head, b""
-        if data:
-            if self.kind == "text":
-                self._feed_text(data)
-            elif self._xml is not None:
-                self._feed_xml(data)
-        if over and not self.done:
-            self._stop(TOO_LARGE, f"sitemap passes {self._cap_text()}; read up to the cap")
-
-    def _sniff(self) -> bool:
-        """Decide the format from the head; False while more bytes are needed."""
-        head = self._head.lstrip(b"\xef\xbb\xbf \t\r\n")
-        if not head:
-            return False
-        if not head.startswith(b"<"):
-            self.kind = "text"
-            return True
-        match = _ROOT.search(head)
-        if match is None:
-            return len(self._head) > 1024 * 1024 and self._unusable("no XML element found")
-        prolog = head[: match.start()].lower()
-        if b"<!doctype html" in prolog:
-            return self._unusable("an HTML page", HTML)
-        if b"<!entity" in prolog:
-            return self._unusable("a DTD declaring entities", ENTITIES)
-        local = match.group(1).split(b":")[-1].lower()
-        if local == b"html":
-            return self._unusable("an HTML page", HTML)
-        if local not in (b"urlset", b"sitemapindex"):
-            name = local.decode("ascii", "replace")
-            return self._unusable(f"a <{name}> document (not urlset or sitemapindex)", UNSUPPORTED)
-        self.kind = local.decode()
-        self._xml = etree.XMLPullParser(
-            events=("end",),
-            tag=("{*}url", "{*}sitemap"),  # only entries raise events: fewer Python calls
-            resolve_entities=False,
-            no_network=True,
-            load_dtd=False,
-            dtd_validation=False,
-            huge_tree=False,
-            remove_comments=True,
-            remove_pis=True,
-        )
-        return True
-
-    def _unusable(self, what: str, kind: FindingType = BAD_XML) -> bool:
-        self._stop(kind, f"{what} was served where a sitemap was expected")
-        return False
+    def _check_body(self) -> None:
+        problem = self._body.problem
+        if problem is not None and not self.done:
+            self._stop(_PROBLEMS[problem.kind], problem.message)
 
     def _finish(self) -> None:
-        if self._gzip is not None:
-            try:
-                self._gzip.finish()
-            except DecompressionFailed as exc:
-                self._out.append(BAD_GZIP.at(self.url, f"gzip data cut short: {exc}"))
-                return  # the XML is cut short too; one finding says why
-        if self.kind is None:
-            if not self._head.strip(b"\xef\xbb\xbf \t\r\n"):
-                self._out.append(BAD_XML.at(self.url, "the sitemap is empty"))
-                return
-            if not self._sniff():
-                if not self.done:
-                    self._out.append(BAD_XML.at(self.url, "no XML root element: not a sitemap"))
-                return
-            data, self._head = self._head, b""
-            self._feed_decoded_known(data)
-        if self.kind == "text":
+        if self._body.format == "text":
             self._text_line(self._text_tail)
             self._text_tail = b""
         elif self._xml is not None:
@@ -313,19 +237,10 @@ class SitemapParser:
                 return
             self._drain_xml()
 
-    def _feed_decoded_known(self, data: bytes) -> None:
-        if self.kind == "text":
-            self._feed_text(data)
-        elif self._xml is not None:
-            self._feed_xml(data)
-
     def _stop(self, kind: FindingType, message: str) -> None:
         self._out.append(kind.at(self.url, message))
         self.done = True
         self._xml = None
-
-    def _cap_text(self) -> str:
-        return f"the limit of {self.limits.max_sitemap_bytes} bytes"
 
     def _take(self) -> list[SitemapItem]:
         out, self._out = self._out, []

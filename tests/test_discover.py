@@ -8,10 +8,11 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from adapter.discover import LocSet, classify, discover
+from adapter.discover import classify, discover
 from adapter.fetch import AddressPolicy, Fetcher
 from adapter.findings import Finding
 from adapter.limits import DEFAULT_LIMITS, Limits
+from adapter.locset import LocSet
 from adapter.models import SitemapEntry
 from tests.fixture_server import SiteServer
 
