@@ -229,8 +229,8 @@ def normalize(
         if embedded_size(expanded, limits.max_json_nodes) > limits.max_json_nodes:
             message = (
                 f"JSON-LD block {block.index} would frame to more than {limits.max_json_nodes} "
-                "values (limit max_json_nodes) because its nodes refer to each other many "
-                "times over; it is skipped."
+                "values (limit max_json_nodes) or 200 levels of embedded nodes, because its "
+                "nodes refer to each other many times over or in long chains; it is skipped."
             )
             findings.append(EMBEDDING_TOO_LARGE.at(base_url, message, f"block {block.index}"))
             skipped += 1
