@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, insert, or_, select, update
+from sqlalchemy import Boolean, Connection, and_, bindparam, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from adapter import schema as t
 from adapter.models import Link, SitemapEntry
@@ -125,7 +126,10 @@ def upsert_entries(store: Store, node_id: str, run_id: int, entries: Iterable[Si
 
 
 def _upsert_batch(store: Store, node_id: str, run_id: int, batch: dict[str, SitemapEntry]) -> int:
+    """One transaction per batch: new pages in one multi-row insert, the rest updated."""
     f = t.frontier
+    new: list[dict[str, Any]] = []
+    seen: list[dict[str, Any]] = []
     with store.write() as conn:
         known = {
             row["url"]: row
@@ -135,35 +139,50 @@ def _upsert_batch(store: Store, node_id: str, run_id: int, batch: dict[str, Site
                 )
             ).mappings()
         }
-        fresh = 0
         for url, entry in batch.items():
             lastmod = utc_or_none(entry.lastmod)
             values: dict[str, Any] = {
                 "sitemap": entry.sitemap,
                 "lastmod": lastmod,
                 "links_json": _links_json(entry.links),
-                "last_seen_run": run_id,
-                "missing_runs": 0,
             }
             row = known.get(url)
             if row is None:
-                conn.execute(
-                    insert(f).values(
-                        node_id=node_id, url=url, first_seen_run=run_id, due=True, **values
-                    )
-                )
-                fresh += 1
+                new.append({**values, "url": url})
                 continue
             if row["last_seen_run"] == run_id:
                 continue  # listed twice in this run
-            fresh += 1
             old = utc_or_none(row["lastmod"])
-            if lastmod is not None and (old is None or lastmod > old):
-                values["due"] = True
-            if row["last_status"] == "removed":  # back in the sitemaps: look again
-                values["due"] = True
-            conn.execute(update(f).where(f.c.id == row["id"]).values(**values))
-    return fresh
+            moved = lastmod is not None and (old is None or lastmod > old)
+            back = row["last_status"] == "removed"  # back in the sitemaps: look again
+            seen.append({**values, "row_id": row["id"], "make_due": moved or back})
+        if new:
+            ins = postgresql.insert(f) if conn.dialect.name == "postgresql" else sqlite.insert(f)
+            conn.execute(
+                ins.values(
+                    node_id=node_id,
+                    first_seen_run=run_id,
+                    last_seen_run=run_id,
+                    missing_runs=0,
+                    due=True,
+                ).on_conflict_do_nothing(index_elements=["node_id", "url"]),
+                new,
+            )
+        if seen:
+            conn.execute(
+                update(f)
+                .where(f.c.id == bindparam("row_id"))
+                .values(
+                    sitemap=bindparam("sitemap"),
+                    lastmod=bindparam("lastmod"),
+                    links_json=bindparam("links_json"),
+                    last_seen_run=run_id,
+                    missing_runs=0,
+                    due=or_(f.c.due, bindparam("make_due", type_=Boolean)),
+                ),
+                seen,
+            )
+    return len(new) + len(seen)
 
 
 def mark_stale_due(store: Store, node_id: str, recheck_after: timedelta) -> int:
