@@ -31,6 +31,7 @@ The framed shape (what `NormalizedDataset.framed` holds), kept simple for checks
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,9 @@ from adapter.jsonld_loader import load_document, refused_url
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.locate import locate_datasets, near_misses
 
+# pyld keeps its context caches in module-level LRU caches that are not thread-safe;
+# its work holds the GIL anyway, so serializing it costs threads nothing.
+_PYLD_LOCK = threading.Lock()
 SCHEMA_HTTPS = "https://schema.org/"
 DATASET = SCHEMA + "Dataset"
 IRI_PROPERTIES = ("url", "contentUrl", "sameAs", "embedUrl", "thumbnailUrl")
@@ -154,7 +158,8 @@ def _expand(
     where = f"block {block.index}"
     options = {"base": base_url, "documentLoader": load_document}
     try:
-        expanded: list[Any] = jsonld.expand(block.data, options)
+        with _PYLD_LOCK:
+            expanded: list[Any] = jsonld.expand(block.data, options)
     except jsonld.JsonLdError as exc:
         remote = refused_url(exc)
         if remote is not None:
@@ -189,7 +194,8 @@ def _reason(exc: jsonld.JsonLdError) -> str:
 
 
 def _frame(expanded: list[Any], base: str) -> list[dict[str, Any]]:
-    framed = frame_expanded(expanded)
+    with _PYLD_LOCK:
+        framed = frame_expanded(expanded)
     graph = framed.get("@graph", [])
     out: list[dict[str, Any]] = []
     for node in graph if isinstance(graph, list) else [graph]:

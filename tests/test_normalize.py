@@ -16,6 +16,7 @@ import copy
 import json
 import socket
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,14 @@ def test_golden(page: Path) -> None:
     assert expected_file.exists(), f"no golden for {page.name}; see the module docstring"
     expected = json.loads(expected_file.read_text("utf-8"))
     assert run_case(page) == expected
+
+
+def test_goldens_hold_when_pages_are_normalized_on_several_threads() -> None:
+    pages = _cases() * 3
+    expected = {p: json.loads(_expected_path(p).read_text("utf-8")) for p in _cases()}
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(run_case, pages))
+    assert [r == expected[p] for r, p in zip(results, pages, strict=True)] == [True] * len(pages)
 
 
 def test_there_are_enough_golden_cases() -> None:
