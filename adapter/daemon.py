@@ -51,7 +51,7 @@ def run_scheduler(
         extra={"event": "scheduler-start", "nodes": len(config.nodes)},
     )
     _log_next_runs(scheduler)
-    stop_signal = _serve(scheduler, path, signals)
+    stop_signal = _serve(scheduler, path, signals, log_format)
     running = scheduler.running()
     log.info(
         "stopping on %s: %d run(s) finishing the pages in flight",
@@ -64,7 +64,9 @@ def run_scheduler(
     return 0
 
 
-def _serve(scheduler: NodeScheduler, path: Path, signals: queue.Queue[int]) -> int:
+def _serve(
+    scheduler: NodeScheduler, path: Path, signals: queue.Queue[int], log_format: LogFormat | None
+) -> int:
     """Wait for signals, reloading on SIGHUP; the stop signal that ended it."""
     while True:
         try:
@@ -73,10 +75,12 @@ def _serve(scheduler: NodeScheduler, path: Path, signals: queue.Queue[int]) -> i
             continue
         if received != signal.SIGHUP:
             return received
-        _reload(scheduler, path)
+        if _reload(scheduler, path):  # log_level and log_format follow the file too
+            configure(log_format or scheduler.config.log_format, scheduler.config.log_level)
 
 
-def _reload(scheduler: NodeScheduler, path: Path) -> None:
+def _reload(scheduler: NodeScheduler, path: Path) -> bool:
+    """Re-read the file; True when the new configuration replaced the running one."""
     try:
         config = load_config(path)
     except ConfigError as exc:
@@ -86,7 +90,7 @@ def _reload(scheduler: NodeScheduler, path: Path) -> None:
             "configuration not reloaded: keeping the running one",
             extra={"event": "reload-failed"},
         )
-        return
+        return False
     changes = scheduler.reload(config)
     log.info(
         "configuration reloaded: %s",
@@ -94,6 +98,7 @@ def _reload(scheduler: NodeScheduler, path: Path) -> None:
         extra={"event": "reloaded", "changes": len(changes)},
     )
     _log_next_runs(scheduler)
+    return True
 
 
 def _log_next_runs(scheduler: NodeScheduler) -> None:

@@ -140,8 +140,12 @@ class NodeScheduler:
     def reload(self, config: AdapterConfig) -> list[str]:
         """Apply a new configuration; what changed, in words for the log."""
         old = {node.id: node for node in self.config.nodes}
+        changes = (
+            ["store_url changed (from the next runs)"]
+            if (config.store_url != self.config.store_url)
+            else []
+        )
         self.config = config  # runs read the current config when they start
-        changes: list[str] = []
         for node in config.nodes:
             before = old.pop(node.id, None)
             if before is None:

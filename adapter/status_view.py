@@ -100,7 +100,7 @@ def _last_lines(last: LastRun | None) -> list[str]:
     counts = run_counts(last.summary)
     if counts:
         lines.append("  counts      " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    for title, key in (("errors", "error_codes"), ("not harvest.", "not_harvestable")):
+    for title, key in (("errors", "error_codes"), ("not synced", "not_harvestable")):
         tally = _tally(last.summary, key)
         if tally:
             lines.append(f"  {title:<12}{tally}")

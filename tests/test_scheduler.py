@@ -223,6 +223,10 @@ def test_reload_reschedules_adds_and_removes_nodes(
     assert after["urn:node:A"] < before["urn:node:A"]
     assert after["urn:node:C"] == before["urn:node:C"]  # unchanged schedule, same next run
     assert scheduler.config is second
+    moved = parse_config(
+        second.model_dump_json(exclude={"source"}).replace("unused.db", "other.db")
+    )
+    assert scheduler.reload(moved) == ["store_url changed (from the next runs)"]
 
 
 def test_jobs_carry_the_overlap_coalesce_and_grace_rules(
