@@ -29,7 +29,7 @@ from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.locset import LocSet
 from adapter.models import SitemapEntry
 from adapter.robots import RobotsCache
-from adapter.sitemap import TOO_LARGE, ChildSitemap, SitemapParser
+from adapter.sitemap import BAD_GZIP, BAD_XML, TOO_LARGE, ChildSitemap, SitemapParser
 
 NO_SITEMAPS = FindingType(
     "discover/no-sitemap",
@@ -80,6 +80,10 @@ StartKind = Literal["robots", "sitemap", "entry"]
 _FETCH_TYPES = {v.code: v for v in vars(fetch).values() if isinstance(v, FindingType)}
 _SCOPE_FINDINGS_PER_SITEMAP = 10
 CHUNK = 1 << 20  # bytes handed to the parser at a time
+_CUT_SHORT = frozenset({BAD_XML.code, BAD_GZIP.code})
+# The fetcher may drop the last decoded piece when it truncates; fetching a little
+# more than the cap lets the parser stop exactly at `max_sitemap_bytes` itself.
+FETCH_HEADROOM = 1 << 20
 
 
 def classify(url: str) -> StartKind:
@@ -240,7 +244,7 @@ class _SitemapFile:
             fetched = walk.fetcher.get(
                 self.url,
                 accept=ACCEPT_XML,
-                max_bytes=walk.limits.max_sitemap_bytes,
+                max_bytes=walk.limits.max_sitemap_bytes + FETCH_HEADROOM,
                 truncate=True,
             )
         except FetchError as exc:
@@ -253,15 +257,19 @@ class _SitemapFile:
             yield SITEMAP_FAILED.at(self.url, f"sitemap answered HTTP {fetched.status}")
             return
         self.home.add(_prefix(fetched.final_url))
+        if fetched.truncated:  # the body (compressed, if it was) passed the cap
+            limit = walk.limits.max_sitemap_bytes
+            yield TOO_LARGE.at(self.url, f"body passes {limit} bytes; read up to the cap")
         parser = SitemapParser(self.url, walk.limits)
         body = fetched.body
         for start in range(0, len(body), CHUNK):
             yield from self.items(parser.feed(body[start : start + CHUNK]), children)
             if parser.done:
                 break
-        yield from self.items(parser.close(), children)
-        if fetched.truncated and not parser.done:
-            yield TOO_LARGE.at(self.url, f"body passes {walk.limits.max_sitemap_bytes} bytes")
+        closing = parser.close()
+        if fetched.truncated:  # a body cut at the cap ends badly; TOO_LARGE already says why
+            closing = [i for i in closing if getattr(i, "code", "") not in _CUT_SHORT]
+        yield from self.items(closing, children)
         yield from walk.robots.findings()
         yield SITEMAP_READ.at(self.url, self.summary(parser, parser.gzipped))
 

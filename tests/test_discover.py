@@ -401,3 +401,13 @@ def test_every_discovery_finding_code_is_triggered(
         t.code for t in catalogue() if t.code.startswith(("robots/", "sitemap/", "discover/"))
     }
     assert declared - seen == set()
+
+
+def test_a_sitemap_past_the_byte_cap_is_read_up_to_it(
+    serve_site: Callable[[str], SiteServer], fetcher_for: Callable[[SiteServer], Fetcher]
+) -> None:
+    server = serve_site("disc-basic")
+    limits = DEFAULT_LIMITS.with_overrides({"max_sitemap_bytes": 250})
+    items = run(server, fetcher_for(server), "/sitemaps/datasets-2.xml", limits=limits)
+    assert locs(items, server) == ["/dataset/1"]  # the first <url> fits in 250 bytes
+    assert codes(items) == ["sitemap/too-large"]

@@ -414,3 +414,24 @@ def test_sitemap_parser_never_raises_on_xmlish_text(text: str, chunk: int) -> No
 def test_deflate_stream_without_gzip_header_is_not_mistaken_for_gzip() -> None:
     body = zlib.compress(many(2))
     assert entries(parse(body)) == []
+
+
+def test_nested_elements_named_url_do_not_disturb_the_entry() -> None:
+    body = urlset(
+        '<url><loc>https://repo.example/a</loc><x:data xmlns:x="urn:x"><x:url>inner</x:url>'
+        "<x:sitemap/></x:data><lastmod>2024-02-03</lastmod></url>"
+        "<url><loc>https://repo.example/b</loc></url>"
+    )
+    items = parse(body)
+    assert [(e.loc, e.lastmod) for e in entries(items)] == [
+        ("https://repo.example/a", datetime(2024, 2, 3, tzinfo=UTC)),
+        ("https://repo.example/b", None),
+    ]
+    assert codes(items) == []
+
+
+def test_parser_reports_gzip_and_format() -> None:
+    parser = SitemapParser(URL)
+    parser.feed(gzip.compress(many(1)))
+    parser.close()
+    assert (parser.kind, parser.gzipped, parser.count) == ("urlset", True, 1)
