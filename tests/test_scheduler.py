@@ -32,6 +32,9 @@ from adapter.errors import AdapterError
 from adapter.logging_setup import configure
 from adapter.scheduler import NodeScheduler
 from adapter.settings import AdapterConfig, NodeSettings
+from tests.stores import store_url
+
+__all__ = ["store_url"]  # a fixture: SQLite and the real PostgreSQL
 
 ROOT = Path(__file__).resolve().parent.parent
 WAIT = 30.0  # seconds a test waits for something that should happen at once
@@ -469,7 +472,7 @@ def check_records(store: Any, node_id: str) -> list[Any]:
 
 
 def test_scheduled_real_syncs_never_overlap(
-    tmp_path: Path,
+    store_url: str,
     serve_site: Callable[[str], Any],
     scheduler_of: Callable[..., NodeScheduler],
     caplog: pytest.LogCaptureFixture,
@@ -479,7 +482,6 @@ def test_scheduled_real_syncs_never_overlap(
 
     caplog.set_level(logging.INFO, logger="adapter.scheduler")
     server = serve_site("sched-coastal")
-    store_url = f"sqlite:///{tmp_path / 'harvest.db'}"
     # 10 requests at 8 per second make the first run longer than the 0.3 s interval
     config = parse_config(coastal_yaml(server.origin, store_url, 8, "{interval_minutes: 0.005}"))
     finished = threading.Semaphore(0)
@@ -514,14 +516,16 @@ def test_scheduled_real_syncs_never_overlap(
 
 
 def test_sigterm_mid_sync_finishes_pages_in_flight_and_a_rerun_completes(
-    tmp_path: Path, serve_site: Callable[[str], Any], schedule_process: Callable[..., Process]
+    tmp_path: Path,
+    store_url: str,
+    serve_site: Callable[[str], Any],
+    schedule_process: Callable[..., Process],
 ) -> None:
     from adapter.config import load_config
     from adapter.store import Store
     from adapter.sync import run_node
 
     server = serve_site("sched-coastal")
-    store_url = f"sqlite:///{tmp_path / 'harvest.db'}"
     config_path = tmp_path / "adapter.yaml"
     config_path.write_text(coastal_yaml(server.origin, store_url, 4, "{interval_minutes: 600}"))
     process = schedule_process(config_path, "--now", "--log-format", "json")
