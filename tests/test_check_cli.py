@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from adapter.cli import cli
@@ -96,7 +95,6 @@ def test_gone_page_exits_1(serve_site: Serve) -> None:
     assert "extract (JSON-LD blocks in the page): not reached" in out
 
 
-@pytest.mark.slow  # the fetcher retries a refused connection with backoff (~7 s)
 def test_unreachable_page_exits_2() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -18,6 +18,10 @@ from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.report import render_text, to_json
 from adapter.resolve import FAILED, Resolution, find_landing_page, resolver_url
 
+# Someone is waiting at the terminal: retry a failed connection after 0.25, 0.5, 1 s
+# (the sync's fetcher waits 1, 2, 4 s).
+INTERACTIVE_RETRY = 0.25
+
 # The landing page itself never answered: nothing about the site was learned.
 _UNREACHABLE = frozenset({"fetch/connection-failed", "fetch/timeout"})
 
@@ -37,7 +41,8 @@ def check_dataset(url: str, as_json: bool, follow: bool) -> None:
     start = resolver_url(url) or url
     _require_http_url(start)
     options = CheckOptions(follow=follow)
-    with Fetcher(options.limits, policy=AddressPolicy([start])) as fetcher:
+    policy = AddressPolicy([start])
+    with Fetcher(options.limits, policy=policy, retry_base_delay=INTERACTIVE_RETRY) as fetcher:
         resolution = find_landing_page(url, fetcher, options.limits)
         report = check_landing_page(resolution.landing_url, fetcher, options)
     _note_resolution(report, url, resolution)
