@@ -61,6 +61,7 @@ class RunSummary:
     new_versions: int = 0  # new PIDs obsoleting the previous head
     archived: int = 0  # heads archived (gone, or missing from the sitemaps)
     gone: int = 0  # pages that answered 404/410
+    pages_not_harvestable: int = 0  # fetched, but no Dataset could be synced
     not_harvestable: dict[str, int] = field(default_factory=dict)  # error code -> pages
     errors: int = 0  # pages that failed (network, server, the adapter itself)
     error_codes: dict[str, int] = field(default_factory=dict)
@@ -82,6 +83,7 @@ class RunSummary:
         self.archived += len(out.archived)
         self.gone += out.status == "gone"
         if out.status == "not-harvestable":
+            self.pages_not_harvestable += 1
             for code in out.blocking_codes() or ["sync/no-dataset"]:
                 self.not_harvestable[code] = self.not_harvestable.get(code, 0) + 1
         if out.status == "error":
@@ -99,7 +101,10 @@ class RunSummary:
             f"archived {self.archived}, gone {self.gone}, errors {self.errors}",
         ]
         for title, counts in (
-            ("not harvestable", self.not_harvestable),
+            (
+                f"not harvestable: {self.pages_not_harvestable} page(s), by code",
+                self.not_harvestable,
+            ),
             ("errors", self.error_codes),
             ("discovery", self.discovery_findings),
         ):

@@ -4,6 +4,7 @@ of the demo repository served over HTTP."""
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -41,14 +42,15 @@ def demo_server() -> Iterator[DemoServer]:
         yield server
 
 
-@pytest.fixture
-def filled(tmp_path: Path, demo_server: DemoServer) -> str:
-    url = f"sqlite:///{tmp_path / 'q.db'}"
+@pytest.fixture(scope="module")
+def synced(tmp_path_factory: pytest.TempPathFactory, demo_server: DemoServer) -> Path:
+    """One quick-mode sync of the demo repository (at the default 2 requests/s: once)."""
+    path = tmp_path_factory.mktemp("queue") / "q.db"
     result = adapter(
         "sync",
         demo_server.url("/robots.txt"),
         "--store",
-        url,
+        f"sqlite:///{path}",
         "--node-id",
         NODE,
         "--metadata-copy",
@@ -57,7 +59,14 @@ def filled(tmp_path: Path, demo_server: DemoServer) -> str:
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output.strip().splitlines()[-1])
     assert summary["node_id"] == NODE and summary["new_objects"] == 4
-    return url
+    return path
+
+
+@pytest.fixture
+def filled(synced: Path, tmp_path: Path) -> str:
+    """A private copy of the synced store (the run closed it, so the WAL is checkpointed)."""
+    shutil.copy(synced, tmp_path / "q.db")
+    return f"sqlite:///{tmp_path / 'q.db'}"
 
 
 def test_queue_list_json_has_every_field(filled: str) -> None:
