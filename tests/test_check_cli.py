@@ -70,6 +70,34 @@ def test_json_report_schema(serve_site: Serve) -> None:
     assert ds["distributions"][0]["encodingFormat"] == ["text/csv"]
     assert isinstance(report["signposts"], list) and isinstance(report["findings"], list)
     assert set(report["summary"]) == {"datasets", "errors", "warnings", "info"}
+    # exactly the documented keys (adapter/report.py), at every level
+    assert set(report) == {
+        "schema_version",
+        "url",
+        "final_url",
+        "status",
+        "not_modified",
+        "harvestable",
+        "path",
+        "summary",
+        "datasets",
+        "signposts",
+        "findings",
+    }
+    assert set(ds) == {
+        "id",
+        "name",
+        "doi",
+        "harvestable",
+        "identifiers",
+        "encoding",
+        "distributions",
+        "findings",
+    }
+    media = {"property", "contentUrl", "encodingFormat", "identifier", "dateModified", "where"}
+    assert all(set(m) == media for m in ds["encoding"] + ds["distributions"])
+    link = {"rel", "href", "type", "profile", "anchor", "source"}
+    assert all(set(s) == link for s in report["signposts"])
 
 
 def test_json_findings_carry_code_severity_message_where_url(serve_site: Serve) -> None:
