@@ -162,3 +162,18 @@ def test_one_doi_in_many_spellings_is_one_doi(serve_site: Serve) -> None:
     assert "dataone/several-dois" not in codes
     assert [r.property for r in ds.encoding] == ["subjectOf"]  # the article is not metadata
     assert report.harvestable
+
+
+def test_a_bug_in_a_stage_is_a_finding_and_the_run_goes_on() -> None:
+    from adapter.pipeline import _guard
+
+    report = DatasetReport(url="https://repo.example/dataset/1")
+
+    def broken() -> int:
+        return {}["missing"]  # type: ignore[no-any-return]
+
+    assert _guard(report, "dataone", broken) is None
+    [finding] = report.findings
+    assert finding.code == "pipeline/internal-error" and finding.severity == "error"
+    assert "dataone stage" in finding.message and "KeyError" in finding.message
+    assert _guard(report, "dataone", lambda: 42) == 42
