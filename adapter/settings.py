@@ -155,7 +155,7 @@ class ScheduleSettings(Settings):
     def describe(self) -> str:
         when = f"cron {self.cron!r} ({self.timezone})" if self.cron else None
         when = when or f"every {_minutes(self.interval_minutes or 0)}"
-        return f"{when}, jitter {self.jitter_seconds}s" if self.jitter_seconds else when
+        return f"{when}, jitter {self.jitter_seconds} s" if self.jitter_seconds else when
 
 
 def _minutes(minutes: float) -> str:

@@ -116,7 +116,7 @@ def _settings_lines(node: NodeSettings) -> list[str]:
     polite = node.politeness
     delay = "Crawl-delay honoured" if polite.honour_crawl_delay else "Crawl-delay ignored"
     scope = node.scope
-    hosts = ", ".join(scope.allowed_hosts) or "those of the start URLs"
+    hosts = ", ".join(scope.allowed_hosts) or "none"
     limits = {
         k: v
         for k, v in node.limit_overrides.model_dump(exclude_none=True).items()
@@ -130,7 +130,7 @@ def _settings_lines(node: NodeSettings) -> list[str]:
         f"  politeness  {polite.requests_per_second:g} requests/s per host, "
         f"{polite.concurrency} at a time, {delay}",
         f"  scope       {len(scope.include)} include, {len(scope.exclude)} exclude pattern(s); "
-        f"hosts: {hosts}",
+        f"extra hosts: {hosts}",
         f"  limits      {', '.join(f'{k}={v:g}' for k, v in limits.items()) or 'the defaults'}",
         f"  required    {', '.join(node.checks.required) or 'nothing beyond DataONE errors'}",
         f"  dataone     submitter {d1.submitter}; rightsHolder {d1.rights_holder}",

@@ -350,7 +350,7 @@ def test_config_check_summarises_nodes_and_next_runs() -> None:
     assert code == 0
     assert "valid; 2 node(s)" in out
     assert "urn:node:EXAMPLE  Example Data Repository" in out
-    assert "cron '0 3 * * 1-5' (Europe/Berlin), jitter 600s" in out
+    assert "cron '0 3 * * 1-5' (Europe/Berlin), jitter 600 s" in out
     assert out.count("next run") == 2
 
 
