@@ -57,7 +57,8 @@ UNSUPPORTED = FindingType(
 WRONG_NAMESPACE = FindingType(
     "sitemap/wrong-namespace",
     Severity.WARNING,
-    "The sitemap's root element is not in the sitemaps.org 0.9 namespace; it was read anyway.",
+    "The sitemap's <url> or <sitemap> elements are not in the sitemaps.org 0.9 namespace; "
+    "the file was read anyway.",
 )
 BAD_GZIP = FindingType(
     "sitemap/bad-gzip",
