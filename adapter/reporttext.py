@@ -47,11 +47,17 @@ def _summary(report: DatasetReport) -> list[str]:
     every = report.all_findings()
     counts = {s: sum(f.severity is s for f in every) for s in Severity}
     status = f"HTTP {report.status}" if report.status is not None else "no HTTP answer"
+    datasets = _plural(len(report.datasets), "Dataset")
+    if len(report.datasets) > 1:
+        datasets += f" ({sum(d.harvestable for d in report.datasets)} harvestable)"
     out.append(
-        f"  {status}; {_plural(len(report.datasets), 'Dataset')}; "
+        f"  {status}; {datasets}; "
         f"{_plural(counts[Severity.ERROR], 'error')}, "
         f"{_plural(counts[Severity.WARNING], 'warning')}, {counts[Severity.INFO]} info"
     )
+    blocking = list(dict.fromkeys(f.code for f in every if f.severity is Severity.ERROR))
+    if blocking and not report.not_modified:
+        out.append(f"  to fix: {', '.join(blocking)}")
     return out
 
 

@@ -33,6 +33,7 @@ def test_good_page_text(serve_site: Serve) -> None:
     assert "DOI            10.5066/f7vx0dmq" in out
     assert f"{server.url('/files/1/zooplankton.csv')}  [text/csv]" in out
     assert "dataone (what DataONE needs from the Dataset): ok" in out
+    assert "to fix:" not in out
 
 
 def test_bad_page_text_names_each_problem(serve_site: Serve) -> None:
@@ -40,6 +41,7 @@ def test_bad_page_text_names_each_problem(serve_site: Serve) -> None:
     code, out = invoke("check-dataset", server.url("/dataset/doi-null.html"))
     assert code == 1, out
     assert out.startswith("NOT HARVESTABLE  ")
+    assert out.splitlines()[2] == "  to fix: dataone/identifier-empty"
     assert "ERROR    dataone/identifier-empty" in out
     assert "The identifier at $.identifier is 'doi:null'." in out
     assert "WARNING  dataone/wrong-property" in out
