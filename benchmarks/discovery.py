@@ -143,7 +143,7 @@ def write_section(text: str) -> None:
         doc = doc.rstrip("\n") + "\n\n" + text
     else:
         end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + (doc[end + 1 :] if end >= 0 else "")
+        doc = doc[:start] + text + ("\n" + doc[end + 1 :] if end >= 0 else "")
     path.write_text(doc)
 
 
