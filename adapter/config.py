@@ -1,20 +1,16 @@
 """YAML file -> validated, frozen `AdapterConfig`, with every problem at once.
 
-The file is read with a safe loader that also rejects duplicate keys;
-`defaults:` are deep-merged under each node (a node's values win, lists are
-replaced, not joined); `${VAR}` in a string value is replaced from the
-environment (`${VAR:-fallback}` when unset or empty, `$$` for a literal `$`), so
-secrets (database passwords, tokens) never live in the file: a password
-written into `store_url` itself is refused.
-Every problem, whatever its kind, is collected and raised together as one
-`ConfigError` whose lines read ``FILE: nodes[1].schedule.cron: reason (line N)``.
+The file is read safely, with secrets from the environment
+(`adapter.yaml_source`); `defaults:` are deep-merged under each node (a node's
+values win, lists are replaced, not joined); then each node is validated into
+`adapter.settings` models. Every problem, whatever its kind, is collected and
+raised together as one `ConfigError` whose lines read
+``FILE: nodes[1].schedule.cron: reason (line N)``.
 """
 
 from __future__ import annotations
 
 import copy
-import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -24,130 +20,21 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from adapter.config_errors import Problem, describe_error, kind_of, problems_error
-from adapter.errors import ConfigError
-from adapter.settings import (
-    AdapterConfig,
-    ChecksSettings,
-    DataOneSettings,
-    NodeSettings,
-    PolitenessSettings,
-    ScheduleSettings,
-    ScopeSettings,
-    SyncSettings,
+from adapter.settings import AdapterConfig, NodeSettings
+from adapter.yaml_source import (
+    TOO_BIG,
+    YamlPath,
+    compose,
+    plaintext_password,
+    read_text,
+    substitute_env,
 )
 
 __all__ = ["AdapterConfig", "NodeSettings", "load_config", "parse_config", "quick_node"]
 
-MAX_FILE_BYTES = 1024 * 1024  # a configuration file larger than this is refused
-MAX_VALUES = 100_000  # values visited after alias expansion (YAML alias bombs)
 TOP_KEYS = ("store_url", "log_format", "log_level", "defaults", "nodes")
-DEFAULT_SECTIONS: dict[str, type[BaseModel] | None] = {
-    "schedule": ScheduleSettings,
-    "politeness": PolitenessSettings,
-    "scope": ScopeSettings,
-    "limits": None,
-    "checks": ChecksSettings,
-    "dataone": DataOneSettings,
-    "sync": SyncSettings,
-}
+DEFAULT_SECTIONS = ("schedule", "politeness", "scope", "limits", "checks", "dataone", "sync")
 SCHEDULE_KINDS = ("cron", "interval_minutes")
-ENV_REF = re.compile(r"\$\$|\$\{([^}]*)\}")
-ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-Path_ = tuple[str | int, ...]
-
-
-class _Loader(yaml.SafeLoader):
-    """PyYAML's safe loader: plain data only, no Python objects, no includes."""
-
-
-TOO_BIG = Problem(
-    (), f"expands to more than {MAX_VALUES} values (through YAML aliases?); refusing to load it"
-)
-
-
-def _compose(text: str) -> tuple[Any, dict[Path_, int], list[Problem]]:
-    """Parse YAML text: the data, the line of each key path, and structural problems.
-
-    Walking the node tree finds duplicate keys (which PyYAML silently lets the
-    last one win) and bounds the size after alias expansion.
-    """
-    loader = _Loader(text)
-    try:
-        node = loader.get_single_node()
-        data = loader.construct_document(node) if node is not None else None
-    finally:
-        loader.dispose()
-    lines: dict[Path_, int] = {}
-    problems: list[Problem] = []
-    seen = [0]
-    if node is not None:
-        _walk(node, (), lines, problems, seen)
-    if seen[0] > MAX_VALUES:
-        problems.append(TOO_BIG)
-    return data, lines, problems
-
-
-def _walk(
-    node: yaml.Node, path: Path_, lines: dict[Path_, int], problems: list[Problem], seen: list[int]
-) -> None:
-    seen[0] += 1
-    if seen[0] > MAX_VALUES:
-        return
-    lines.setdefault(path, node.start_mark.line + 1)
-    if isinstance(node, yaml.MappingNode):
-        keys: set[str] = set()
-        for key_node, value_node in node.value:
-            key = str(key_node.value)
-            if key in keys and key != "<<":
-                line = key_node.start_mark.line + 1
-                problems.append(Problem((*path, key), "this key appears twice", line))
-            keys.add(key)
-            _walk(value_node, (*path, key), lines, problems, seen)
-    elif isinstance(node, yaml.SequenceNode):
-        for index, item in enumerate(node.value):
-            _walk(item, (*path, index), lines, problems, seen)
-
-
-def _substitute(value: Any, path: Path_, problems: list[Problem], budget: list[int]) -> Any:
-    """Replace ${VAR} and ${VAR:-fallback} in every string value; $$ is a literal $."""
-    budget[0] -= 1
-    if budget[0] < 0:
-        return value
-    if isinstance(value, str):
-        missing: list[str] = []
-
-        def replace(match: re.Match[str]) -> str:
-            if match.group(0) == "$$":
-                return "$"
-            name, has_default, default = match.group(1).partition(":-")
-            if not ENV_NAME.match(name):
-                missing.append(f"${{{match.group(1)}}} is not an environment variable reference")
-                return ""
-            if os.environ.get(name):
-                return os.environ[name]
-            if has_default:
-                return default
-            if name in os.environ:
-                return ""
-            missing.append(f"environment variable {name} is not set")
-            return ""
-
-        result = ENV_REF.sub(replace, value)
-        problems.extend(Problem(path, reason) for reason in missing)
-        return result
-    if isinstance(value, Mapping):
-        return {k: _substitute(v, (*path, k), problems, budget) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_substitute(v, (*path, i), problems, budget) for i, v in enumerate(value)]
-    return value
-
-
-def _plaintext_password(store_url: Any) -> bool:
-    if not isinstance(store_url, str):
-        return False
-    password = urlsplit(store_url).password
-    return bool(password) and "${" not in str(password)
 
 
 def _merge(base: Any, override: Any) -> Any:
@@ -176,7 +63,7 @@ def _names_kind(schedule: Any) -> bool:
     return isinstance(schedule, Mapping) and any(k in schedule for k in SCHEDULE_KINDS)
 
 
-def _has_path(data: Any, path: Path_) -> bool:
+def _has_path(data: Any, path: YamlPath) -> bool:
     for key in path:
         in_list = isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data)
         if not (in_list or (isinstance(data, Mapping) and key in data)):
@@ -242,7 +129,7 @@ def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
     """Validate configuration text; raise ConfigError listing every problem."""
     name = str(source) if source else "<config>"
     try:
-        data, lines, problems = _compose(text)
+        data, lines, problems = compose(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
@@ -255,7 +142,7 @@ def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
     for key in data:
         if key not in TOP_KEYS:
             problems.append(Problem((str(key),), _unknown(str(key), list(TOP_KEYS))))
-    if _plaintext_password(data.get("store_url")):
+    if plaintext_password(data.get("store_url")):
         problems.append(
             Problem(
                 ("store_url",),
@@ -265,7 +152,7 @@ def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
         )
     if TOO_BIG in problems:
         raise problems_error(name, [TOO_BIG], {})
-    data = _substitute(dict(data), (), problems, [MAX_VALUES])
+    data = substitute_env(dict(data), problems)
     if any(p.reason.startswith("this key") for p in problems):
         raise problems_error(name, problems, lines)  # which value was meant is unknown
     defaults = _check_defaults(data.get("defaults"), problems)
@@ -287,18 +174,7 @@ def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
 def load_config(path: str | Path) -> AdapterConfig:
     """Read and validate a configuration file; ConfigError lists every problem."""
     path = Path(path)
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(MAX_FILE_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read the configuration file: {exc.strerror}") from None
-    if len(raw) > MAX_FILE_BYTES:
-        raise ConfigError(f"{path}: larger than {MAX_FILE_BYTES} bytes; is this the right file?")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    return parse_config(text, path)
+    return parse_config(read_text(path), path)
 
 
 def _url_place(url: str) -> str:

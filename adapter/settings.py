@@ -2,118 +2,36 @@
 
 Pydantic lives at this one boundary: the YAML (or `quick_node`) goes in, frozen
 models with every meaning checked come out (cron parses, patterns compile, URLs
-are absolute http(s), ids are `urn:node:...`, rates are positive). Unknown keys
-are errors. Defaults sit beside each field; `config/full.yaml` documents them.
-Loading, `${VAR}` secrets and error messages are in `adapter.config`.
+are absolute http(s), ids are `urn:node:...`, rates are positive; the checked
+value types are in `adapter.setting_types`). Unknown keys are errors. Defaults
+sit beside each field; `config/full.yaml` documents them. Loading, `${VAR}`
+secrets and error messages are in `adapter.config`.
 """
 
 from __future__ import annotations
 
 import re
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
-from urllib.parse import urlsplit
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
 
 from adapter import USER_AGENT
 from adapter.limits import DEFAULT_LIMITS, ZERO_ALLOWED, Limits
+from adapter.setting_types import (
+    CheckName,
+    Crontab,
+    Host,
+    HttpUrl,
+    NodeId,
+    NonEmpty,
+    Regex,
+    TimeZone,
+    non_empty,
+)
 
-NODE_ID = re.compile(r"^urn:node:[A-Za-z0-9][A-Za-z0-9_.-]*$")
-CHECK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*)*$")
-LABEL = r"[a-z0-9]([a-z0-9-]*[a-z0-9])?"
-HOST = re.compile(rf"^{LABEL}(\.{LABEL})*(:\d+)?$")
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-
-
-def _http_url(value: str) -> str:
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"{value!r} is not an absolute http(s) URL (like https://repo.example/)")
-    if any(c.isspace() for c in value):
-        raise ValueError(f"{value!r} contains white space")
-    return value
-
-
-def _node_id(value: str) -> str:
-    if not NODE_ID.match(value):
-        raise ValueError(f"{value!r} is not a node id like urn:node:MYREPO")
-    return value
-
-
-def _regex(value: str) -> str:
-    try:
-        re.compile(value)
-    except re.error as exc:
-        raise ValueError(f"{value!r} is not a valid regular expression ({exc})") from None
-    return value
-
-
-def _host(value: str) -> str:
-    if not HOST.match(value.lower()):
-        raise ValueError(
-            f"{value!r} is not a host name (like files.example.org or files.example.org:8443)"
-        )
-    return value.lower()
-
-
-def _check_name(value: str) -> str:
-    """A name in dataone.REQUIREMENTS, or a finding code (or prefix) with a slash."""
-    from difflib import get_close_matches
-
-    from adapter.dataone import REQUIREMENTS
-
-    example = f"{', '.join(sorted(REQUIREMENTS))}, or a finding code such as 'signposting/cite-as'"
-    if not CHECK_NAME.match(value):
-        raise ValueError(f"{value!r} is not a check name (one of {example})")
-    if "/" not in value and value not in REQUIREMENTS:
-        close = get_close_matches(value, list(REQUIREMENTS), n=1)
-        hint = f"did you mean '{close[0]}'? " if close else ""
-        raise ValueError(f"{value!r} is not a check name ({hint}one of {example})")
-    if "/" in value and not any(code.startswith(value) for code in _finding_codes()):
-        raise ValueError(f"{value!r} starts no finding code (`adapter findings` lists them)")
-    return value
-
-
-@cache
-def _finding_codes() -> tuple[str, ...]:
-    from adapter.findings import catalogue
-
-    return tuple(t.code for t in catalogue())
-
-
-def _non_empty(value: tuple[Any, ...]) -> tuple[Any, ...]:
-    if not value:
-        raise ValueError("must hold at least one item")
-    return value
-
-
-def _crontab(value: str) -> str:
-    from adapter.crontab import cron_trigger
-
-    try:
-        cron_trigger(value)
-    except ValueError as exc:
-        raise ValueError(f"{value!r} is not a valid cron expression: {exc}") from None
-    return value
-
-
-def _timezone(value: str) -> str:
-    try:
-        ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"{value!r} is not a time zone name (like UTC or Europe/Berlin)") from None
-    return value
-
-
-HttpUrl = Annotated[str, AfterValidator(_http_url)]
-NodeId = Annotated[str, AfterValidator(_node_id)]
-Regex = Annotated[str, AfterValidator(_regex)]
-Host = Annotated[str, AfterValidator(_host)]
-CheckName = Annotated[str, AfterValidator(_check_name)]
-NonEmpty = Annotated[str, Field(min_length=1)]
 
 
 class Settings(BaseModel):
@@ -140,11 +58,11 @@ class StartSettings(Settings):
 class ScheduleSettings(Settings):
     """When a node is synced: a cron expression or an interval, exactly one."""
 
-    cron: Annotated[str, AfterValidator(_crontab)] | None = None  # "m h dom mon dow"
+    cron: Crontab | None = None  # "m h dom mon dow"
     interval_minutes: Annotated[float, Field(gt=0)] | None = None
     jitter_seconds: Annotated[int, Field(ge=0)] = 0  # random delay to spread nodes
     misfire_grace_seconds: Annotated[int, Field(gt=0)] = 600  # late runs within this still run
-    timezone: Annotated[str, AfterValidator(_timezone)] = "UTC"  # for cron expressions
+    timezone: TimeZone = "UTC"  # for cron expressions
 
     @model_validator(mode="after")
     def _exactly_one(self) -> ScheduleSettings:
@@ -220,7 +138,7 @@ class ChecksSettings(Settings):
 class AccessRule(Settings):
     subject: NonEmpty  # "public", an ORCID, or a DataONE subject DN
     permissions: Annotated[
-        tuple[Literal["read", "write", "changePermission"], ...], AfterValidator(_non_empty)
+        tuple[Literal["read", "write", "changePermission"], ...], AfterValidator(non_empty)
     ]
 
 
