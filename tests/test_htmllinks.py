@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from adapter.htmllinks import parse_html_links
 
 PAGE = "https://repo.example/dataset/7"
@@ -73,3 +76,11 @@ def test_cap() -> None:
     links = b"".join(b'<link rel="item" href="/f%d">' % i for i in range(30))
     r = parse_html_links(b"<html><head>" + links + b"</head></html>", PAGE, max_links=10)
     assert len(r.links) == 10 and [f.code for f in r.findings] == ["signposting/too-many-links"]
+
+
+@given(st.binary(max_size=400) | st.text(max_size=400).map(str.encode))
+@settings(max_examples=200, deadline=None)
+def test_any_bytes_never_raise(body: bytes) -> None:
+    for ctype in ("text/html", "application/xhtml+xml"):
+        r = parse_html_links(b"<html><head>" + body, PAGE, content_type=ctype)
+        assert all(link.href for link in r.links)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from adapter.linkset import check_anchors, check_linkset_link, parse_linkset
 from adapter.models import Link
 
@@ -183,3 +186,34 @@ def test_linkset_link_needs_a_type() -> None:
     assert check_linkset_link(typed) == []
     wrong = Link(href=LS, rel="linkset", anchor=PAGE, source="html", type="application/json")
     assert [f.code for f in check_linkset_link(wrong)] == ["signposting/linkset-media-type"]
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                ["linkset", "anchor", "href", "type", "item", "profile", "data", "title*"]
+            ),
+            inner,
+            max_size=4,
+        )
+    ),
+    max_leaves=30,
+)
+
+
+@given(_json, st.sampled_from(["application/linkset+json", "application/json", "text/plain"]))
+@settings(max_examples=300, deadline=None)
+def test_json_linksets_never_raise(data: object, ctype: str) -> None:
+    r = parse_linkset(json.dumps(data).encode(), ctype, LS)
+    assert all(f.code.startswith("signposting/") for f in r.findings)
+    assert all(link.href and link.anchor for link in r.links)
+
+
+@given(st.binary(max_size=300))
+@settings(max_examples=300, deadline=None)
+def test_any_bytes_as_linkset_never_raise(body: bytes) -> None:
+    parse_linkset(body, "application/linkset", LS)
+    parse_linkset(body, "application/linkset+json", LS)
