@@ -96,6 +96,13 @@ def classify(url: str) -> StartKind:
     return "entry"
 
 
+def plural(n: int, noun: str) -> str:
+    """`1 entry`, `2 entries`, `3 sitemaps`; words without a plural stay as they are."""
+    if n == 1 or noun in ("filtered", "out of scope"):
+        return f"{n} {noun}"
+    return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
+
+
 def _prefix(url: str) -> str:
     """scheme://netloc of an http(s) URL, lower-cased (fast path of urlsplit)."""
     start = url.find("//") + 2
@@ -235,7 +242,7 @@ class _SitemapFile:
         self.chain = chain
         self.home: set[str] = {_prefix(url)}
         self.scope: dict[str, bool] = {}
-        self.counts = {"entries": 0, "duplicates": 0, "filtered": 0, "out of scope": 0}
+        self.counts = {"entry": 0, "duplicate": 0, "filtered": 0, "out of scope": 0}
         self.pending: list[Finding] = []
 
     def read(self, children: list[str]) -> Iterator[SitemapEntry | Finding]:
@@ -277,9 +284,9 @@ class _SitemapFile:
         kind = parser.kind or "unreadable"
         parts = [f"{kind}{' (gzip)' if gzipped else ''}"]
         if parser.kind == "sitemapindex":
-            parts.append(f"{parser.count} sitemaps")
+            parts.append(plural(parser.count, "sitemap"))
         else:
-            parts += [f"{n} {name}" for name, n in self.counts.items() if n or name == "entries"]
+            parts += [plural(n, name) for name, n in self.counts.items() if n or name == "entry"]
         return ", ".join(parts)
 
     def items(
@@ -316,9 +323,9 @@ class _SitemapFile:
                 self.pending.append(OUT_OF_SCOPE.at(self.url, f"lists {loc} on another host"))
             return False
         if not walk.seen.add(loc):
-            self.counts["duplicates"] += 1
+            self.counts["duplicate"] += 1
             return False
-        self.counts["entries"] += 1
+        self.counts["entry"] += 1
         return True
 
     def in_scope(self, loc: str) -> bool:

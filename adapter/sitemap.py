@@ -392,7 +392,8 @@ class SitemapParser:
             href = (attrs.pop("href", "") or "").strip()
             rels = (attrs.pop("rel", "") or "").split()
             if not href or not rels:
-                self._note(BAD_SIGNMAP_LINK, f"<rs:ln> of {loc} lacks href or rel: {given}")
+                missing = " and ".join(k for k, v in (("href", href), ("rel", rels)) if not v)
+                self._note(BAD_SIGNMAP_LINK, f"<rs:ln> of {loc} has no {missing}: {given}")
                 continue
             target = href if href.startswith(_HTTP_PREFIXES) else urljoin(self.url, href)
             type_ = attrs.pop("type", None)

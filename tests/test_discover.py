@@ -152,10 +152,10 @@ def test_sitemap_read_findings_summarise_each_file(
     assert read == {
         "/sitemap_index.xml": "sitemapindex, 4 sitemaps",
         "/sitemaps/datasets-1.xml.gz": "urlset (gzip), 4 entries, 1 out of scope",
-        "/sitemaps/datasets-2.xml": "urlset, 2 entries, 1 duplicates",
-        "/sitemaps/nested-index.xml": "sitemapindex (gzip), 1 sitemaps",
+        "/sitemaps/datasets-2.xml": "urlset, 2 entries, 1 duplicate",
+        "/sitemaps/nested-index.xml": "sitemapindex (gzip), 1 sitemap",
         "/sitemaps/collections/geo.xml": "urlset, 2 entries",
-        "/sitemaps/extra.txt": "text, 2 entries, 1 duplicates",
+        "/sitemaps/extra.txt": "text, 2 entries, 1 duplicate",
     }
 
 

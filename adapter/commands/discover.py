@@ -26,7 +26,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from adapter.discover import SITEMAP_READ
+from adapter.discover import SITEMAP_READ, plural
 from adapter.discover import discover as discover_pages
 from adapter.fetch import AddressPolicy, Fetcher
 from adapter.findings import Finding
@@ -152,7 +152,8 @@ def discover(
         }
         click.echo(json.dumps(summary))
     else:
-        click.echo(f"\n{entries} landing pages from {sitemaps} sitemaps in {seconds:.1f} s")
+        pages, files = plural(entries, "landing page"), plural(sitemaps, "sitemap")
+        click.echo(f"\n{pages} from {files} in {seconds:.1f} s")
         for code, n in sorted(counts.items()):
             click.echo(f"  {n:>6}  {code}")
     return 0 if entries else 1
