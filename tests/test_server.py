@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import os
 import signal
 import subprocess
 import sys
@@ -63,9 +64,8 @@ class World:
 store_url = stores.store_url  # every test here runs on SQLite and on PostgreSQL
 
 
-@pytest.fixture
-def world(store_url: str) -> Iterator[World]:
-    store = Store.open(store_url)
+def build_world(url: str) -> Iterator[World]:
+    store = Store.open(url)
     node = node_settings()
     for i in range(5):
         put_dataset(store, node, f"10.5555/d{i}", f"Dataset {i}")
@@ -74,8 +74,29 @@ def world(store_url: str) -> Iterator[World]:
     archive(store, node, "https://repo.example/dataset/10.5555/d3")
     records = store.list_objects(node.id, count=100)[1]
     with serve_app(store, [node]) as served:
-        yield World(store, store_url, node, served, records)
+        yield World(store, url, node, served, records)
     store.close()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def world(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[World]:
+    """One served store per engine for the tests that only read (and POST nothing)."""
+    if request.param == "sqlite":
+        yield from build_world(stores.sqlite_url(tmp_path_factory.mktemp("world")))
+        return
+    base = os.environ.get("ADAPTER_TEST_POSTGRES_URL")
+    if not base:
+        pytest.skip("ADAPTER_TEST_POSTGRES_URL is not set (CI sets it; see .ci/run)")
+    with stores.postgres_schema(base) as url:
+        yield from build_world(url)
+
+
+@pytest.fixture
+def fresh_world(store_url: str) -> Iterator[World]:
+    """A world of its own, for tests that write (sync failures, a concurrent sync)."""
+    yield from build_world(store_url)
 
 
 def xml(response: requests.Response) -> Any:
@@ -381,17 +402,17 @@ def multipart(parts: list[tuple[str, bytes]], boundary: str = "d1-boundary") -> 
 
 
 def test_synchronization_failed_is_recorded_and_logged(
-    world: World, caplog: pytest.LogCaptureFixture
+    fresh_world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="adapter.d1syncfailed")
     response = requests.post(
-        world.base + "/error",
+        fresh_world.base + "/error",
         data=multipart([("other", b"x"), ("message", FAILURE)]),
         headers={"Content-Type": "multipart/mixed; boundary=d1-boundary"},
         timeout=10,
     )
     assert (response.status_code, response.text) == (200, "OK")
-    [failure] = world.store.sync_failures(world.node.id)
+    [failure] = fresh_world.store.sync_failures(fresh_world.node.id)
     assert failure.pid == "sha256:abc" and failure.xml == FAILURE.decode()
     assert any("sha256:abc" in r.getMessage() and "5000" in r.getMessage() for r in caplog.records)
 
@@ -407,13 +428,13 @@ def test_synchronization_failed_is_recorded_and_logged(
     ],
 )
 def test_synchronization_failed_always_answers_200(
-    world: World, content_type: str, body: bytes
+    fresh_world: World, content_type: str, body: bytes
 ) -> None:
     response = requests.post(
-        world.base + "/error", data=body, headers={"Content-Type": content_type}, timeout=10
+        fresh_world.base + "/error", data=body, headers={"Content-Type": content_type}, timeout=10
     )
     assert response.status_code == 200
-    [failure] = world.store.sync_failures(world.node.id)
+    [failure] = fresh_world.store.sync_failures(fresh_world.node.id)
     assert "root:" not in failure.xml  # no entity was expanded
 
 
@@ -442,15 +463,17 @@ def test_reading_writes_nothing(world: World) -> None:
     assert dump(world.store) == before
 
 
-def test_reads_while_a_sync_writes(world: World) -> None:
+def test_reads_while_a_sync_writes(fresh_world: World) -> None:
     """Pages stay valid and totals only grow while another thread adds versions."""
     stop = threading.Event()
     written: list[str] = []
 
     def writer() -> None:
         i = 0
-        while not stop.is_set() and i < 120:
-            applied = put_dataset(world.store, world.node, "10.5555/busy", f"version {i}")
+        while not stop.is_set() and i < 40:
+            applied = put_dataset(
+                fresh_world.store, fresh_world.node, "10.5555/busy", f"version {i}"
+            )
             written.extend(applied.created + applied.versions)
             i += 1
 
@@ -458,15 +481,15 @@ def test_reads_while_a_sync_writes(world: World) -> None:
     thread.start()
     totals = []
     try:
-        for _ in range(40):
-            page = xml(world.get("/object?count=5&start=0"))
+        for _ in range(20):
+            page = xml(fresh_world.get("/object?count=5&start=0"))
             totals.append(page.total)
-            assert world.get("/monitor/ping").status_code == 200
+            assert fresh_world.get("/monitor/ping").status_code == 200
     finally:
         stop.set()
         thread.join()
     assert totals == sorted(totals)
-    assert xml(world.get("/object?count=0")).total == 7 + len(written)
+    assert xml(fresh_world.get("/object?count=0")).total == 7 + len(written)
 
 
 # -- the raw path ----------------------------------------------------------------------
