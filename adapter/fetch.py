@@ -13,6 +13,8 @@ raise `FetchError` with a finding code; everything else is a `Fetched`.
 from __future__ import annotations
 
 import http.client
+import logging
+import socket
 import time
 from collections.abc import Callable
 from urllib.parse import urljoin, urlsplit
@@ -78,8 +80,16 @@ ACCEPT_ANY = "*/*"
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
+# urllib3 logs malformed or cut-off response headers as a WARNING with a traceback; we report
+# what matters as findings, and a stranger's broken headers must not fill the operator's log
+logging.getLogger("urllib3.connection").setLevel(logging.ERROR)
+
 # gate(url) -> None when the URL may be fetched, else the reason it may not (robots.txt)
 Gate = Callable[[str], str | None]
+
+
+class _NotTransient(FetchError):
+    """A connection failure that retrying cannot fix (the host name does not resolve)."""
 
 
 def host_key(url: str) -> str:
@@ -243,7 +253,11 @@ class Fetcher:
             try:
                 resp = self._send(method, url, headers, ex)
             except FetchError as exc:
-                if exc.code != CONNECTION.code or attempt >= self.limits.max_retries:
+                if (
+                    exc.code != CONNECTION.code
+                    or isinstance(exc, _NotTransient)
+                    or attempt >= self.limits.max_retries
+                ):
                     if exc.code in (CONNECTION.code, TIMEOUT.code):
                         self.health.failed(key, exc.message)
                     raise
@@ -297,7 +311,7 @@ class Fetcher:
         )
         try:
             with self.pacer.slot(host_key(url)):
-                return self._session.request(
+                resp = self._session.request(
                     method,
                     url,
                     headers=send_headers,
@@ -318,11 +332,19 @@ class Fetcher:
                 raise FetchError(
                     HEADERS_TOO_LARGE.code, url, f"response headers too large: {short(exc)}"
                 ) from exc
+            if caused_by(exc, (socket.gaierror, urllib3.exceptions.NameResolutionError)):
+                raise _NotTransient(
+                    CONNECTION.code, url, f"host name not resolved: {short(exc)}"
+                ) from exc
             if isinstance(exc, requests.ConnectionError | urllib3.exceptions.HTTPError | OSError):
                 raise FetchError(CONNECTION.code, url, f"connection failed: {short(exc)}") from exc
             raise FetchError(UNSAFE_URL.code, url, f"unusable URL: {short(exc)}") from exc
         except (ValueError, UnicodeError) as exc:
             raise FetchError(UNSAFE_URL.code, url, f"unusable URL: {short(exc)}") from exc
+        if ex.expired:  # the headers were cut off by the watchdog: whatever parsed is partial
+            resp.close()
+            raise self._timeout(url)
+        return resp
 
     def _timeout(self, url: str) -> FetchError:
         return timeout_error(url, self.limits)
