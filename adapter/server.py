@@ -167,15 +167,16 @@ class MemberNodeApp:
     ) -> Call:
         version, _, rest = rest.partition("/")
         if version not in ("v1", "v2"):
-            raise not_implemented("", f"API version {version!r} is not served; use v2 or v1")
+            raise not_implemented("", f"API version {version[:20]!r} is not served; use v2 or v1")
         resource, identifier = _split_resource(rest.rstrip("/") if rest != "/" else "")
         methods = ROUTES.get((resource, identifier is not None))
+        shown = rest[:200]  # echoed back, escaped, never more than this
         if methods is None:
-            raise not_implemented("", f"no DataONE method at /{rest}")
+            raise not_implemented("", f"no DataONE method at /{shown}")
         d1_method = methods.get(verb) or (methods.get("GET") if verb == "HEAD" else None)
         if d1_method is None:
             allowed = ", ".join(sorted(methods))
-            raise not_implemented("", f"{verb} is not a DataONE method at /{rest}; use {allowed}")
+            raise not_implemented("", f"{verb} is not a DataONE method at /{shown}; use {allowed}")
         return Call(
             method=d1_method,
             api=version,
