@@ -1,18 +1,16 @@
-"""The frontier: one row per landing page of a node, what is due, and who is on it.
+"""The frontier: one row per landing page of a node, and what is due.
 
 A run upserts what discovery found (a page is due when it is new or its sitemap
-lastmod moved), marks pages not checked for a while as due, then claims due
-pages in batches. A claim is an owner and a lease: many workers can share one
-PostgreSQL frontier (`FOR UPDATE SKIP LOCKED`), and a worker that dies leaves
-leases that expire. Finishing a page clears its claim in the same transaction
-that writes its records (`finish_page`), so a crash loses only pages in flight.
+lastmod moved), marks pages not checked for a while (or that failed) as due,
+counts pages missing from a complete discovery, then claims due pages in
+batches (`adapter.claims`). Finishing a page writes its outcome and clears its
+claim in the same transaction that writes its records (`finish_page`), so a
+crash loses only the pages in flight.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -23,7 +21,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from adapter import schema as t
 from adapter.models import Link, SitemapEntry
-from adapter.store import Store, utc, utc_or_none
+from adapter.store import Store, utc_or_none
 
 UPSERT_BATCH = 500
 ENDED = ("gone", "removed")  # a 404/410, or archived after missing from the sitemaps
@@ -56,12 +54,6 @@ class PageUpdate:
     content_checksum: str | None = None
     report: dict[str, Any] | None = None
     keep_validators: bool = False  # a 304 or an error keeps the validators we had
-
-
-def owner_id(run_id: int | None = None) -> str:
-    """host:pid[:run] — lets a rerun on the same host free the claims of a dead process."""
-    base = f"{socket.gethostname()}:{os.getpid()}"
-    return f"{base}:{run_id}" if run_id is not None else base
 
 
 def _links_json(links: tuple[Link, ...]) -> str | None:
@@ -237,87 +229,6 @@ def mark_removed(conn: Connection, row_id: int) -> None:
     """A page archived because it left the sitemaps: not counted or archived again."""
     f = t.frontier
     conn.execute(update(f).where(f.c.id == row_id).values(last_status="removed", due=False))
-
-
-def release_stale_claims(store: Store, node_id: str) -> int:
-    """Free claims whose lease ran out, or whose owner is a dead process on this host."""
-    f = t.frontier
-    now = datetime.now(UTC)
-    host = socket.gethostname()
-    with store.write() as conn:
-        claims = conn.execute(
-            select(f.c.claimed_by, f.c.lease_until)
-            .where(f.c.node_id == node_id, f.c.claimed_by.is_not(None))
-            .distinct()
-        ).all()
-        dead = [o for o, lease in claims if utc(lease) < now or _dead_local(o, host)]
-        if not dead:
-            return 0
-        result = conn.execute(
-            update(f)
-            .where(f.c.node_id == node_id, f.c.claimed_by.in_(dead))
-            .values(claimed_by=None, lease_until=None)
-        )
-    return int(result.rowcount)
-
-
-def release_claims(store: Store, node_id: str, owner: str) -> int:
-    """Give back the pages `owner` claimed but did not finish (a stopped run)."""
-    f = t.frontier
-    with store.write() as conn:
-        result = conn.execute(
-            update(f)
-            .where(f.c.node_id == node_id, f.c.claimed_by == owner)
-            .values(claimed_by=None, lease_until=None)
-        )
-    return int(result.rowcount)
-
-
-def dead_local_owner(owner: str) -> bool:
-    """True when `owner` (host:pid[:run]) names a process on this host that no longer runs."""
-    return _dead_local(owner, socket.gethostname())
-
-
-def _dead_local(owner: str, host: str) -> bool:
-    parts = owner.split(":")
-    if len(parts) < 2 or parts[0] != host or not parts[1].isdigit():
-        return False
-    pid = int(parts[1])
-    if pid == os.getpid():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
-
-
-def claim_due(
-    store: Store, node_id: str, owner: str, *, batch: int = 20, lease: timedelta
-) -> list[FrontierRow]:
-    """Claim up to `batch` due, unclaimed pages (oldest id first) for `owner`."""
-    f = t.frontier
-    now = datetime.now(UTC)
-    free = or_(f.c.claimed_by.is_(None), f.c.lease_until < now)
-    pick = (
-        select(f.c.id)
-        .where(f.c.node_id == node_id, f.c.due.is_(True), free)
-        .order_by(f.c.id)
-        .limit(batch)
-    )
-    with store.write() as conn:
-        if conn.dialect.name == "postgresql":
-            pick = pick.with_for_update(skip_locked=True)
-        ids = list(conn.execute(pick).scalars())
-        if not ids:
-            return []
-        conn.execute(
-            update(f).where(f.c.id.in_(ids)).values(claimed_by=owner, lease_until=now + lease)
-        )
-        rows = conn.execute(select(f).where(f.c.id.in_(ids)).order_by(f.c.id)).mappings()
-        return [row_from_mapping(r) for r in rows]
 
 
 def finish_page(conn: Connection, row: FrontierRow, owner: str, page: PageUpdate) -> bool:

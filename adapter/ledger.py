@@ -21,7 +21,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from adapter import schema as t
 from adapter.records import Candidate, Decision, SeriesState, decide, new_record
-from adapter.store import utc
+from adapter.schema import utc
 
 MS = timedelta(milliseconds=1)
 

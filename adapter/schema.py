@@ -40,6 +40,16 @@ from adapter.errors import StoreError
 
 metadata = MetaData()
 
+
+def utc(value: datetime) -> datetime:
+    """Aware UTC for writing and comparing (naive values are taken as UTC)."""
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+def utc_or_none(value: datetime | None) -> datetime | None:
+    return None if value is None else utc(value)
+
+
 # Timestamps: always UTC (SQLite keeps them as naive text; the store attaches UTC on read).
 Stamp = DateTime(timezone=True)
 BigId = BigInteger().with_variant(Integer, "sqlite")  # SQLite autoincrements INTEGER only

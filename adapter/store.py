@@ -1,72 +1,43 @@
 """The store: one SQLAlchemy Core schema on SQLite (WAL) or PostgreSQL.
 
 `Store.open(url)` connects (creating or upgrading the schema when asked). The
-read side (`list_objects`, `get_record`, `resolve_sid`, sync failures, run
-history, the outbox) serves the Member Node API and the CLI; the write side
-(`adapter.store_writes`) commits one landing page per transaction, so a crash
-loses at most the pages in flight. Every time written is UTC; SQLite keeps
-naive text, so values read back get UTC attached.
+read side here (`list_objects`, `get_record`, `resolve_sid`), with run history
+and sync failures (`adapter.history`) and the outbox (`adapter.outbox`), serves
+the Member Node API and the CLI. The write side (`adapter.ledger`,
+`adapter.frontier`) works inside `Store.write()` transactions, one landing page
+per transaction, so a crash loses at most the pages in flight. Every time
+written is UTC; SQLite keeps naive text, so values read back get UTC attached.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event, func, or_, select, update
+from sqlalchemy import Connection, Engine, create_engine, event, func, or_, select
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
 from adapter import schema as t
 from adapter.errors import StoreError
+from adapter.history import History, RunInfo, SyncFailure
 from adapter.models import SyncRecord
+from adapter.outbox import Outbox, OutboxEvent
+from adapter.schema import utc, utc_or_none
 
 SQLITE_BUSY_MS = 30_000
-
-
-def utc(value: datetime) -> datetime:
-    """Aware UTC for writing and comparing (naive values are taken as UTC)."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-
-
-def utc_or_none(value: datetime | None) -> datetime | None:
-    return None if value is None else utc(value)
-
-
-@dataclass(frozen=True, slots=True)
-class RunInfo:
-    id: int
-    node_id: str
-    started_at: datetime
-    finished_at: datetime | None
-    status: str  # running | ok | failed | interrupted
-    summary: dict[str, Any]
-    error: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class OutboxEvent:
-    seq: int
-    node_id: str
-    event: str  # create | update | archive
-    pid: str
-    series_id: str | None
-    created_at: datetime
-    acked_at: datetime | None
-
-
-@dataclass(frozen=True, slots=True)
-class SyncFailure:
-    id: int
-    node_id: str
-    pid: str | None
-    received_at: datetime
-    xml: str
+__all__ = [
+    "OutboxEvent",
+    "RunInfo",
+    "Store",
+    "SyncFailure",
+    "record_from_row",
+    "utc",
+    "utc_or_none",
+]
 
 
 def engine_url(url: str) -> str:
@@ -98,7 +69,7 @@ def _sqlite_engine(url: str) -> Engine:
     return engine
 
 
-class Store:
+class Store(History, Outbox):
     """The database of one adapter installation (any number of nodes)."""
 
     def __init__(self, engine: Engine, url: str) -> None:
@@ -245,159 +216,12 @@ class Store:
     def count_records(self, node_id: str) -> int:
         return self.list_objects(node_id, count=0)[0]
 
-    # -- sync failures posted by the CN --------------------------------------------
-
-    def log_sync_failure(self, node_id: str, pid: str | None, xml_text: str) -> int:
-        with self.write() as conn:
-            result = conn.execute(
-                t.sync_failures.insert().values(
-                    node_id=node_id, pid=pid, received_at=datetime.now(UTC), xml=xml_text
-                )
-            )
-            return _new_id(result.inserted_primary_key)
-
-    def sync_failures(self, node_id: str, *, limit: int = 100) -> list[SyncFailure]:
-        f = t.sync_failures
-        with self.read() as conn:
-            rows = (
-                conn.execute(
-                    select(f).where(f.c.node_id == node_id).order_by(f.c.id.desc()).limit(limit)
-                )
-                .mappings()
-                .all()
-            )
-        return [
-            SyncFailure(row["id"], row["node_id"], row["pid"], utc(row["received_at"]), row["xml"])
-            for row in rows
-        ]
-
-    # -- run history -----------------------------------------------------------------
-
-    def start_run(self, node_id: str, owner: str | None = None) -> int:
-        with self.write() as conn:
-            result = conn.execute(
-                t.runs.insert().values(
-                    node_id=node_id, started_at=datetime.now(UTC), status="running", owner=owner
-                )
-            )
-            return _new_id(result.inserted_primary_key)
-
-    def finish_run(
-        self, run_id: int, status: str, summary: dict[str, Any], error: str | None = None
-    ) -> None:
-        with self.write() as conn:
-            conn.execute(
-                update(t.runs)
-                .where(t.runs.c.id == run_id)
-                .values(
-                    finished_at=datetime.now(UTC),
-                    status=status,
-                    summary=json.dumps(summary, sort_keys=True),
-                    error=error,
-                )
-            )
-
-    def close_dead_runs(self, node_id: str, is_dead: Callable[[str], bool]) -> int:
-        """Runs left "running" by a process that died (killed, crashed) become "interrupted"."""
-        r = t.runs
-        with self.write() as conn:
-            rows = conn.execute(
-                select(r.c.id, r.c.owner).where(r.c.node_id == node_id, r.c.status == "running")
-            ).all()
-            dead = [run_id for run_id, owner in rows if owner and is_dead(owner)]
-            if dead:
-                conn.execute(
-                    update(r)
-                    .where(r.c.id.in_(dead))
-                    .values(status="interrupted", error="the process running it died")
-                )
-        return len(dead)
-
-    def runs(self, node_id: str | None = None, limit: int = 20) -> list[RunInfo]:
-        """The newest runs first (all nodes when `node_id` is None): for `adapter runs|status`."""
-        q = select(t.runs).order_by(t.runs.c.id.desc()).limit(limit)
-        if node_id is not None:
-            q = q.where(t.runs.c.node_id == node_id)
-        with self.read() as conn:
-            rows = conn.execute(q).mappings().all()
-        return [
-            RunInfo(
-                row["id"],
-                row["node_id"],
-                utc(row["started_at"]),
-                utc_or_none(row["finished_at"]),
-                row["status"],
-                json.loads(row["summary"]) if row["summary"] else {},
-                row["error"],
-            )
-            for row in rows
-        ]
-
-    # -- the outbox ----------------------------------------------------------------------
-
-    def outbox(
-        self,
-        node_id: str | None = None,
-        *,
-        pending_only: bool = True,
-        after_seq: int = 0,
-        limit: int | None = None,
-    ) -> list[OutboxEvent]:
-        """Events in order (`seq` ascending); by default only those not yet acknowledged."""
-        o = t.outbox
-        q = select(o).where(o.c.seq > after_seq).order_by(o.c.seq)
-        if node_id is not None:
-            q = q.where(o.c.node_id == node_id)
-        if pending_only:
-            q = q.where(o.c.acked_at.is_(None))
-        if limit is not None:
-            q = q.limit(limit)
-        with self.read() as conn:
-            rows = conn.execute(q).mappings().all()
-        return [
-            OutboxEvent(
-                row["seq"],
-                row["node_id"],
-                row["event"],
-                row["pid"],
-                row["series_id"],
-                utc(row["created_at"]),
-                utc_or_none(row["acked_at"]),
-            )
-            for row in rows
-        ]
-
-    def ack(
-        self,
-        node_id: str | None = None,
-        *,
-        up_to_seq: int | None = None,
-        seqs: list[int] | None = None,
-    ) -> int:
-        """Mark pending events done: all, those up to `up_to_seq`, or the listed ones."""
-        o = t.outbox
-        q = update(o).where(o.c.acked_at.is_(None)).values(acked_at=datetime.now(UTC))
-        if node_id is not None:
-            q = q.where(o.c.node_id == node_id)
-        if up_to_seq is not None:
-            q = q.where(o.c.seq <= up_to_seq)
-        if seqs is not None:
-            q = q.where(o.c.seq.in_(seqs))
-        with self.write() as conn:
-            return int(conn.execute(q).rowcount)
-
     def node_ids(self) -> list[str]:
         """Every node with records or frontier rows in this store."""
         with self.read() as conn:
             a = conn.execute(select(t.records.c.node_id).distinct()).scalars().all()
             b = conn.execute(select(t.frontier.c.node_id).distinct()).scalars().all()
         return sorted(set(a) | set(b))
-
-
-def _new_id(key: Any) -> int:
-    if key is None:  # pragma: no cover - every table here has an autoincrement key
-        raise StoreError("the database returned no id for a new row")
-    return int(key[0])
 
 
 def record_from_row(row: Any) -> SyncRecord:

@@ -21,6 +21,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from adapter import claims
 from adapter import frontier as fr
 from adapter import schema as t
 from adapter.fetch import AddressPolicy, Fetcher
@@ -172,16 +173,16 @@ def run_with_store(
     stop = stop or threading.Event()
     began = time.monotonic()
     summary = RunSummary(node.id, started_at=datetime.now(UTC).isoformat(timespec="seconds"))
-    store.close_dead_runs(node.id, fr.dead_local_owner)
-    summary.run_id = store.start_run(node.id, fr.owner_id())
-    owner = fr.owner_id(summary.run_id)
+    store.close_dead_runs(node.id, claims.dead_local_owner)
+    summary.run_id = store.start_run(node.id, claims.owner_id())
+    owner = claims.owner_id(summary.run_id)
     fetcher, robots = _fetcher(node)
     try:
         complete = _discover_into(store, node, fetcher, robots, summary, stop)
         if complete and not stop.is_set():
             _archive_missing(store, node, summary)
         fr.mark_stale_due(store, node.id, timedelta(hours=node.sync.recheck_after_hours))
-        fr.release_stale_claims(store, node.id)
+        claims.release_stale_claims(store, node.id)
         summary.due = due_count(store, node.id)
         _process_due(store, node, fetcher, owner, summary, stop, progress)
         summary.status = "interrupted" if stop.is_set() else "ok"
@@ -256,7 +257,7 @@ def _process_due(
     try:
         with ThreadPoolExecutor(workers, thread_name_prefix="page") as pool:
             while not stop.is_set():
-                rows = fr.claim_due(store, node.id, owner, batch=CLAIM_BATCH, lease=LEASE)
+                rows = claims.claim_due(store, node.id, owner, batch=CLAIM_BATCH, lease=LEASE)
                 if not rows:
                     break
                 pending: set[Future[PageOutcome]] = set()
@@ -273,7 +274,7 @@ def _process_due(
                 if stop.is_set():
                     break
     finally:
-        fr.release_claims(store, node.id, owner)
+        claims.release_claims(store, node.id, owner)
         if bar is not None:
             bar.close()
 

@@ -26,6 +26,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from adapter import claims  # noqa: E402
 from adapter import frontier as fr  # noqa: E402
 from adapter.config import load_config  # noqa: E402
 from adapter.ledger import RecordDefaults, apply_candidates  # noqa: E402
@@ -77,7 +78,7 @@ def bench_commits(url: str, n: int) -> float:
         10,
         [SitemapEntry(f"https://p.example/{i}", "https://p.example/s.xml") for i in range(n)],
     )
-    rows = fr.claim_due(store, node, "bench", batch=n, lease=timedelta(hours=1))
+    rows = claims.claim_due(store, node, "bench", batch=n, lease=timedelta(hours=1))
     doc = {"@type": "Dataset", "description": "x" * 1500}
     t0 = time.perf_counter()
     for i, row in enumerate(rows):

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, text, update
 
+from adapter import claims
 from adapter import frontier as fr
 from adapter import schema as t
 from adapter.errors import StoreError
@@ -287,7 +288,7 @@ def entry(n: int, lastmod: datetime | None = None) -> SitemapEntry:
 
 
 def finish_all(store: Store, owner: str) -> None:
-    rows = fr.claim_due(store, NODE, owner, batch=100, lease=timedelta(minutes=5))
+    rows = claims.claim_due(store, NODE, owner, batch=100, lease=timedelta(minutes=5))
     with store.write() as conn:
         for row in rows:
             assert fr.finish_page(conn, row, owner, fr.PageUpdate("harvested", 200, etag='"e"'))
@@ -300,26 +301,27 @@ def test_frontier_marks_new_moved_and_stale_pages_due(store: Store) -> None:
     assert rows[0].links[0].rel == "cite-as" and rows[0].lastmod == day
     finish_all(store, "w1")
     fr.upsert_entries(store, NODE, 2, [entry(1, day), entry(2, day + timedelta(days=1))])
-    due = fr.claim_due(store, NODE, "w1", batch=10, lease=timedelta(minutes=5))
+    due = claims.claim_due(store, NODE, "w1", batch=10, lease=timedelta(minutes=5))
     assert [r.url for r in due] == ["https://r/2"]
     assert due[0].etag == '"e"'
-    fr.release_claims(store, NODE, "w1")
+    claims.release_claims(store, NODE, "w1")
     assert fr.mark_stale_due(store, NODE, timedelta(hours=1)) == 0
     assert fr.mark_stale_due(store, NODE, timedelta(seconds=0)) == 1  # page 1 now stale too
 
 
 def test_claims_exclude_each_other_until_the_lease_ends(store: Store) -> None:
     fr.upsert_entries(store, NODE, 1, [entry(n) for n in range(5)])
-    a = fr.claim_due(store, NODE, "a", batch=3, lease=timedelta(minutes=5))
-    b = fr.claim_due(store, NODE, "b", batch=3, lease=timedelta(minutes=5))
+    a = claims.claim_due(store, NODE, "a", batch=3, lease=timedelta(minutes=5))
+    b = claims.claim_due(store, NODE, "b", batch=3, lease=timedelta(minutes=5))
     assert len(a) == 3 and len(b) == 2 and not {r.id for r in a} & {r.id for r in b}
-    assert fr.claim_due(store, NODE, "c", batch=3, lease=timedelta(minutes=5)) == []
+    assert claims.claim_due(store, NODE, "c", batch=3, lease=timedelta(minutes=5)) == []
     with store.write() as conn:  # a page finished by someone else's claim is not written
         assert not fr.finish_page(conn, a[0], "b", fr.PageUpdate("harvested"))
-    fr.release_claims(store, NODE, "a")
-    assert len(fr.claim_due(store, NODE, "c", batch=5, lease=timedelta(seconds=-1))) == 3
-    assert len(fr.claim_due(store, NODE, "e", batch=5, lease=timedelta(minutes=5))) == 3  # expired
-    assert fr.release_stale_claims(store, NODE) == 0
+    claims.release_claims(store, NODE, "a")
+    assert len(claims.claim_due(store, NODE, "c", batch=5, lease=timedelta(seconds=-1))) == 3
+    expired = claims.claim_due(store, NODE, "e", batch=5, lease=timedelta(minutes=5))
+    assert len(expired) == 3  # c's leases had run out
+    assert claims.release_stale_claims(store, NODE) == 0
 
 
 def test_claims_of_a_dead_local_process_are_released(store: Store) -> None:
@@ -333,11 +335,11 @@ def test_claims_of_a_dead_local_process_are_released(store: Store) -> None:
         text=True,
         check=True,
     )
-    dead = fr.owner_id().split(":")[0] + f":{proc.stdout.strip()}:9"
-    assert fr.claim_due(store, NODE, dead, batch=5, lease=timedelta(hours=1))
-    assert fr.claim_due(store, NODE, "other", batch=5, lease=timedelta(hours=1)) == []
-    assert fr.release_stale_claims(store, NODE) == 1
-    assert len(fr.claim_due(store, NODE, "other", batch=5, lease=timedelta(hours=1))) == 1
+    dead = claims.owner_id().split(":")[0] + f":{proc.stdout.strip()}:9"
+    assert claims.claim_due(store, NODE, dead, batch=5, lease=timedelta(hours=1))
+    assert claims.claim_due(store, NODE, "other", batch=5, lease=timedelta(hours=1)) == []
+    assert claims.release_stale_claims(store, NODE) == 1
+    assert len(claims.claim_due(store, NODE, "other", batch=5, lease=timedelta(hours=1))) == 1
 
 
 def test_missing_pages_are_counted_per_complete_run(store: Store) -> None:
@@ -354,7 +356,7 @@ def test_missing_pages_are_counted_per_complete_run(store: Store) -> None:
     assert fr.count_missing(store, NODE, 4, threshold=2) == []  # removed pages are done
     finish_all(store, "w")
     fr.upsert_entries(store, NODE, 5, [entry(1), entry(2)])  # it came back: look again
-    due = fr.claim_due(store, NODE, "w", batch=10, lease=timedelta(minutes=1))
+    due = claims.claim_due(store, NODE, "w", batch=10, lease=timedelta(minutes=1))
     assert [r.url for r in due] == ["https://r/2"] and due[0].missing_runs == 0
 
 

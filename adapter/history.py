@@ -1,0 +1,145 @@
+"""Run history and the sync failures DataONE posts: the store's record of what happened.
+
+A mixin of `adapter.store.Store` (use it through a Store): `start_run`,
+`finish_run`, `runs` (what `adapter runs` and `adapter status` show),
+`close_dead_runs`, `log_sync_failure` and `sync_failures`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import Connection, select, update
+
+from adapter import schema as t
+from adapter.errors import StoreError
+from adapter.schema import utc, utc_or_none
+
+
+@dataclass(frozen=True, slots=True)
+class RunInfo:
+    id: int
+    node_id: str
+    started_at: datetime
+    finished_at: datetime | None
+    status: str  # running | ok | failed | interrupted
+    summary: dict[str, Any]
+    error: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class SyncFailure:
+    id: int
+    node_id: str
+    pid: str | None
+    received_at: datetime
+    xml: str
+
+
+class History:
+    """Runs and sync failures; needs the store's `read`/`write` transactions."""
+
+    def read(self) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    def write(self) -> AbstractContextManager[Connection]:
+        raise NotImplementedError
+
+    # -- sync failures posted by the CN --------------------------------------------
+
+    def log_sync_failure(self, node_id: str, pid: str | None, xml_text: str) -> int:
+        with self.write() as conn:
+            result = conn.execute(
+                t.sync_failures.insert().values(
+                    node_id=node_id, pid=pid, received_at=datetime.now(UTC), xml=xml_text
+                )
+            )
+            return _new_id(result.inserted_primary_key)
+
+    def sync_failures(self, node_id: str, *, limit: int = 100) -> list[SyncFailure]:
+        f = t.sync_failures
+        with self.read() as conn:
+            rows = (
+                conn.execute(
+                    select(f).where(f.c.node_id == node_id).order_by(f.c.id.desc()).limit(limit)
+                )
+                .mappings()
+                .all()
+            )
+        return [
+            SyncFailure(row["id"], row["node_id"], row["pid"], utc(row["received_at"]), row["xml"])
+            for row in rows
+        ]
+
+    # -- run history -----------------------------------------------------------------
+
+    def start_run(self, node_id: str, owner: str | None = None) -> int:
+        with self.write() as conn:
+            result = conn.execute(
+                t.runs.insert().values(
+                    node_id=node_id, started_at=datetime.now(UTC), status="running", owner=owner
+                )
+            )
+            return _new_id(result.inserted_primary_key)
+
+    def finish_run(
+        self, run_id: int, status: str, summary: dict[str, Any], error: str | None = None
+    ) -> None:
+        with self.write() as conn:
+            conn.execute(
+                update(t.runs)
+                .where(t.runs.c.id == run_id)
+                .values(
+                    finished_at=datetime.now(UTC),
+                    status=status,
+                    summary=json.dumps(summary, sort_keys=True),
+                    error=error,
+                )
+            )
+
+    def close_dead_runs(self, node_id: str, is_dead: Callable[[str], bool]) -> int:
+        """Runs left "running" by a process that died (killed, crashed) become "interrupted"."""
+        r = t.runs
+        with self.write() as conn:
+            rows = conn.execute(
+                select(r.c.id, r.c.owner).where(r.c.node_id == node_id, r.c.status == "running")
+            ).all()
+            dead = [run_id for run_id, owner in rows if owner and is_dead(owner)]
+            if dead:
+                conn.execute(
+                    update(r)
+                    .where(r.c.id.in_(dead))
+                    .values(status="interrupted", error="the process running it died")
+                )
+        return len(dead)
+
+    def runs(self, node_id: str | None = None, limit: int = 20) -> list[RunInfo]:
+        """The newest runs first (all nodes when `node_id` is None): for `adapter runs|status`."""
+        q = select(t.runs).order_by(t.runs.c.id.desc()).limit(limit)
+        if node_id is not None:
+            q = q.where(t.runs.c.node_id == node_id)
+        with self.read() as conn:
+            rows = conn.execute(q).mappings().all()
+        return [
+            RunInfo(
+                row["id"],
+                row["node_id"],
+                utc(row["started_at"]),
+                utc_or_none(row["finished_at"]),
+                row["status"],
+                json.loads(row["summary"]) if row["summary"] else {},
+                row["error"],
+            )
+            for row in rows
+        ]
+
+
+def _new_id(key: Any) -> int:
+    if key is None:  # pragma: no cover - every table here has an autoincrement key
+        raise StoreError("the database returned no id for a new row")
+    return int(key[0])
