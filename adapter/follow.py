@@ -18,6 +18,7 @@ from adapter.htmllinks import looks_like_html, parse_html_links
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.linkheader import parse_link_fields
 from adapter.models import Fetched, Link
+from adapter.resolve import resolver_url
 from adapter.signposts import anchored_at, media_type, url_key
 
 UNREACHABLE = FindingType(
@@ -93,10 +94,13 @@ def _visit(
     link: Link, links: Sequence[Link], pages: Sequence[str], fetcher: Fetcher, limits: Limits
 ) -> list[Finding]:
     where = f"rel={link.rel} {link.href}"
+    href = link.href
+    if link.rel == "cite-as" and not href.startswith(("http://", "https://")):
+        href = resolver_url(href) or href  # doi:10.x/y, info:doi/... -> https://doi.org/
     try:
-        got = fetcher.head(link.href)
+        got = fetcher.head(href)
         if got.status in (403, 405, 501) or (got.status < 400 and not got.content_type):
-            got = fetcher.get(link.href, accept=ACCEPT_ANY, max_bytes=_SNIFF_BYTES, truncate=True)
+            got = fetcher.get(href, accept=ACCEPT_ANY, max_bytes=_SNIFF_BYTES, truncate=True)
     except FetchError as exc:
         return [UNREACHABLE.at(link.href, f"{where}: {exc.message}", where)]
     if got.status >= 400:

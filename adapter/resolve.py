@@ -125,6 +125,9 @@ def _step(current: str, fetcher: Fetcher, limits: Limits, out: Resolution) -> st
     if back is not None:
         out.steps.append(f"rel={back.rel} -> {back.href}")
         return back.href
+    described = [x.href for x in links if x.rel == "describedby"]
+    if described:
+        out.steps.append(f"rel=describedby -> {', '.join(described[:3])} (its metadata)")
     if any(x.rel in _LANDING_RELS for x in links) or not looks_like_html(got.content_type, b""):
         if not looks_like_html(got.content_type, b"") and not _is_jsonld(got):
             out.findings.append(
