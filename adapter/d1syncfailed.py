@@ -51,6 +51,7 @@ def synchronization_failed(call: Call) -> Response:
         report.identifier or "(none)",
         report.detail_code or "(none)",
         (report.description or "(no description)")[:500],
+        extra={"event": "sync-failed", "node": node_id, "pid": report.identifier},
     )
     try:
         call.store.log_sync_failure(node_id, report.identifier, report.text)

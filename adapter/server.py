@@ -133,14 +133,24 @@ class MemberNodeApp:
             response = self.dispatch(self.route(environ, verb), verb)
         except D1Error as error:
             response = error_response(error, verb == "HEAD")
+        target = str(environ.get("REQUEST_URI") or environ.get("PATH_INFO", ""))[:300]
+        elapsed = round((time.perf_counter() - began) * 1000, 1)
         log.info(
             "%s %s %s %d %d %.1fms",
             environ.get("REMOTE_ADDR", "-"),
             verb,
-            str(environ.get("REQUEST_URI") or environ.get("PATH_INFO", ""))[:300],
+            target,
             response.status,
             len(response.body),
-            (time.perf_counter() - began) * 1000,
+            elapsed,
+            extra={
+                "event": "request",
+                "method": verb,
+                "target": target,
+                "status": response.status,
+                "bytes": len(response.body),
+                "ms": elapsed,
+            },
         )
         return _send(response, start_response, head=verb == "HEAD")
 

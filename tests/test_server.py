@@ -4,6 +4,7 @@ written through the ledger, raw requests so every byte of the URL is ours."""
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import os
 import signal
@@ -549,7 +550,9 @@ def stop_serve(process: subprocess.Popen[str]) -> int:
 
 
 def test_adapter_serve_from_a_store_url(world: World) -> None:
-    process, bases = start_serve("--store", world.url, "--node-id", world.node.id)
+    process, bases = start_serve(
+        "--store", world.url, "--node-id", world.node.id, "--log-format", "json"
+    )
     try:
         base = bases[world.node.id]
         assert base.endswith(f"/{world.node.short_name}/v2")
@@ -560,6 +563,15 @@ def test_adapter_serve_from_a_store_url(world: World) -> None:
         assert node.baseURL == base.removesuffix("/v2")
     finally:
         assert stop_serve(process) == 0
+    assert process.stderr is not None
+    lines = [json.loads(line) for line in process.stderr if line.startswith("{")]
+    requests_logged = [line for line in lines if line.get("event") == "request"]
+    assert [(r["method"], r["status"]) for r in requests_logged][:3] == [
+        ("GET", 200),
+        ("GET", 200),
+        ("GET", 200),
+    ]
+    assert requests_logged[0]["target"].endswith("/monitor/ping")
     process, bases = start_serve("--store", world.url, "--public-url", "https://mn.example.org/d1/")
     try:
         node = xml(requests.get(bases[world.node.id] + "/node", timeout=10))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import signal
+from dataclasses import dataclass
 from types import FrameType
 
 import click
@@ -17,6 +18,7 @@ import click
 from adapter.d1schedule import from_settings
 from adapter.d1xml import NodeInfo
 from adapter.errors import ConfigError
+from adapter.logging_setup import LogFormat, configure
 from adapter.server import MemberNode, MemberNodeApp
 from adapter.settings import NodeSettings
 
@@ -58,10 +60,18 @@ def _versionless(url: str) -> str:
     return url
 
 
-def node_settings(
+@dataclass(frozen=True, slots=True)
+class ServeSettings:
+    store_url: str
+    nodes: list[NodeSettings]
+    log_format: LogFormat = "human"
+    log_level: str = "INFO"
+
+
+def serve_settings(
     config_path: str | None, store_url: str | None, node_ids: tuple[str, ...]
-) -> tuple[str, list[NodeSettings]]:
-    """(store URL, nodes to serve) from a configuration file or `--store` and `--node-id`."""
+) -> ServeSettings:
+    """The store and nodes to serve, from a configuration file or `--store` and `--node-id`."""
     from adapter.config import load_config, quick_node
 
     if config_path:
@@ -72,7 +82,9 @@ def node_settings(
                 nodes = [config.node(node_id) for node_id in node_ids]
             except KeyError as exc:
                 raise ConfigError(f"{config_path}: no node {exc.args[0]!r}") from None
-        return store_url or config.store_url, nodes
+        return ServeSettings(
+            store_url or config.store_url, nodes, config.log_format, config.log_level
+        )
     if not store_url:
         raise click.UsageError("give --config FILE, or --store URL (with --node-id ID)")
     if not node_ids:
@@ -85,7 +97,7 @@ def node_settings(
             store.close()
         if not node_ids:
             raise ConfigError(f"{store_url}: no node has records yet; give --node-id")
-    return store_url, [quick_node(_NO_REPOSITORY, node_id) for node_id in node_ids]
+    return ServeSettings(store_url, [quick_node(_NO_REPOSITORY, node_id) for node_id in node_ids])
 
 
 @click.command("serve")
@@ -95,6 +107,11 @@ def node_settings(
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256))
+@click.option(
+    "--log-format",
+    type=click.Choice(["human", "json"]),
+    help="Log lines for people or JSON lines (default: log_format in the file, else human).",
+)
 @click.option(
     "--public-url",
     help="Public URL the nodes are reached under (behind a proxy): "
@@ -107,6 +124,7 @@ def serve(
     host: str,
     port: int,
     threads: int,
+    log_format: str | None,
     public_url: str | None,
 ) -> None:
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
@@ -114,7 +132,12 @@ def serve(
 
     from adapter.store import Store
 
-    url, settings = node_settings(config_path, store_url, node_ids)
+    chosen = serve_settings(config_path, store_url, node_ids)
+    url, settings = chosen.store_url, chosen.nodes
+    fmt: LogFormat = chosen.log_format
+    if log_format in ("human", "json"):
+        fmt = "json" if log_format == "json" else "human"
+    configure(fmt, chosen.log_level)
     if public_url and not public_url.startswith(("http://", "https://")):
         raise click.BadParameter("must be an absolute http(s) URL", param_hint="--public-url")
     store = Store.open(url, create=False)
