@@ -145,7 +145,7 @@ def _upsert_batch(store: Store, node_id: str, run_id: int, batch: dict[str, Site
             if row["last_seen_run"] == run_id:
                 continue  # listed twice in this run
             old = utc_or_none(row["lastmod"])
-            moved = lastmod is not None and (old is None or lastmod > old)
+            moved = lastmod is not None and lastmod != old  # either way: a signal
             back = row["last_status"] == "removed"  # back in the sitemaps: look again
             seen.append({**values, "row_id": row["id"], "make_due": moved or back})
         if new:

@@ -34,6 +34,8 @@ from adapter.store import Store
 
 log = logging.getLogger(__name__)
 GONE_STATUSES = (404, 410)
+# not fetched by choice (robots.txt, the address policy): not an error to retry every run
+REFUSED = frozenset({"robots/disallowed", "fetch/unsafe-url"})
 MAX_REPORT_FINDINGS = 200
 
 
@@ -127,9 +129,9 @@ def _plan(
     candidates: list[Candidate] = []
     extra: list[Finding] = []
     seen: set[str] = set()
-    for dataset in report.datasets:
-        if not dataset.harvestable:
-            continue
+    # the same verdict as `adapter check-dataset`: page-level errors block every Dataset
+    harvestable = [d for d in report.datasets if d.harvestable] if report.harvestable else []
+    for dataset in harvestable:
         if not dataset.doi:
             extra.append(NO_DOI.at(row.url))
             continue
@@ -148,7 +150,8 @@ def _plan(
     findings += extra
     if not candidates:
         bad = report.fetched is None or (status is not None and status >= 400)
-        state = "error" if bad and not report.datasets else "not-harvestable"
+        refused = {f.code for f in report.findings} & REFUSED
+        state = "error" if bad and not report.datasets and not refused else "not-harvestable"
         out = PageOutcome(row.url, state, http_status=status, findings=findings)
         if state == "error":
             codes = sorted({f.code for f in report.findings if f.severity is Severity.ERROR})

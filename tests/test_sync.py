@@ -216,3 +216,15 @@ def test_a_metadata_copy_that_fails_leaves_the_dataset_synced(site: Site, tmp_pa
     codes = {f["code"] for f in report["findings"]}
     assert "sync/metadata-copy-failed" in codes
     store.close()
+
+
+def test_pages_robots_txt_disallows_are_never_fetched(site: Site, tmp_path: Path) -> None:
+    site.edit("robots.txt", "Allow: /", "Allow: /\nDisallow: /dataset/no-doi")
+    node = node_for(site)
+    url = stores.sqlite_url(tmp_path, "robots.db")
+    config = AdapterConfig(store_url=url, nodes=(node,))
+    first = run(config, node)
+    second = run(config, node)
+    assert site.requests("/dataset/no-doi") == []
+    assert first.errors == second.errors == 0
+    assert first.new_objects == 7
