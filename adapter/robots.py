@@ -50,7 +50,8 @@ TRUNCATED = FindingType(
 CRAWL_DELAY = FindingType(
     "robots/crawl-delay",
     Severity.INFO,
-    "robots.txt asks for a Crawl-delay; requests to the host are spaced accordingly.",
+    "robots.txt asks for a Crawl-delay; requests to the host are spaced accordingly "
+    "(at most 60 s apart).",
 )
 NOT_TEXT = FindingType(
     "robots/not-text",
@@ -60,6 +61,7 @@ NOT_TEXT = FindingType(
 
 ROBOTS_TTL = 24 * 3600.0  # RFC 9309 § 2.4: cache at most 24 hours
 ROBOTS_REDIRECTS = 5  # RFC 9309 § 2.3.1.2
+MAX_CRAWL_DELAY = 60.0  # seconds; a Crawl-delay of hours would stall a run, not pace it
 
 
 def product_token(user_agent: str) -> str:
@@ -87,9 +89,6 @@ class RobotsPolicy:
             return bool(self.rules.can_fetch(url, self.user_agent))
         except (ValueError, TypeError, UnicodeError):
             return True  # Protego choked on the URL, not on a rule; no rule forbids it
-
-
-ALLOW_ALL = RobotsPolicy("*")
 
 
 def parse_robots(body: bytes, user_agent: str, max_bytes: int = 512_000) -> RobotsPolicy:
@@ -252,12 +251,11 @@ class RobotsCache:
         delay = entry.policy.crawl_delay
         setter = getattr(self.fetcher.pacer, "set_crawl_delay", None)
         if delay and self.honour_crawl_delay and setter is not None:
-            setter(host_key(entry.url), delay)
-            self._note(
-                CRAWL_DELAY.at(
-                    entry.url, f"Crawl-delay {delay:g} s honoured for {host_key(entry.url)}"
-                )
-            )
+            used = min(delay, MAX_CRAWL_DELAY)
+            capped = f" (asked {delay:g} s, capped)" if used < delay else ""
+            setter(host_key(entry.url), used)
+            message = f"Crawl-delay {used:g} s honoured for {host_key(entry.url)}{capped}"
+            self._note(CRAWL_DELAY.at(entry.url, message))
 
     @contextmanager
     def _fetching(self) -> Iterator[None]:

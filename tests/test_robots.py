@@ -271,3 +271,17 @@ def test_cache_expires_after_its_time_to_live(serve_site: Callable[[str], SiteSe
         now[0] = 24 * 3600.0 + 1
         cache.gate(server.url("/dataset/3"))
     assert _paths(server).count("/robots.txt") == 2
+
+
+def test_an_hours_long_crawl_delay_is_capped(serve_site: Callable[[str], SiteServer]) -> None:
+    server = serve_site("disc-robots-odd")
+    slow = server.rewrites["https://slow.example"]
+    pacer = HostPacer(requests_per_second=100)
+    with _fetcher(server, pacer) as fetcher:
+        cache = RobotsCache(fetcher)
+        cache.policy(slow + "/")
+        assert cache.crawl_delay(slow) == 3600
+        (note,) = cache.findings()
+    assert pacer.interval(slow.split("://", 1)[1]) == 60
+    assert note.code == "robots/crawl-delay"
+    assert "asked 3600 s, capped" in note.message
