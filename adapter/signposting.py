@@ -11,6 +11,7 @@ with `follow`, visits the targets.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from adapter.crosscheck import check_dataset, primary_dataset
 from adapter.errors import FetchError
@@ -19,7 +20,7 @@ from adapter.findings import Finding, Severity
 from adapter.follow import follow_targets
 from adapter.htmllinks import looks_like_html, parse_html_links
 from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.linkheader import TOO_MANY, ParsedLinks, parse_link_fields
+from adapter.linkheader import TOO_MANY, ParsedLinks, normalize_rel, parse_link_fields
 from adapter.linkset import (
     ACCEPT_LINKSET,
     UNREACHABLE,
@@ -67,7 +68,7 @@ def collect(
             max_links=max(0, limits.max_links - len(found.links)),
         )
         _merge(found, html)
-    found.links.extend(sitemap_links)
+    found.links.extend(_normalized(link) for link in sitemap_links)
     for link in anchored_at([x for x in found.links if x.rel == "linkset"], pages):
         found.findings.extend(check_linkset_link(link))
     _read_linksets(found, fetcher, pages, limits)
@@ -80,6 +81,12 @@ def collect(
     found.findings.extend(check_sources(anchored_at(links, pages), page))
     report.signposts.extend(links)
     report.findings.extend(found.findings)
+
+
+def _normalized(link: Link) -> Link:
+    """Signmap links as the other readers make them: registered rels and types lower-cased."""
+    type_ = link.type.strip().lower() or None if link.type else None
+    return replace(link, rel=normalize_rel(link.rel), type=type_)
 
 
 def _merge(into: ParsedLinks, other: ParsedLinks) -> None:

@@ -144,7 +144,7 @@ CASES = [
         "signmap-differs",
         "signmap-missing-on-page",
         signmap=(
-            ("cite-as", "https://doi.org/10.5061/dryad.sp7-old"),
+            ("Cite-As", "https://doi.org/10.5061/dryad.sp7-old"),
             ("describedby", "https://repo.example/meta/7/datacite.xml"),
             ("item", "https://repo.example/files/7/cores.csv"),
         ),
