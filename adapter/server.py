@@ -136,20 +136,15 @@ class MemberNodeApp:
         target = str(environ.get("REQUEST_URI") or environ.get("PATH_INFO", ""))[:300]
         elapsed = round((time.perf_counter() - began) * 1000, 1)
         log.info(
-            "%s %s %s %d %d %.1fms",
-            environ.get("REMOTE_ADDR", "-"),
+            "%s %s",
             verb,
             target,
-            response.status,
-            len(response.body),
-            elapsed,
             extra={
                 "event": "request",
-                "method": verb,
-                "target": target,
                 "status": response.status,
                 "bytes": len(response.body),
                 "ms": elapsed,
+                "client": environ.get("REMOTE_ADDR", "-"),
             },
         )
         return _send(response, start_response, head=verb == "HEAD")
