@@ -8,6 +8,8 @@ server prefers port 8737 so that a second `adapter demo` sees the same URLs
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from adapter.config import quick_node
@@ -47,7 +49,8 @@ def demo(store_url: str) -> None:
         )
         click.echo(f"Demo repository at {server.url('/')} (robots.txt, sitemap index, Signmaps)")
         click.echo(f"Syncing it as {DEMO_NODE} into {store_url} ...\n")
-        summary = run_node(AdapterConfig(store_url=store_url, nodes=(node,)), node)
+        config = AdapterConfig(store_url=store_url, nodes=(node,))
+        summary = run_node(config, node, progress=sys.stderr.isatty())
     click.echo("\n".join(summary.lines()))
     store = Store.open(store_url, create=False)
     try:
