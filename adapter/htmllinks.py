@@ -40,8 +40,10 @@ _ATTRS = ("title", "hreflang", "media")
 def looks_like_html(content_type: str, body: bytes) -> bool:
     if content_type in ("text/html", "application/xhtml+xml"):
         return True
+    if content_type not in ("", "text/plain", "application/octet-stream"):
+        return False
     head = body[:512].lstrip().lower()
-    return not content_type and head.startswith((b"<!doctype html", b"<html"))
+    return head.startswith((b"<!doctype html", b"<html"))  # HTML served with a wrong type
 
 
 def parse_html_links(
