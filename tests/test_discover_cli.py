@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import subprocess
 import sys
 from collections.abc import Callable
@@ -14,6 +16,7 @@ from adapter.cli import cli
 from tests.fixture_server import SiteServer
 
 FAST = ["--rate", "100"]
+ENTRY = [sys.executable, "-c", "from adapter.cli import main; main()"]
 
 
 def invoke(*args: str) -> tuple[Any, str]:
@@ -129,7 +132,7 @@ def test_nothing_discovered_exits_1(serve_site: Callable[[str], SiteServer]) -> 
 
 def _adapter(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-c", "from adapter.cli import main; main()", "discover", *args],
+        [*ENTRY, "discover", *args],
         capture_output=True,
         text=True,
         timeout=60,
@@ -144,3 +147,37 @@ def test_exit_codes_from_the_real_entry_point(serve_site: Callable[[str], SiteSe
     assert proc.returncode == 1
     assert "discover/sitemap-unavailable" in proc.stdout
     assert _adapter(*FAST, server.url("/ok.xml")).returncode == 0
+
+
+def test_progress_count_on_a_terminal_stderr(serve_site: Callable[[str], SiteServer]) -> None:
+    server = serve_site("disc-basic")
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [*ENTRY, "discover", *FAST, server.url("/")],
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            timeout=60,
+        )
+        os.close(follower)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closes when the child is gone
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(leader)
+    assert proc.returncode == 0
+    assert b"\r9 landing pages, 6 sitemaps read" in shown
+    assert b"sitemaps read" not in proc.stdout  # progress stays off stdout
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(serve_site: Callable[[str], SiteServer]) -> None:
+    server = serve_site("disc-signmap-entry")
+    proc = _adapter(*FAST, server.url("/repository/home"))
+    assert proc.returncode == 0
+    assert proc.stderr == ""

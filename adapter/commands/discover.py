@@ -129,15 +129,18 @@ def discover(
             if isinstance(item, SitemapEntry):
                 entries += 1
                 line = json.dumps(entry_dict(item)) if as_json else _entry_text(item)
-                if progress and entries % PROGRESS_EVERY == 0:
-                    click.echo(f"\r{entries} landing pages", err=True, nl=False)
+                tick = entries % PROGRESS_EVERY == 0
             else:
                 counts[item.code] += 1
                 severities[str(item.severity)] += 1
                 body = {"type": "finding", **item.as_dict()}
                 line = json.dumps(body) if as_json else _finding_text(item)
+                tick = item.code == SITEMAP_READ.code
             click.echo(line)
-    if progress and entries >= PROGRESS_EVERY:
+            if progress and tick:
+                files = plural(counts[SITEMAP_READ.code], "sitemap")
+                click.echo(f"\r{plural(entries, 'landing page')}, {files} read", err=True, nl=False)
+    if progress:
         click.echo("", err=True)
     seconds = round(time.monotonic() - started, 3)
     sitemaps = counts[SITEMAP_READ.code]
