@@ -148,4 +148,8 @@ def crosscheck(
 
 
 def _needs_fixing(findings: list[Finding]) -> bool:
-    return any(f.severity is not Severity.INFO for f in findings)
+    """Warnings about the page's own links (not about the targets --follow visited)."""
+    return any(
+        f.severity is not Severity.INFO and not f.code.startswith("signposting/follow-")
+        for f in findings
+    )
