@@ -636,6 +636,7 @@ def test_adapter_serve_refuses_a_store_it_would_have_to_create(tmp_path: Path) -
     )
     assert result.returncode == 2
     assert "adapter db upgrade" in result.stderr
+    assert not (tmp_path / "no.db").exists()  # serving never creates a store
 
 
 def test_v1_documents_are_v1_types(world: World) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import signal
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 
 import click
@@ -140,6 +141,7 @@ def serve(
     configure(fmt, chosen.log_level)
     if public_url and not public_url.startswith(("http://", "https://")):
         raise click.BadParameter("must be an absolute http(s) URL", param_hint="--public-url")
+    _require_existing_file(url)
     store = Store.open(url, create=False)
     app = MemberNodeApp(store, [member_node(s, public_url) for s in settings])
     server = waitress.create_server(
@@ -167,6 +169,19 @@ def serve(
     finally:
         server.close()
         store.close()
+
+
+def _require_existing_file(url: str) -> None:
+    """Serving only reads: a SQLite file that is not there is an error, not a new empty store."""
+    from adapter.errors import StoreError
+
+    if url.startswith("sqlite:///") and ":memory:" not in url:
+        path = Path(url.removeprefix("sqlite:///").split("?", 1)[0])
+        if not path.is_file():
+            raise StoreError(
+                f"{url}: no store file at {path}; run `adapter sync` (or `adapter db upgrade`) "
+                "to create it"
+            )
 
 
 def _host_for_url(host: str) -> str:
