@@ -52,11 +52,33 @@ def _noscript_notice(tree: HtmlElement) -> str | None:
     return None
 
 
+def _visible_text(tree: HtmlElement, limit: int = 400) -> int:
+    """Characters of text a reader sees in the body (scripts, styles, noscript excluded)."""
+    seen = 0
+    for body in tree.iter("body"):
+        for element in body.iter():
+            if element.tag in ("script", "style", "noscript", "template"):
+                continue
+            seen += len((element.text or "").strip())
+            parent = element.getparent()
+            if parent is not None and parent.tag not in ("script", "style", "noscript"):
+                seen += len((element.tail or "").strip())
+            if seen > limit:
+                break
+    return seen
+
+
 def shell_signs(tree: HtmlElement) -> list[str]:
-    """Plain-words signs of client-side rendering; empty when the page does not look like one."""
+    """Plain-words signs of client-side rendering; empty when the page does not look like one.
+
+    Script bundles plus an empty application root; or bundles plus a <noscript>
+    notice on a page whose body shows (almost) no text of its own.
+    """
     bundles = _bundles(tree)
     roots = _empty_roots(tree)
     notice = _noscript_notice(tree)
+    if notice and not roots and _visible_text(tree) > 200:
+        notice = None  # a server-rendered page that also asks for JavaScript somewhere
     if not bundles or not (roots or notice):
         return []
     signs = [f"script bundles ({', '.join(bundles[:3])})"]

@@ -169,6 +169,15 @@ def test_scripts_alone_are_not_a_js_shell() -> None:
     assert codes(result) == ["extract/no-jsonld"]
 
 
+def test_a_server_rendered_page_asking_for_javascript_is_not_a_shell() -> None:
+    text = "<p>" + "Daily discharge at station 42, quality-controlled. " * 10 + "</p>"
+    body = text + "<noscript>Enable JavaScript to see the map.</noscript>"
+    result = run(page(head='<script src="/js/bundle.min.js"></script>', body=body))
+    assert not result.js_rendered
+    shell = run(page(head='<script src="/js/bundle.min.js"></script>', body=body[len(text) :]))
+    assert shell.js_rendered
+
+
 def test_microdata_is_read_only_without_a_json_ld_dataset() -> None:
     microdata = (
         '<div itemscope itemtype="https://schema.org/Dataset"><span itemprop="name">M</span></div>'
