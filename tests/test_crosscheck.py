@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from adapter.crosscheck import check_dataset, primary_dataset
 from adapter.dataone import check_dataset as dataone_check
@@ -456,3 +458,63 @@ def test_proposal_is_derived_from_the_dataset_and_parses_back() -> None:
     # the proposal passes every cross-check it was derived for
     page, found = check_dataset(dataset_from(soso()), parsed.links, [PAGE])
     assert page + found == []
+
+
+_leaf = (
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.sampled_from(
+        [
+            "https://orcid.org/0000-0002-1825-0097",
+            "doi:10.1/x",
+            "hasPart",
+            "IsPartOf",
+            "",
+            "CC0-1.0",
+            "/files/a.csv",
+            "text/csv",
+            "_:b0",
+        ]
+    )
+)
+_keys = st.sampled_from(
+    [
+        "@id",
+        "@type",
+        "@list",
+        "@value",
+        "url",
+        "identifier",
+        "creator",
+        "author",
+        "license",
+        "subjectOf",
+        "about",
+        "relatedLink",
+        "linkRelationship",
+        "target",
+        "isPartOf",
+        "includedInDataCatalog",
+        "additionalType",
+        "value",
+        "sameAs",
+        "contentUrl",
+        "encodingFormat",
+    ]
+)
+_framed = st.recursive(
+    _leaf,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_keys, inner, max_size=5),
+    max_leaves=40,
+)
+
+
+@given(st.dictionaries(_keys, _framed, max_size=8), st.text(max_size=200))
+@settings(max_examples=300, deadline=None)
+def test_any_dataset_shape_and_links_never_raise(framed: dict[str, Any], header: str) -> None:
+    dataset = DatasetResult(id=None, doi=None, framed=framed)
+    found = parse_link_fields([header], PAGE).links
+    found += links(GOOD_HEADER)
+    check_dataset(dataset, found, [PAGE])
+    propose(dataset, PAGE)
