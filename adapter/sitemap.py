@@ -1,14 +1,13 @@
-"""Sitemaps, sitemap indexes and Signmaps: bytes in, entries out, in bounded memory.
+"""Sitemaps, sitemap indexes and Signmaps: bytes in, entries and findings out.
 
 `SitemapParser` is fed the body in chunks as it arrives and returns what each
 chunk completed: `SitemapEntry` for a `<url>` (with its Signmap `<rs:ln>`
 links and `<rs:md>` attributes), `ChildSitemap` for an index's `<sitemap>`,
-and findings. gzip is recognised by its magic bytes whatever the headers say;
-plain-text sitemaps are recognised by not starting with `<`. The XML parser
-is lxml's pull parser with entities, DTDs and network off, and each `<url>` is
-cleared once read, so a 50,000-URL file never becomes a tree. Past the
-protocol's 50,000 entries or 50 MB the file is read up to the cap, with a
-finding. Pure: no I/O.
+and findings. The layers below it are finding-free: `sitemap_body` gunzips by
+magic bytes, caps and sniffs the format; `sitemap_xml` reads the elements in
+flat memory with a hardened lxml pull parser. Here the values are judged
+(loc, lastmod, Signmap links, the 50,000-entry cap) and every problem becomes
+a finding; a file is read up to its cap and never raises. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -16,19 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
 from urllib.parse import urljoin, urlsplit
-
-from lxml import etree  # type: ignore[import-untyped]
 
 from adapter.findings import Finding, FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import Link, SitemapEntry
 from adapter.sitemap_body import ProblemKind, SitemapBody
+from adapter.sitemap_xml import Record, SitemapXml, XmlError
 from adapter.w3cdate import parse_w3c_datetime
 
-SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
-RS_NS = "http://www.openarchives.org/rs/terms/"
 FINDINGS_PER_CODE = 10  # per file; the rest are counted in one closing finding
 _HTTP_PREFIXES = ("https://", "http://")
 
@@ -157,9 +152,9 @@ class SitemapParser:
         self.count = 0  # entries or child sitemaps read
         self.done = False  # stopped: cap reached or unusable input
         self._body = SitemapBody(limits.max_sitemap_bytes)
-        self._xml: Any = None  # etree.XMLPullParser, once the body is XML
+        self._xml: SitemapXml | None = None  # once the body is known to be XML
+        self._warned_ns = False
         self._text_tail = b""
-        self._tags: dict[str, str] = {}  # full tag -> local name
         self._counts: dict[str, int] = {}
         self._out: list[SitemapItem] = []
         self._max_url = limits.max_url_length
@@ -207,18 +202,8 @@ class SitemapParser:
             self._feed_text(data)
             return
         if self._xml is None:
-            self._xml = etree.XMLPullParser(
-                events=("end",),
-                tag=("{*}url", "{*}sitemap"),  # only entries raise events: fewer Python calls
-                resolve_entities=False,
-                no_network=True,
-                load_dtd=False,
-                dtd_validation=False,
-                huge_tree=False,
-                remove_comments=True,
-                remove_pis=True,
-            )
-        self._feed_xml(data)
+            self._xml = SitemapXml()
+        self._feed_xml(self._xml.feed(data))
 
     def _check_body(self) -> None:
         problem = self._body.problem
@@ -230,13 +215,7 @@ class SitemapParser:
             self._text_line(self._text_tail)
             self._text_tail = b""
         elif self._xml is not None:
-            try:
-                self._xml.close()
-            except Exception as exc:  # lxml's C parser: any failure is the file's
-                self._drain_xml()
-                self._out.append(BAD_XML.at(self.url, f"XML ends badly: {_short(exc)}"))
-                return
-            self._drain_xml()
+            self._feed_xml(self._xml.close())
 
     def _stop(self, kind: FindingType, message: str) -> None:
         self._out.append(kind.at(self.url, message))
@@ -270,69 +249,24 @@ class SitemapParser:
 
     # -- XML -----------------------------------------------------------------
 
-    def _feed_xml(self, data: bytes) -> None:
+    def _feed_xml(self, records: Iterator[Record]) -> None:
         try:
-            self._xml.feed(data)
-        except Exception as exc:  # lxml's C parser: any failure is the file's
-            self._drain_xml()
-            self._stop(BAD_XML, f"not well-formed XML: {_short(exc)}")
+            for kind, loc, lastmod, lns, md in records:
+                if (kind == "url") != (self._body.format == "urlset"):
+                    continue  # a <url> in an index or a <sitemap> in a urlset: not ours
+                if kind == "url":
+                    self._entry(loc, lastmod, lns, md)
+                else:
+                    self._child(loc, lastmod)
+                if self.done:
+                    return
+        except XmlError as exc:
+            self._stop(BAD_XML, str(exc))
             return
-        self._drain_xml()
-
-    def _drain_xml(self) -> None:
-        parser = self._xml
-        if parser is None:
-            return
-        tags = self._tags
-        for _event, elem in parser.read_events():  # only <url> and <sitemap> elements
-            parent = elem.getparent()
-            if parent is None or parent.getparent() is not None:
-                continue  # the root, or a nested element that happens to share the name
-            tag = elem.tag
-            local = tags.get(tag) or self._learn_tag(tag)
-            if local == "url" or local == "sitemap":
-                self._element(elem, local)
-            elem.clear()
-            while elem.getprevious() is not None:
-                del parent[0]  # read entries leave the tree: memory stays flat
-            if self.done:
-                return
-
-    def _learn_tag(self, tag: str) -> str:
-        ns, _, local = tag[1:].rpartition("}") if tag.startswith("{") else ("", "", tag)
-        if local in ("url", "sitemap") and ns != SITEMAP_NS:
-            self._note(WRONG_NAMESPACE, f"<{local}> namespace is {ns or '(none)'!r}")
-        if ns == RS_NS:
-            local = "rs:" + local
-        self._tags[tag] = local
-        return local
-
-    def _element(self, elem: Any, local: str) -> None:
-        if (local == "url") != (self.kind == "urlset"):
-            return  # a <url> in an index or a <sitemap> in a urlset: not ours to read
-        loc = lastmod = ""
-        lns: list[dict[str, str]] = []
-        md: tuple[tuple[str, str], ...] = ()
-        tags = self._tags
-        for child in elem:
-            tag = child.tag
-            name = tags.get(tag)
-            if name is None:
-                if not isinstance(tag, str):
-                    continue  # comments, processing instructions, entity references
-                name = self._learn_tag(tag)
-            if name == "loc":
-                loc = (child.text or "").strip()
-            elif name == "lastmod":
-                lastmod = (child.text or "").strip()
-            elif name == "rs:ln":
-                lns.append(dict(child.attrib))
-            elif name == "rs:md":
-                md = tuple(sorted((str(k), str(v)) for k, v in child.attrib.items()))
-        if local == "sitemap":
-            self._child(loc, lastmod)
-        else:
-            self._entry(loc, lastmod, lns, md)
+        xml = self._xml
+        if xml is not None and xml.foreign_namespace is not None and not self._warned_ns:
+            self._warned_ns = True
+            self._note(WRONG_NAMESPACE, f"entries in namespace {xml.foreign_namespace!r}")
 
     # -- entries -------------------------------------------------------------
 
@@ -413,8 +347,3 @@ def parse_sitemap(
         if parser.done:
             break
     yield from parser.close()
-
-
-def _short(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return text if len(text) <= 200 else text[:200] + "..."
