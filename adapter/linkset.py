@@ -103,7 +103,7 @@ def check_linkset_link(link: Link) -> list[Finding]:
             TYPE_MISSING.at(
                 link.anchor,
                 f"the linkset link to {link.href} has no type attribute",
-                f"{link.source} link rel=linkset",
+                "rel=linkset",
             )
         ]
     if link.type == "application/json+linkset" or link.type not in (*JSON_TYPES, TEXT_TYPE):
@@ -111,7 +111,7 @@ def check_linkset_link(link: Link) -> list[Finding]:
             MEDIA_TYPE.at(
                 link.anchor,
                 f"the linkset link to {link.href} announces type {link.type!r}",
-                f"{link.source} link rel=linkset",
+                "rel=linkset",
             )
         ]
     return []

@@ -69,8 +69,9 @@ def collect(
         )
         _merge(found, html)
     found.links.extend(_normalized(link) for link in sitemap_links)
-    for link in anchored_at([x for x in found.links if x.rel == "linkset"], pages):
-        found.findings.extend(check_linkset_link(link))
+    said = anchored_at([x for x in found.links if x.rel == "linkset"], pages)
+    for problems in dict.fromkeys(tuple(check_linkset_link(link)) for link in said):
+        found.findings.extend(problems)
     _read_linksets(found, fetcher, pages, limits)
     links = dedupe(found.links)
     if len(links) > limits.max_links:
