@@ -134,7 +134,7 @@ class JsonLdBlock:
 class Extraction:
     blocks: list[JsonLdBlock]
     findings: list[Finding]
-    js_rendered: bool  # no JSON-LD, and the page shows signs of client-side rendering
+    js_rendered: bool  # no JSON-LD (Dataset), and the page shows signs of client-side rendering
     base_url: str | None = None  # the page's <base href>, resolved; use it as the JSON-LD base
     encoding: str | None = None  # the character encoding the body was read with
     skipped: list[str] = field(default_factory=list)  # blocks not used, e.g. "block 2: invalid"
@@ -224,17 +224,19 @@ def _extract_html(html: bytes, url: str, limits: Limits, out: Extraction) -> Non
     if any(mentions_dataset(b.data) for b in out.blocks):
         return
     _add_markup(html, url, len(scripts), out)
-    if scripts or out.blocks:
+    if not scripts and not out.blocks:
+        out.findings.append(NO_JSONLD.at(url))
+    if any(mentions_dataset(b.data) for b in out.blocks):
         return
     signs = shell_signs(tree)
-    out.findings.append(NO_JSONLD.at(url))
     if signs:
         out.js_rendered = True
+        what = "no JSON-LD" if not scripts else "no JSON-LD Dataset"
         message = (
-            f"The page has no JSON-LD and looks built by JavaScript in the browser: "
+            f"The page has {what} and looks built by JavaScript in the browser: "
             f"{', '.join(signs)}. The harvester reads the HTML as the server sends it and runs "
-            "no JavaScript, so it sees no metadata here. Render the JSON-LD on the server "
-            '(a <script type="application/ld+json"> block in the HTML as sent).'
+            "no JavaScript, so it sees no Dataset metadata here. Render the JSON-LD on the "
+            'server (a <script type="application/ld+json"> block in the HTML as sent).'
         )
         out.findings.append(JS_RENDERED.at(url, message))
 

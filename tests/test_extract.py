@@ -178,6 +178,20 @@ def test_a_server_rendered_page_asking_for_javascript_is_not_a_shell() -> None:
     assert shell.js_rendered
 
 
+def test_a_shell_with_static_json_ld_but_no_dataset_is_explained_too() -> None:
+    website = '{"@context": "https://schema.org", "@type": "WebSite", "name": "Portal"}'
+    result = run(
+        page(website, head='<script src="/app.js"></script>', body='<div id="root"></div>')
+    )
+    assert result.js_rendered
+    assert codes(result) == ["extract/js-rendered"]
+    assert "no JSON-LD Dataset" in result.findings[0].message
+    with_dataset = run(
+        page(DATASET % "d", body='<script src="/app.js"></script><app-root></app-root>')
+    )
+    assert not with_dataset.js_rendered
+
+
 def test_microdata_is_read_only_without_a_json_ld_dataset() -> None:
     microdata = (
         '<div itemscope itemtype="https://schema.org/Dataset"><span itemprop="name">M</span></div>'
