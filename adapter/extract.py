@@ -11,6 +11,7 @@ values out; never raises on bad input.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
@@ -115,6 +116,7 @@ NON_JSONLD_MARKUP = FindingType(
     'most harvesters expect JSON-LD in a <script type="application/ld+json"> block.',
 )
 
+_DATASET_TYPE = re.compile(r'"@?type"\s*:\s*\[?\s*"[^"]{0,40}dataset"', re.IGNORECASE)
 _SCRIPTS = etree.XPath(
     "descendant-or-self::script[starts-with(translate(normalize-space(@type),"
     " 'ABCDEFGHIJKLMNOPQRSTUVWXYZ', 'abcdefghijklmnopqrstuvwxyz'), 'application/ld+json')]"
@@ -165,6 +167,8 @@ def _read_block(script: HtmlElement, index: int, url: str, limits: Limits, out: 
         return
     parsed = parse_lenient(text, limits)
     if parsed.failure is not None:
+        if _DATASET_TYPE.search(text[:100_000]):
+            origin += ", which appears to hold the Dataset,"
         out.findings.append(_failure_finding(parsed.failure, url, where, origin))
         out.skipped.append(f"{where}: {parsed.failure.kind}")
         return

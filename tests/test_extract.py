@@ -53,6 +53,13 @@ def test_a_broken_block_names_block_line_and_column_and_the_others_still_count()
     assert "script at line 4 of the page" in finding.message
 
 
+def test_a_broken_block_that_holds_the_dataset_says_so() -> None:
+    result = run(page('{"@context": "https://schema.org/", "@type": "Dataset", "name": ,}'))
+    assert "appears to hold the Dataset" in result.findings[0].message
+    other = run(page('{"@context": "https://schema.org/", "@type": "WebSite", "name": ,}'))
+    assert "Dataset" not in other.findings[0].message
+
+
 def test_repairs_are_named_in_a_warning() -> None:
     result = run(page('// CMS\n{"@context": "https://schema.org/", "@type": "Dataset",};'))
     (block,) = result.blocks
