@@ -138,7 +138,11 @@ class RobotsCache:
     """robots.txt per origin, fetched once per run through the fetcher, with a gate.
 
     `findings()` drains what the cache learned (unreachable hosts, 4xx, which
-    file was used) so the caller yields it where it belongs.
+    file was used) so the caller yields it where it belongs. Wiring:
+
+        fetcher = Fetcher(limits, policy=..., pacer=HostPacer())
+        robots = RobotsCache(fetcher)        # fetches nothing yet
+        fetcher.gate = robots.gate           # every hop of every fetch is checked
     """
 
     def __init__(
