@@ -1,0 +1,275 @@
+"""Politeness across processes: per-host rate and concurrency kept in the store.
+
+`HostPacer` holds a host's rate within one process. Scale-out workers (and a
+sync that runs several processes) share hosts, so the schedule of a host
+lives in the store every process already uses:
+
+- `host_rate`: one row per host with the earliest time the next request may
+  start. A request reserves its start with one atomic `UPDATE ... RETURNING`
+  (`next_at = max(next_at, now) + interval`) and sleeps until then, so starts
+  to a host are at least one interval apart whichever process sends them.
+  Times are the database's clock on PostgreSQL (workers on several machines
+  agree) and the local clock on SQLite (one machine by construction).
+- `host_slots`: `concurrency` rows per host; a request holds one while it is
+  in flight, as a lease longer than any fetch may take: a killed process's
+  slots free themselves when it runs out, or at once on its own machine.
+
+At high rates one reservation covers a few consecutive starts (at most
+`RESERVE_SPAN` seconds of them) handed to this process's threads in order; a
+start not used on time is dropped, never used late, so the rate still holds.
+These two tables are coordination state, not data: they are created on first
+use and may be emptied at any time.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, cast
+
+from sqlalchemy import Column, Float, Integer, MetaData, String, Table
+
+from adapter.claims import dead_local_owner
+from adapter.store import Store
+
+RESERVE_SPAN = 0.05  # seconds of starts reserved at once at high rates
+SLOT_POLL = (0.005, 0.1)  # first and longest wait for a free concurrency slot
+LATE = 0.002  # a reserved start this late is dropped, not used
+DEAD_CHECK_AFTER = 0.5  # seconds without a free slot before looking for dead holders
+LEAD = 0.005  # an idle host's next start is this far ahead: slack for the answer's trip back
+
+_meta = MetaData()
+host_rate = Table(
+    "host_rate",
+    _meta,
+    Column("host", String(300), primary_key=True),
+    Column("next_at", Float, nullable=False),  # epoch seconds
+)
+host_slots = Table(
+    "host_slots",
+    _meta,
+    Column("host", String(300), primary_key=True),
+    Column("slot", Integer, primary_key=True, autoincrement=False),
+    Column("holder", String(200)),
+    Column("until", Float),  # epoch seconds; a slot past it is free again
+)
+
+
+class StorePacer:
+    """A `Pacer` whose per-host schedule is shared by every process using the store.
+
+    It keeps one database connection of its own in autocommit mode: each
+    statement below is a transaction on its own, so a reservation costs one
+    round trip (measured: ~0.05 ms on SQLite, ~0.3 ms on a local PostgreSQL),
+    where a pooled SQLAlchemy transaction costs ten times that.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        owner: str,
+        requests_per_second: float = 2.0,
+        concurrency: int = 2,
+        *,
+        hold_seconds: float = 120.0,
+    ) -> None:
+        if requests_per_second <= 0 or concurrency < 1:
+            raise ValueError("requests_per_second must be > 0 and concurrency >= 1")
+        self.owner = owner
+        self._interval = 1.0 / requests_per_second
+        self._concurrency = concurrency
+        self._hold = hold_seconds  # a slot's lease: the longest a fetch may take, and more
+        self._lock = threading.Lock()  # local state
+        self._delay: dict[str, float] = {}
+        self._known: set[str] = set()
+        self._starts: dict[str, deque[float]] = {}  # reserved starts, local clock
+        self._sems: dict[str, threading.BoundedSemaphore] = {}
+        _meta.create_all(store.engine, checkfirst=True)
+        self._db = _Db(store)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def set_crawl_delay(self, host: str, seconds: float) -> None:
+        """robots.txt Crawl-delay: widens the interval for that host, never narrows it."""
+        with self._lock:
+            self._delay[host] = max(0.0, seconds)
+
+    def interval(self, host: str) -> float:
+        return max(self._interval, self._delay.get(host, 0.0))
+
+    @contextmanager
+    def slot(self, host: str) -> Iterator[None]:
+        with self._lock:
+            sem = self._sems.setdefault(host, threading.BoundedSemaphore(self._concurrency))
+        with sem:
+            number = self._acquire(host)
+            try:
+                self._wait_turn(host)
+                yield
+            finally:
+                self._db.run(
+                    "UPDATE host_slots SET holder = NULL, until = NULL "
+                    "WHERE host = :host AND slot = :slot AND holder = :me",
+                    host=host,
+                    slot=number,
+                    me=self.owner,
+                )
+
+    # -- concurrency ------------------------------------------------------------
+
+    def _acquire(self, host: str) -> int:
+        if host not in self._known:
+            self._db.insert_rows(host, self._concurrency)
+            with self._lock:
+                self._known.add(host)
+        lock = " FOR UPDATE SKIP LOCKED" if self._db.pg else ""
+        now = self._db.now
+        sql = (
+            f"UPDATE host_slots SET holder = :me, until = {now} + :hold "
+            "WHERE host = :host AND slot = (SELECT slot FROM host_slots WHERE host = :host "
+            f"AND slot < :n AND (holder IS NULL OR until < {now}) ORDER BY slot LIMIT 1{lock}) "
+            "RETURNING slot"
+        )
+        wait, waited = SLOT_POLL[0], 0.0
+        while True:
+            row = self._db.one(sql, me=self.owner, hold=self._hold, host=host, n=self._concurrency)
+            if row is not None:
+                return int(row[0])
+            if waited >= DEAD_CHECK_AFTER:
+                self._free_dead(host)
+                waited = 0.0
+            time.sleep(wait)
+            waited += wait
+            wait = min(wait * 2, SLOT_POLL[1])
+
+    def _free_dead(self, host: str) -> None:
+        """Slots held by a process of this machine that is gone are free at once."""
+        rows = self._db.all(
+            "SELECT slot, holder FROM host_slots WHERE host = :host AND holder IS NOT NULL",
+            host=host,
+        )
+        for number, holder in rows:
+            if dead_local_owner(str(holder)):
+                self._db.run(
+                    "UPDATE host_slots SET holder = NULL, until = NULL "
+                    "WHERE host = :host AND slot = :slot AND holder = :holder",
+                    host=host,
+                    slot=number,
+                    holder=holder,
+                )
+
+    # -- rate -------------------------------------------------------------------
+
+    def _wait_turn(self, host: str) -> None:
+        """Sleep until a reserved start of `host`; starts too late are dropped."""
+        while True:
+            with self._lock:
+                queue = self._starts.setdefault(host, deque())
+                now = time.monotonic()
+                while queue and queue[0] < now - LATE:
+                    queue.popleft()
+                start = queue.popleft() if queue else None
+            if start is None:
+                self._reserve(host)
+                continue
+            if start > now:
+                time.sleep(start - now)
+            return
+
+    def _reserve(self, host: str) -> None:
+        """Reserve the next starts of `host` in the store; queue them on the local clock."""
+        interval = self.interval(host)
+        count = max(1, int(RESERVE_SPAN / interval))
+        span = interval * count
+        now, greatest = self._db.now, "GREATEST" if self._db.pg else "MAX"
+        row = self._db.one(
+            f"UPDATE host_rate SET next_at = {greatest}(next_at, {now} + :lead) + :span "
+            f"WHERE host = :host RETURNING next_at - :span, {now}",
+            lead=LEAD,
+            span=span,
+            host=host,
+        )
+        assert row is not None  # the row was inserted before the first slot
+        first, db_now = float(row[0]), float(row[1])
+        local = time.monotonic() + (first - db_now)
+        with self._lock:
+            queue = self._starts.setdefault(host, deque())
+            queue.extend(local + i * interval for i in range(count))
+
+
+class _Db:
+    """One autocommit DBAPI connection of the store, shared by this process's threads."""
+
+    def __init__(self, store: Store) -> None:
+        self.pg = store.engine.dialect.name == "postgresql"
+        # the database's clock on PostgreSQL; the caller's on SQLite (one machine)
+        self.now = "extract(epoch from clock_timestamp())" if self.pg else ":now"
+        pooled = store.engine.raw_connection()
+        self._raw: Any = cast(Any, pooled.driver_connection)
+        pooled.detach()  # ours alone: never handed back to the pool in autocommit mode
+        self._lock = threading.Lock()
+        if self.pg:
+            self._raw.autocommit = True
+            # coordination state: losing the last instants of it in a crash is harmless
+            self._raw.execute("SET synchronous_commit = off")
+
+    def _sql(self, sql: str) -> str:
+        return re.sub(r":(\w+)", r"%(\1)s", sql) if self.pg else sql
+
+    def one(self, sql: str, **params: object) -> tuple[Any, ...] | None:
+        params.setdefault("now", time.time())
+        with self._lock:
+            cur = self._raw.cursor()
+            try:
+                cur.execute(self._sql(sql), params)
+                row = cur.fetchone()
+            finally:
+                cur.close()
+        return None if row is None else tuple(row)
+
+    def all(self, sql: str, **params: object) -> list[tuple[Any, ...]]:
+        with self._lock:
+            cur = self._raw.cursor()
+            try:
+                cur.execute(self._sql(sql), params)
+                rows = cur.fetchall()
+            finally:
+                cur.close()
+        return [tuple(r) for r in rows]
+
+    def run(self, sql: str, **params: object) -> None:
+        with self._lock:
+            cur = self._raw.cursor()
+            try:
+                cur.execute(self._sql(sql), params)
+            finally:
+                cur.close()
+
+    def insert_rows(self, host: str, concurrency: int) -> None:
+        """The host's rate row and its concurrency slot rows, when not there yet."""
+        verb = "INSERT" if self.pg else "INSERT OR IGNORE"
+        tail = " ON CONFLICT DO NOTHING" if self.pg else ""
+        self.run(f"{verb} INTO host_rate (host, next_at) VALUES (:host, 0){tail}", host=host)
+        for slot in range(concurrency):
+            self.run(
+                f"{verb} INTO host_slots (host, slot) VALUES (:host, :slot){tail}",
+                host=host,
+                slot=slot,
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._raw.close()
+
+
+def clear(store: Store) -> None:
+    """Forget every host's schedule and slots (tests, or after changing politeness)."""
+    _meta.create_all(store.engine, checkfirst=True)
+    with store.write() as conn:
+        conn.execute(host_slots.delete())
+        conn.execute(host_rate.delete())

@@ -1,0 +1,289 @@
+"""Processing due pages: threads for I/O, processes for CPU, any number of workers per store.
+
+Every page goes through `adapter.harvest.process_page` (check, decide, write
+in one transaction). Around it this module adds:
+
+- a thread pool per node and process, one `Fetcher` (one `requests.Session`,
+  kept-alive connections) per thread, all threads sharing the node's pacer,
+  host health and robots.txt gate;
+- claims in batches (`adapter.claims.claim_due`, `FOR UPDATE SKIP LOCKED` on
+  PostgreSQL), refilled as pages finish, with leases renewed while a process
+  is alive, so a worker killed at any point loses its pages to the others;
+- the store-backed pacer (`adapter.hostrate`), so per-host rate, concurrency
+  and Crawl-delay hold across all processes sharing the store;
+- `process_due` for the sync run: in this process, or in several when the
+  node's politeness lets pages arrive faster than one core can check them
+  (everything after the socket read holds the GIL: threads add no CPU).
+
+`work` is the `adapter worker` loop: it serves the pages that the scheduler
+or `adapter sync --enqueue-only` marked due, until stopped.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import update
+
+from adapter import claims
+from adapter import schema as t
+from adapter.fetch import AddressPolicy, Fetcher
+from adapter.frontier import FrontierRow
+from adapter.harvest import PageOutcome, process_page
+from adapter.hostrate import StorePacer
+from adapter.settings import NodeSettings
+from adapter.store import Store
+from adapter.sync import RunSummary, due_count
+
+log = logging.getLogger(__name__)
+
+PROGRESS_EVERY = 30.0  # seconds between a worker's progress log lines
+
+
+@dataclass(frozen=True, slots=True)
+class WorkOptions:
+    """How a process works through due pages."""
+
+    batch: int = 20  # pages claimed at once
+    lease: timedelta = timedelta(minutes=10)  # a claim not renewed for this long is free again
+    threads: int | None = None  # pages in flight per node; default: the node's concurrency
+    until_idle: bool = False  # return once nothing of the node is due (else wait for more)
+    poll_seconds: float = 5.0  # how often an idle worker looks for due pages
+
+    def pool_size(self, node: NodeSettings) -> int:
+        return max(1, self.threads or node.politeness.concurrency)
+
+
+def node_pacer(store: Store, node: NodeSettings, owner: str) -> StorePacer:
+    """The node's politeness, held across every process that shares `store`."""
+    pol = node.politeness
+    hold = node.limits().total_timeout + 30.0
+    return StorePacer(store, owner, pol.requests_per_second, pol.concurrency, hold_seconds=hold)
+
+
+def node_fetcher(store: Store, node: NodeSettings, owner: str) -> tuple[Fetcher, Any]:
+    """A fetcher with the node's limits, trusted origins, store pacer and robots.txt gate."""
+    from adapter.robots import RobotsCache
+
+    pol = node.politeness
+    fetcher = Fetcher(
+        node.limits(),
+        user_agent=pol.user_agent,
+        policy=AddressPolicy(node.trusted_origins()),
+        pacer=node_pacer(store, node, owner),
+    )
+    robots = RobotsCache(fetcher, pol.user_agent, honour_crawl_delay=pol.honour_crawl_delay)
+    fetcher.gate = robots.gate
+    return fetcher, robots
+
+
+class ThreadFetchers:
+    """One Fetcher (one Session) per thread, sharing `base`'s pacer, gate and host health."""
+
+    def __init__(self, base: Fetcher) -> None:
+        self.base = base
+        self._local = threading.local()
+        self._all: list[Fetcher] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> Fetcher:
+        fetcher: Fetcher | None = getattr(self._local, "fetcher", None)
+        if fetcher is None:
+            b = self.base
+            fetcher = Fetcher(
+                b.limits,
+                user_agent=b.user_agent,
+                policy=b.policy,
+                pacer=b.pacer,
+                gate=b.gate,
+                retry_base_delay=b.retry_base_delay,
+            )
+            fetcher.health = b.health  # a host paused by one thread is paused for all
+            self._local.fetcher = fetcher
+            with self._lock:
+                self._all.append(fetcher)
+        return fetcher
+
+    def close(self) -> None:
+        with self._lock:
+            for fetcher in self._all:
+                fetcher.close()
+            self._all.clear()
+
+
+@contextmanager
+def lease_keeper(store: Store, owner: str, lease: timedelta) -> Iterator[None]:
+    """Renew `owner`'s claims every third of the lease while the block runs."""
+    done = threading.Event()
+
+    def renew() -> None:
+        while not done.wait(lease.total_seconds() / 3):
+            with suppress(Exception):  # a store hiccup: the next renewal tries again
+                renew_leases(store, owner, lease)
+
+    thread = threading.Thread(target=renew, name="lease-keeper", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join(5)
+
+
+def renew_leases(store: Store, owner: str, lease: timedelta) -> int:
+    """Push the lease of every page `owner` holds to now + `lease`; how many it holds."""
+    f = t.frontier
+    with store.write() as conn:
+        result = conn.execute(
+            update(f).where(f.c.claimed_by == owner).values(lease_until=datetime.now(UTC) + lease)
+        )
+    return int(result.rowcount)
+
+
+def drain(
+    store: Store,
+    node: NodeSettings,
+    fetchers: ThreadFetchers,
+    owner: str,
+    stop: threading.Event,
+    options: WorkOptions,
+    on_outcome: Callable[[PageOutcome], None],
+) -> int:
+    """Claim and process the node's due pages until none is left to claim; pages done.
+
+    Claims are refilled as pages finish, so the pool never waits for the
+    slowest page of a batch. On `stop`, pages not started go back to the
+    frontier (their claims are released by the caller) and those in flight finish.
+    """
+    size = options.pool_size(node)
+    done_count = 0
+
+    def one(row: FrontierRow) -> PageOutcome:
+        return process_page(store, node, fetchers.get(), row, owner=owner)
+
+    with ThreadPoolExecutor(size, thread_name_prefix="page") as pool:
+        pending: set[Future[PageOutcome]] = set()
+        exhausted = False
+        while True:
+            if not exhausted and not stop.is_set() and len(pending) < size:
+                want = max(options.batch, size)
+                rows = claims.claim_due(store, node.id, owner, batch=want, lease=options.lease)
+                exhausted = not rows
+                pending |= {pool.submit(one, row) for row in rows}
+            if not pending:
+                return done_count
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                on_outcome(fut.result())
+                done_count += 1
+            if stop.is_set():
+                pending = {p for p in pending if not p.cancel()}
+
+
+def process_here(
+    store: Store,
+    node: NodeSettings,
+    base: Fetcher,
+    owner: str,
+    stop: threading.Event,
+    options: WorkOptions,
+    on_outcome: Callable[[PageOutcome], None],
+) -> int:
+    """Process the node's due pages in this process (threads only); pages done."""
+    fetchers = ThreadFetchers(base)
+    try:
+        with lease_keeper(store, owner, options.lease):
+            return drain(store, node, fetchers, owner, stop, options, on_outcome)
+    finally:
+        fetchers.close()
+        claims.release_claims(store, node.id, owner)
+
+
+def work(
+    store: Store,
+    nodes: list[NodeSettings],
+    stop: threading.Event,
+    options: WorkOptions = WorkOptions(),  # frozen, so safe to share
+    *,
+    owner: str | None = None,
+) -> dict[str, RunSummary]:
+    """The `adapter worker` loop: serve the nodes' due pages until `stop` (or idle).
+
+    One thread per node, each with its own page pool, so a node with a
+    million due pages does not starve the others. Returns what was done per node.
+    """
+    owner = owner or claims.owner_id() + ":worker"
+    summaries = {node.id: RunSummary(node.id) for node in nodes}
+    threads = [
+        threading.Thread(
+            target=_serve_node,
+            args=(store, node, owner, stop, options, summaries[node.id]),
+            name=f"node-{node.short_name}",
+        )
+        for node in nodes
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return summaries
+
+
+def _serve_node(
+    store: Store,
+    node: NodeSettings,
+    owner: str,
+    stop: threading.Event,
+    options: WorkOptions,
+    summary: RunSummary,
+) -> None:
+    fetcher, _robots = node_fetcher(store, node, owner)
+    lock = threading.Lock()
+    last_log = [time.monotonic()]
+
+    def on_outcome(out: PageOutcome) -> None:
+        with lock:
+            summary.add(out)
+            if time.monotonic() - last_log[0] >= PROGRESS_EVERY:
+                last_log[0] = time.monotonic()
+                log.info("%s: %s", node.id, _counts(summary))
+
+    try:
+        while not stop.is_set():
+            claims.release_stale_claims(store, node.id)  # leases of dead workers run out
+            done = process_here(store, node, fetcher, owner, stop, options, on_outcome)
+            if done:
+                continue
+            if options.until_idle and due_count(store, node.id) == 0:
+                break
+            # nothing to claim: wait for the scheduler, or for another worker's lease
+            stop.wait(
+                min(options.poll_seconds, 1.0) if options.until_idle else options.poll_seconds
+            )
+    except Exception:
+        log.exception("%s: worker stopped by an error", node.id)
+        summary.status, summary.message = "failed", "worker stopped by an error (see log)"
+    else:
+        summary.status = "interrupted" if stop.is_set() else "ok"
+    finally:
+        fetcher.close()
+        pacer = fetcher.pacer
+        if isinstance(pacer, StorePacer):
+            pacer.close()
+    log.info("%s: worker done, %s", node.id, _counts(summary))
+
+
+def _counts(s: RunSummary) -> str:
+    return (
+        f"pages {s.fetched}, not modified {s.not_modified}, unchanged {s.unchanged}, "
+        f"new objects {s.new_objects}, new versions {s.new_versions}, gone {s.gone}, "
+        f"not harvestable {s.pages_not_harvestable}, errors {s.errors}"
+    )
