@@ -14,7 +14,6 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -24,12 +23,11 @@ from sqlalchemy import func, select
 from adapter import claims
 from adapter import frontier as fr
 from adapter import schema as t
-from adapter.fetch import AddressPolicy, Fetcher
+from adapter.fetch import Fetcher
 from adapter.findings import Finding, FindingType, Severity
-from adapter.harvest import PageOutcome, process_page
+from adapter.harvest import PageOutcome
 from adapter.ledger import archive_page
 from adapter.models import SitemapEntry
-from adapter.politeness import HostPacer
 from adapter.settings import AdapterConfig, NodeSettings
 from adapter.store import Store
 
@@ -117,19 +115,6 @@ class RunSummary:
         return out
 
 
-def _fetcher(node: NodeSettings) -> tuple[Fetcher, Any]:
-    from adapter.robots import RobotsCache
-
-    pol = node.politeness
-    fetcher = Fetcher(
-        node.limits(),
-        user_agent=pol.user_agent,
-        policy=AddressPolicy(node.trusted_origins()),
-        pacer=HostPacer(pol.requests_per_second, pol.concurrency),
-    )
-    robots = RobotsCache(fetcher, pol.user_agent, honour_crawl_delay=pol.honour_crawl_delay)
-    fetcher.gate = robots.gate
-    return fetcher, robots
 
 
 def _discover(
@@ -154,11 +139,25 @@ def run_node(
     *,
     stop: threading.Event | None = None,
     progress: bool = False,
+    enqueue_only: bool = False,
+    processes: int | None = None,
 ) -> RunSummary:
-    """One sync run of `node` into `config.store_url`; the summary is also stored."""
+    """One sync run of `node` into `config.store_url`; the summary is also stored.
+
+    `enqueue_only`: discover and mark pages due, leave them to `adapter worker`s.
+    `processes`: how many processes check pages (default: as many as pay, see
+    `adapter.workerpool.choose_processes`).
+    """
     store = Store.open(config.store_url)
     try:
-        return run_with_store(store, node, stop=stop, progress=progress)
+        return run_with_store(
+            store,
+            node,
+            stop=stop,
+            progress=progress,
+            enqueue_only=enqueue_only,
+            processes=processes,
+        )
     finally:
         store.close()
 
@@ -169,14 +168,18 @@ def run_with_store(
     *,
     stop: threading.Event | None = None,
     progress: bool = False,
+    enqueue_only: bool = False,
+    processes: int | None = None,
 ) -> RunSummary:
+    from adapter.worker import node_fetcher
+
     stop = stop or threading.Event()
     began = time.monotonic()
     summary = RunSummary(node.id, started_at=datetime.now(UTC).isoformat(timespec="seconds"))
     store.close_dead_runs(node.id, claims.dead_local_owner)
     summary.run_id = store.start_run(node.id, claims.owner_id())
     owner = claims.owner_id(summary.run_id)
-    fetcher, robots = _fetcher(node)
+    fetcher, robots = node_fetcher(store, node, owner)  # politeness shared with every worker
     try:
         complete = _discover_into(store, node, fetcher, robots, summary, stop)
         if complete and not stop.is_set():
@@ -184,13 +187,15 @@ def run_with_store(
         fr.mark_stale_due(store, node.id, timedelta(hours=node.sync.recheck_after_hours))
         claims.release_stale_claims(store, node.id)
         summary.due = due_count(store, node.id)
-        _process_due(store, node, fetcher, owner, summary, stop, progress)
+        if not enqueue_only:
+            _process_due(store, node, fetcher, owner, summary, stop, progress, processes)
         summary.status = "interrupted" if stop.is_set() else "ok"
     except Exception as exc:
         summary.status, summary.message = "failed", f"{type(exc).__name__}: {exc}"
         raise
     finally:
         fetcher.close()
+        fetcher.pacer.close()  # type: ignore[attr-defined]
         summary.duration_s = round(time.monotonic() - began, 3)
         summary.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
         store.finish_run(summary.run_id, summary.status, summary.as_dict(), summary.message)
@@ -251,30 +256,27 @@ def _process_due(
     summary: RunSummary,
     stop: threading.Event,
     progress: bool,
+    processes: int | None,
 ) -> None:
+    """Threads per process, one Session each; processes when the node's rate can feed them."""
+    from adapter.worker import WorkOptions
+    from adapter.workerpool import process_due
+
     bar = _bar(summary.due, node.id) if progress else None
-    workers = max(1, node.politeness.concurrency)
+    options = WorkOptions(batch=CLAIM_BATCH, lease=LEASE)
     try:
-        with ThreadPoolExecutor(workers, thread_name_prefix="page") as pool:
-            while not stop.is_set():
-                rows = claims.claim_due(store, node.id, owner, batch=CLAIM_BATCH, lease=LEASE)
-                if not rows:
-                    break
-                pending: set[Future[PageOutcome]] = set()
-                for row in rows:
-                    pending.add(pool.submit(process_page, store, node, fetcher, row, owner=owner))
-                while pending:
-                    done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                    for fut in done:
-                        summary.add(fut.result())
-                        if bar is not None:
-                            bar.update(1)
-                    if stop.is_set():  # pages not started go back to the frontier
-                        pending = {p for p in pending if not p.cancel()}
-                if stop.is_set():
-                    break
+        process_due(
+            store,
+            node,
+            fetcher,
+            owner,
+            summary,
+            stop,
+            options,
+            processes=processes,
+            on_progress=bar.update if bar is not None else None,
+        )
     finally:
-        claims.release_claims(store, node.id, owner)
         if bar is not None:
             bar.close()
 
