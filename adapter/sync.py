@@ -115,8 +115,6 @@ class RunSummary:
         return out
 
 
-
-
 def _discover(
     node: NodeSettings, fetcher: Fetcher, robots: Any
 ) -> Iterator[SitemapEntry | Finding]:
