@@ -1,0 +1,120 @@
+"""`adapter worker`: process due pages from a shared store, as one of any number of workers.
+
+Run as many as the machines allow, each with the same configuration (or
+store URL and node id): they claim due pages in batches, each claim with a
+lease, and a worker that dies loses its pages to the others when its lease
+runs out (at once on the same machine). Pages become due through
+`adapter schedule` or `adapter sync --enqueue-only`. SIGTERM or Ctrl-C: no
+new page is started, the pages in flight finish and are committed, exit 0.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import click
+
+from adapter.commands.sync import graceful_stop, store_options, target
+from adapter.logging_setup import configure
+from adapter.store import Store
+
+POSITIVE = click.FloatRange(min=0, min_open=True)
+
+
+@click.command("worker")
+@click.argument("node_names", nargs=-1, metavar="[NODE ...]")
+@store_options
+@click.option(
+    "--node-id",
+    "node_ids",
+    multiple=True,
+    metavar="ID",
+    help="Without --config: a node id in the store whose due pages to process (repeatable).",
+)
+@click.option(
+    "--batch",
+    type=click.IntRange(min=1),
+    default=20,
+    show_default=True,
+    help="Pages claimed at once.",
+)
+@click.option(
+    "--lease-seconds",
+    type=POSITIVE,
+    default=600.0,
+    show_default=True,
+    help="A claim not renewed for this long goes back to the other workers.",
+)
+@click.option(
+    "--threads",
+    type=click.IntRange(min=1),
+    help="Pages in flight per node (default: the node's politeness concurrency).",
+)
+@click.option(
+    "--until-idle",
+    is_flag=True,
+    help="Exit once no page of the nodes is due, instead of waiting for more.",
+)
+@click.option(
+    "--poll-seconds",
+    type=POSITIVE,
+    default=5.0,
+    show_default=True,
+    help="How often an idle worker looks for due pages.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print each node's counts as a JSON line.")
+def worker(
+    node_names: tuple[str, ...],
+    config_path: str | None,
+    store_url: str | None,
+    node_ids: tuple[str, ...],
+    batch: int,
+    lease_seconds: float,
+    threads: int | None,
+    until_idle: bool,
+    poll_seconds: float,
+    as_json: bool,
+) -> None:
+    """Claim and process the due pages of NODEs (all configured nodes when none)."""
+    from adapter.worker import WorkOptions, work
+
+    if (
+        batch < 1
+        or lease_seconds <= 0
+        or poll_seconds <= 0
+        or (threads is not None and threads < 1)
+    ):
+        raise click.UsageError("--batch, --threads, --lease-seconds and --poll-seconds must be > 0")
+    if not config_path and not node_ids:
+        raise click.UsageError("give --config FILE [NODE ...], or --store URL --node-id ID")
+    tgt = target(config_path, store_url)
+    if tgt.config is not None:
+        configure(tgt.config.log_format, tgt.config.log_level)
+        names = list(node_names) + list(node_ids)
+        nodes = [tgt.node(n) for n in names] if names else list(tgt.config.nodes)
+    else:
+        configure("human", "INFO")
+        nodes = [tgt.node(None, n) for n in node_ids]
+    options = WorkOptions(
+        batch=batch,
+        lease=timedelta(seconds=lease_seconds),
+        threads=threads,
+        until_idle=until_idle,
+        poll_seconds=poll_seconds,
+    )
+    store = Store.open(tgt.store_url, create=False)
+    try:
+        with graceful_stop() as stop:
+            summaries = work(store, nodes, stop, options)
+    finally:
+        store.close()
+    failed = False
+    for summary in summaries.values():
+        failed |= summary.status == "failed"
+        if as_json:
+            click.echo(json.dumps(summary.as_dict(), sort_keys=True))
+        else:
+            head = f"{summary.node_id}: worker {summary.status} in {summary.duration_s:.1f} s"
+            click.echo("\n".join([head, *summary.lines()[1:]]))
+    raise SystemExit(1 if failed else 0)
