@@ -109,6 +109,16 @@ def graceful_stop() -> Iterator[threading.Event]:
     is_flag=True,
     help="Quick run: also sync the metadata file named by each Dataset's encoding.",
 )
+@click.option(
+    "--enqueue-only",
+    is_flag=True,
+    help="Discover and mark pages due, then stop: `adapter worker` processes process them.",
+)
+@click.option(
+    "--processes",
+    type=click.IntRange(min=1),
+    help="Processes checking pages (default: as many cores as the node's rate can feed).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print each run summary as one JSON line.")
 def sync(
     args: tuple[str, ...],
@@ -116,6 +126,8 @@ def sync(
     store_url: str | None,
     node_id: str,
     metadata_copy: bool,
+    enqueue_only: bool,
+    processes: int | None,
     as_json: bool,
 ) -> None:
     """Harvest member nodes into the store: discover, then process new and changed pages.
@@ -142,7 +154,14 @@ def sync(
         for node in nodes:
             if stop.is_set():
                 break
-            summary = run_node(config, node, stop=stop, progress=sys.stderr.isatty())
+            summary = run_node(
+                config,
+                node,
+                stop=stop,
+                progress=sys.stderr.isatty(),
+                enqueue_only=enqueue_only,
+                processes=processes,
+            )
             failed |= summary.status == "failed"
             if as_json:
                 click.echo(json.dumps(summary.as_dict(), sort_keys=True))
