@@ -79,6 +79,7 @@ SITEMAP_READ = FindingType(
 StartKind = Literal["robots", "sitemap", "entry"]
 _FETCH_TYPES = {v.code: v for v in vars(fetch).values() if isinstance(v, FindingType)}
 _SCOPE_FINDINGS_PER_SITEMAP = 10
+MAX_FOREIGN_HOSTS = 20  # other hosts checked for cross-submission per discovery
 CHUNK = 1 << 20  # bytes handed to the parser at a time
 _CUT_SHORT = frozenset({BAD_XML.code, BAD_GZIP.code})
 # The fetcher may drop the last decoded piece when it truncates; fetching a little
@@ -166,6 +167,7 @@ class _Walk:
         self.seen = LocSet()
         self.sitemaps_read: set[str] = set()
         self.warned_too_many = False
+        self.foreign_hosts: set[str] = set()  # other hosts whose robots.txt was consulted
 
     def start(self, url: str) -> Iterator[SitemapEntry | Finding]:
         kind = classify(url)
@@ -229,6 +231,9 @@ class _Walk:
         host = urlsplit(loc).netloc.lower()
         if host in self.allowed_hosts or host.rsplit(":", 1)[0] in self.allowed_hosts:
             return False
+        self.foreign_hosts.add(host)
+        if len(self.foreign_hosts) > MAX_FOREIGN_HOSTS:
+            return True  # a sitemap naming hosts by the hundred gets no robots.txt fetch each
         listed = self.robots.sitemaps(loc)
         return not any(url in listed for url in chain)
 

@@ -411,3 +411,22 @@ def test_a_sitemap_past_the_byte_cap_is_read_up_to_it(
     items = run(server, fetcher_for(server), "/sitemaps/datasets-2.xml", limits=limits)
     assert locs(items, server) == ["/dataset/1"]  # the first <url> fits in 250 bytes
     assert codes(items) == ["sitemap/too-large"]
+
+
+def test_cross_submission_checks_stop_after_a_number_of_hosts(
+    fetcher_for: Callable[[SiteServer], Fetcher], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import adapter.discover
+    from tests.fixture_server import start_site, stop
+
+    monkeypatch.setattr(adapter.discover, "MAX_FOREIGN_HOSTS", 0)
+    servers = start_site("disc-basic")
+    try:
+        server, others = servers[0], servers[1:]
+        partner = server.rewrites["https://partner.example"]
+        items = run(server, fetcher_for(server), "/sitemaps/datasets-1.xml.gz")
+        assert f"{partner}/records/77" not in locs(items, server)
+        assert codes(items).count("discover/out-of-scope") == 2
+        assert [s.log for s in others] == [[], []]  # no robots.txt asked of the other hosts
+    finally:
+        stop(servers)
