@@ -4,7 +4,8 @@ Framing loses positions, but a repository manager needs them ("block 2
 $['@graph'][1]") and DataONE wants the publisher's own JSON-LD for the
 Dataset. Candidates are the block's objects typed like a Dataset; a framed
 Dataset is matched by its resolved `@id`, else by order. Iterative walks: the
-block may be as deep as the limits allow.
+block may be as deep as the limits allow. Also what the types of a block with
+no Dataset say about the publisher's probable intent (near misses).
 """
 
 from __future__ import annotations
@@ -90,3 +91,33 @@ def near_misses(expanded: Any) -> list[str]:
         elif isinstance(value, list):
             stack.extend(reversed(value))
     return list(seen)
+
+
+def no_dataset_message(seen: list[tuple[int, str]], skipped: int) -> str:
+    """Why no Dataset was found: the types seen, with a hint for near misses."""
+    parts = ["No schema.org Dataset was found in the page's JSON-LD."]
+    for index, kind in seen[:5]:
+        hint = _near_miss_hint(kind)
+        if hint:
+            parts.append(f"Block {index} has type {kind}: {hint}")
+    others = sorted({k for _, k in seen if not _near_miss_hint(k)})
+    if others:
+        parts.append(f"Types found: {', '.join(others[:8])}.")
+    if skipped:
+        parts.append(f"{skipped} block(s) could not be read (see the findings above).")
+    return " ".join(parts)
+
+
+def _near_miss_hint(kind: str) -> str | None:
+    """What is wrong with a type that was probably meant to be schema.org's Dataset."""
+    local = kind.replace("#", "/").rsplit("/", 1)[-1]
+    if kind.lower().endswith("schema.orgdataset"):
+        return 'the @vocab lacks its trailing slash; write "@vocab": "http://schema.org/".'
+    if local.lower() != "dataset":
+        return None
+    if local != "Dataset":
+        return 'schema.org types are case-sensitive; write "@type": "Dataset".'
+    return (
+        "not http://schema.org/Dataset: the block's @context does not map Dataset to "
+        'schema.org; use "@context": "https://schema.org/".'
+    )

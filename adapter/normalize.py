@@ -8,7 +8,10 @@ small context `{"@vocab": "http://schema.org/"}` and `"@embed": "@always"`
 (`adapter.framing`: framing against the full schema.org context costs ~20 ms
 against ~3 ms; `@once` would embed a node shared by two properties in only
 one of them). A block whose shared references would embed past
-`max_json_nodes` is refused before pyld sees it.
+`max_json_nodes` is refused before pyld sees it. A Dataset that only describes
+another Dataset of the block (a CDIF catalog record, a Dataset given only as
+another's subjectOf) stays embedded where it is and is not a Dataset of the
+page (`adapter.catalogrecords`).
 
 The framed shape (what `NormalizedDataset.framed` holds), kept simple for checks:
 - `@context` first (`{"@vocab": "http://schema.org/", "spdx": ...}` plus the
@@ -39,12 +42,13 @@ from urllib.parse import urljoin
 
 from pyld import jsonld
 
+from adapter.catalogrecords import explain, secondary_datasets, standalone_ids
 from adapter.extract import JsonLdBlock
 from adapter.findings import Finding, FindingType, Severity
 from adapter.framing import FRAME_CONTEXT, SCHEMA, embedded_size, frame_expanded
 from adapter.jsonld_loader import load_document, refused_url
 from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.locate import locate_datasets, near_misses
+from adapter.locate import locate_datasets, near_misses, no_dataset_message
 
 # pyld keeps its context caches in module-level LRU caches that are not thread-safe;
 # its work holds the GIL anyway, so serializing it costs threads nothing.
@@ -88,6 +92,13 @@ EMBEDDING_TOO_LARGE = FindingType(
     "Writing out the Dataset with every node it refers to embedded in full would produce more "
     "values than the adapter's limit (max_json_nodes): nodes refer to each other many times "
     "over. The block is skipped.",
+)
+EMBEDDED_DATASET = FindingType(
+    "normalize/embedded-dataset",
+    Severity.INFO,
+    "A node typed Dataset describes another Dataset of the page (a CDIF catalog record, or a "
+    "Dataset given only as another's subjectOf/about); it is read as part of that Dataset, "
+    "not as a Dataset of its own.",
 )
 HTTPS_NAMESPACE = FindingType(
     "normalize/https-namespace",
@@ -193,16 +204,30 @@ def _reason(exc: jsonld.JsonLdError) -> str:
     return f"{code}: {text}"[:300] if code else text[:300]
 
 
-def _frame(expanded: list[Any], base: str) -> list[dict[str, Any]]:
+def _frame(expanded: list[Any]) -> list[dict[str, Any]]:
+    """pyld's framed Datasets, blank-node ids still on (see `adapter.catalogrecords`)."""
     with _PYLD_LOCK:
         framed = frame_expanded(expanded)
     graph = framed.get("@graph", [])
-    out: list[dict[str, Any]] = []
-    for node in graph if isinstance(graph, list) else [graph]:
-        if isinstance(node, dict):
-            body = _simplify({k: v for k, v in node.items() if k != "@context"}, base)
-            out.append({"@context": OUTPUT_CONTEXT, **body})
-    return out
+    return [n for n in (graph if isinstance(graph, list) else [graph]) if isinstance(n, dict)]
+
+
+def _output(node: dict[str, Any], base: str) -> dict[str, Any]:
+    body = _simplify({k: v for k, v in node.items() if k != "@context"}, base)
+    return {"@context": OUTPUT_CONTEXT, **body}
+
+
+def _own_datasets(
+    expanded: list[Any], block: JsonLdBlock, base: str, findings: list[Finding]
+) -> list[dict[str, Any]]:
+    """The block's framed Datasets without those that only describe another one."""
+    graph = _frame(expanded)
+    secondary = secondary_datasets(graph, standalone_ids(expanded), base)
+    for s in secondary:
+        message = f"In JSON-LD block {block.index}, {explain(graph, s)}."
+        findings.append(EMBEDDED_DATASET.at(base, message, f"block {block.index}"))
+    dropped = {s.index for s in secondary}
+    return [_output(n, base) for i, n in enumerate(graph) if i not in dropped]
 
 
 def _no_context(block: JsonLdBlock) -> bool:
@@ -242,7 +267,7 @@ def normalize(
             skipped += 1
             continue
         try:
-            framed = _frame(expanded, base_url)
+            framed = _own_datasets(expanded, block, base_url, findings)
         except Exception as exc:  # as in _expand: a bad block never stops the page
             message = f"JSON-LD block {block.index} could not be framed ({exc!s:.200})."
             findings.append(INVALID_JSONLD.at(base_url, message, f"block {block.index}"))
@@ -255,34 +280,5 @@ def normalize(
             where = f"block {block.index} {path}"
             datasets.append(NormalizedDataset(iri, node, original, block.index, where))
     if not datasets:
-        findings.append(NO_DATASET.at(base_url, _no_dataset_message(seen_types, skipped)))
+        findings.append(NO_DATASET.at(base_url, no_dataset_message(seen_types, skipped)))
     return datasets, findings
-
-
-def _no_dataset_message(seen: list[tuple[int, str]], skipped: int) -> str:
-    parts = ["No schema.org Dataset was found in the page's JSON-LD."]
-    for index, kind in seen[:5]:
-        hint = _near_miss_hint(kind)
-        if hint:
-            parts.append(f"Block {index} has type {kind}: {hint}")
-    others = sorted({k for _, k in seen if not _near_miss_hint(k)})
-    if others:
-        parts.append(f"Types found: {', '.join(others[:8])}.")
-    if skipped:
-        parts.append(f"{skipped} block(s) could not be read (see the findings above).")
-    return " ".join(parts)
-
-
-def _near_miss_hint(kind: str) -> str | None:
-    """What is wrong with a type that was probably meant to be schema.org's Dataset."""
-    local = kind.replace("#", "/").rsplit("/", 1)[-1]
-    if kind.lower().endswith("schema.orgdataset"):
-        return 'the @vocab lacks its trailing slash; write "@vocab": "http://schema.org/".'
-    if local.lower() != "dataset":
-        return None
-    if local != "Dataset":
-        return 'schema.org types are case-sensitive; write "@type": "Dataset".'
-    return (
-        "not http://schema.org/Dataset: the block's @context does not map Dataset to "
-        'schema.org; use "@context": "https://schema.org/".'
-    )

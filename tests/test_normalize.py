@@ -277,13 +277,139 @@ def test_accessors() -> None:
     assert node_id("https://x.example/") == "https://x.example/"
 
 
+CDIF = {"@vocab": "http://schema.org/", "dcat": "http://www.w3.org/ns/dcat#"}
+PAGE_ID = "https://repo.example/dataset/x"
+RECORD_ID = "https://repo.example/record/x"
+
+
+def cdif_page(additional_type: Any, context: Any = CDIF) -> dict[str, Any]:
+    return {
+        "@context": context,
+        "@type": "Dataset",
+        "@id": PAGE_ID,
+        "name": "Cores",
+        "subjectOf": {
+            "@id": RECORD_ID,
+            "@type": "Dataset",
+            "additionalType": additional_type,
+            "about": {"@id": PAGE_ID},
+            "sdDatePublished": "2024-02-01",
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [
+        "dcat:CatalogRecord",
+        ["dcat:CatalogRecord"],
+        "http://www.w3.org/ns/dcat#CatalogRecord",
+        {"@id": "http://www.w3.org/ns/dcat#CatalogRecord"},
+        {"@id": "dcat:CatalogRecord"},
+    ],
+    ids=str,
+)
+def test_a_cdif_catalog_record_is_not_a_second_dataset(spelling: Any) -> None:
+    datasets, codes = run(cdif_page(spelling))
+    assert [d.id for d in datasets] == [PAGE_ID]
+    assert codes == ["normalize/embedded-dataset"]
+    record = datasets[0].framed["subjectOf"]  # kept embedded where the publisher put it
+    assert record["@id"] == RECORD_ID and types(record) == ["Dataset"]
+    assert node_id(record["about"]) == PAGE_ID
+
+
+def test_a_catalog_record_under_the_schema_org_context_is_an_iri() -> None:
+    # schema.org's context makes additionalType an IRI: dcat:CatalogRecord expands with the prefix
+    context = ["https://schema.org/", {"dcat": "http://www.w3.org/ns/dcat#"}]
+    datasets, codes = run(cdif_page("dcat:CatalogRecord", context))
+    assert [d.id for d in datasets] == [PAGE_ID]
+    assert "normalize/embedded-dataset" in codes
+
+
+def test_the_finding_names_the_record_and_its_dataset() -> None:
+    _, findings = normalize([block(cdif_page("dcat:CatalogRecord"))], base_url=URL)
+    (finding,) = [f for f in findings if f.code == "normalize/embedded-dataset"]
+    assert RECORD_ID in finding.message and PAGE_ID in finding.message
+    assert finding.where == "block 1"
+
+
+def test_a_record_at_the_top_with_the_dataset_in_about_gives_the_dataset() -> None:
+    page = {
+        "@context": CDIF,
+        "@type": "Dataset",
+        "@id": RECORD_ID,
+        "additionalType": "dcat:CatalogRecord",
+        "about": {"@type": "Dataset", "@id": PAGE_ID, "name": "Cores"},
+    }
+    datasets, codes = run(page)
+    assert [(d.id, d.where) for d in datasets] == [(PAGE_ID, "block 1 $['about']")]
+    assert codes == ["normalize/embedded-dataset"]
+
+
+def test_a_dataset_given_only_as_subject_of_belongs_to_its_dataset() -> None:
+    page = {
+        "@context": "https://schema.org/",
+        "@type": "Dataset",
+        "name": "Cores",
+        "subjectOf": {"@type": "Dataset", "name": "Metadata record", "encodingFormat": "x"},
+    }
+    datasets, codes = run(page)
+    assert [literal(d.framed["name"]) for d in datasets] == ["Cores"]
+    assert datasets[0].where == "block 1 $"
+    assert codes == ["normalize/embedded-dataset"]
+
+
+def test_a_dataset_written_on_its_own_stays_even_when_another_names_it() -> None:
+    graph = {
+        "@context": "https://schema.org/",
+        "@graph": [
+            {
+                "@type": "Dataset",
+                "@id": "https://repo.example/d/1",
+                "name": "One",
+                "subjectOf": {"@id": "https://repo.example/d/2"},
+            },
+            {"@type": "Dataset", "@id": "https://repo.example/d/2", "name": "Two"},
+        ],
+    }
+    datasets, codes = run(graph)
+    assert sorted(d.id or "" for d in datasets) == [
+        "https://repo.example/d/1",
+        "https://repo.example/d/2",
+    ]
+    assert "normalize/embedded-dataset" not in codes
+
+
+def test_records_about_each_other_keep_one_dataset() -> None:
+    page = cdif_page("dcat:CatalogRecord")
+    page["additionalType"] = "dcat:CatalogRecord"  # both claim to be the record
+    page["about"] = {"@id": RECORD_ID}
+    datasets, _ = run(page)
+    assert [d.id for d in datasets] == [PAGE_ID]  # the one the publisher wrote at the top
+
+
 _JSON = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.sampled_from(["Dataset", "", "a", "_:b", "#x"]),
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.sampled_from(["Dataset", "", "a", "_:b", "#x", "dcat:CatalogRecord"]),
     lambda inner: (
         st.lists(inner, max_size=3)
         | st.dictionaries(
             st.sampled_from(
-                ["@id", "@type", "@graph", "@value", "@list", "name", "url", "@context"]
+                [
+                    "@id",
+                    "@type",
+                    "@graph",
+                    "@value",
+                    "@list",
+                    "name",
+                    "url",
+                    "@context",
+                    "subjectOf",
+                    "about",
+                    "additionalType",
+                ]
             ),
             inner,
             max_size=4,
@@ -298,7 +424,9 @@ _JSON = st.recursive(
 def test_any_json_gives_datasets_or_findings(data: Any) -> None:
     datasets, findings = normalize([block(data)], base_url=URL)
     assert all(f.code.startswith("normalize/") for f in findings)
-    assert datasets or "normalize/no-dataset" in {f.code for f in findings}
+    codes = {f.code for f in findings}
+    assert datasets or "normalize/no-dataset" in codes
+    assert datasets or "normalize/embedded-dataset" not in codes  # one Dataset always stays
 
 
 def _regenerate() -> None:

@@ -328,3 +328,16 @@ def test_proposal_carries_the_fix(sites: Sites) -> None:
     proposal = next(f for f in report.findings if f.code == "signposting/proposal")
     assert '<https://doi.org/10.5072/messy.8> ; rel="cite-as"' in proposal.message
     assert '<link rel="item" href="http://127.0.0.1:' in proposal.message
+
+
+def test_a_cdif_catalog_record_is_part_of_its_dataset(sites: Sites) -> None:
+    report = sites.run(case("sp-cross", "/dataset/c4")).report
+    assert len(report.datasets) == 1
+    (dataset,) = report.datasets
+    assert dataset.id is not None and dataset.id.endswith("/dataset/c4")
+    assert dataset.framed["subjectOf"]["@id"].endswith("/record/c4")  # still embedded
+    found = codes(report)
+    assert "normalize/embedded-dataset" in found
+    assert "signposting/several-datasets" not in found
+    errors = {f.code for f in report.all_findings() if f.severity is Severity.ERROR}
+    assert errors == {"dataone/identifier-not-doi"}  # its one real problem: no DOI identifier

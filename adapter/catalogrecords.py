@@ -1,0 +1,134 @@
+"""Which framed Datasets are the page's own, and which only describe one of them.
+
+CDIF gives a Dataset's metadata record as a node typed Dataset with
+`additionalType` dcat:CatalogRecord whose `about` names the Dataset it
+describes, usually placed in that Dataset's `subjectOf`. Framing the page for
+every Dataset makes such a record a second top-level Dataset, which then fails
+every DataONE check although the publisher described one Dataset. Likewise a
+Dataset the publisher wrote only nested as the `subjectOf` (or `about`) value
+of another Dataset describes that Dataset; it is not one of the page's own.
+
+Works on pyld's framed graph before blank-node ids are dropped: a node that
+framing also embeds elsewhere keeps its `_:b` id there, so it can be matched.
+Each dropped node names the Dataset it belongs to, and that one is kept, so at
+least one Dataset always remains.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urljoin
+
+from adapter.framed import SCHEMA, node_id, values
+
+_LOCAL_NAME = re.compile(r"[#/:]")
+NESTING_PROPERTIES = ("subjectOf", "about")
+
+
+@dataclass(frozen=True, slots=True)
+class Secondary:
+    """A framed Dataset that belongs to another Dataset of the page."""
+
+    index: int  # its position in the framed graph
+    primary: int  # position of the Dataset it describes / is nested in
+    how: str  # "catalog-record", or the property it is nested in ("subjectOf", "about")
+
+
+def is_catalog_record(node: Mapping[str, Any]) -> bool:
+    """Typed dcat:CatalogRecord, by additionalType or @type, in any spelling of the IRI."""
+    for value in [*values(node, "additionalType"), *values(node, "@type")]:
+        text = value.get("@id", value.get("@value")) if isinstance(value, Mapping) else value
+        if isinstance(text, str) and _LOCAL_NAME.split(text.strip())[-1].lower() == (
+            "catalogrecord"
+        ):
+            return True
+    return False
+
+
+def _ids(graph: Sequence[Mapping[str, Any]]) -> list[str | None]:
+    return [n["@id"] if isinstance(n.get("@id"), str) else None for n in graph]
+
+
+def _refs(node: Mapping[str, Any], prop: str, base: str) -> set[str]:
+    out: set[str] = set()
+    for value in values(node, prop):
+        ref = node_id(value)
+        if ref:
+            out.add(ref if ref.startswith("_:") else urljoin(base, ref.strip()))
+    return out
+
+
+def standalone_ids(expanded: Any) -> set[str]:
+    """@ids of the nodes an expanded block describes other than as a subjectOf/about value.
+
+    A Dataset the publisher wrote at the top of the block, in its @graph or
+    under any other property is one of the page's own, even when another
+    Dataset also names it as its subjectOf.
+    """
+    nesting = {SCHEMA + p for p in NESTING_PROPERTIES}
+    out: set[str] = set()
+    stack: list[tuple[Any, str | None]] = [(expanded, None)]
+    while stack:
+        value, prop = stack.pop()
+        if isinstance(value, list):
+            stack.extend((v, prop) for v in value)
+        elif isinstance(value, dict) and "@value" not in value:
+            ident = value.get("@id")
+            if isinstance(ident, str) and len(value) > 1 and prop not in nesting:
+                out.add(ident)
+            for key, inner in value.items():
+                if key in ("@list", "@set"):
+                    stack.append((inner, prop))
+                elif key not in ("@id", "@type"):
+                    stack.append((inner, None if key == "@graph" else key))
+    return out
+
+
+def secondary_datasets(
+    graph: Sequence[Mapping[str, Any]], standalone: set[str], base: str
+) -> list[Secondary]:
+    """The framed Datasets (by position) that describe another Dataset of the same graph.
+
+    `standalone` is `standalone_ids` of the block the graph was framed from.
+    """
+    ids = _ids(graph)
+    found: dict[int, Secondary] = {}
+    for i, node in enumerate(graph):
+        if not is_catalog_record(node):
+            continue
+        about = _refs(node, "about", base)
+        for j, other in enumerate(ids):
+            if j != i and j not in found and other in about and not is_catalog_record(graph[j]):
+                found[i] = Secondary(i, j, "catalog-record")
+                break
+    for i, own in enumerate(ids):
+        if i in found or own is None or own in standalone:
+            continue
+        for j, container in enumerate(graph):
+            if j == i or j in found:
+                continue
+            how = next((p for p in NESTING_PROPERTIES if own in _refs(container, p, base)), None)
+            if how is not None:
+                found[i] = Secondary(i, j, how)
+                break
+    return sorted(found.values(), key=lambda s: s.index)
+
+
+def explain(graph: Sequence[Mapping[str, Any]], found: Secondary) -> str:
+    """Why the node is not a Dataset of its own, for the repository manager."""
+    what, owner = _name(graph[found.index]), _name(graph[found.primary])
+    if found.how == "catalog-record":
+        why = f"is a catalog record (additionalType dcat:CatalogRecord) about {owner}"
+    else:
+        why = f"is given only as the {found.how} of {owner}"
+    return f"{what} {why}; it is read as part of that Dataset, not as a Dataset of its own"
+
+
+def _name(node: Mapping[str, Any]) -> str:
+    ident = node.get("@id")
+    if isinstance(ident, str) and not ident.startswith("_:"):
+        return f"the Dataset {ident}"
+    return "a Dataset without @id"
