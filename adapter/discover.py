@@ -55,13 +55,15 @@ CYCLE = FindingType(
 )
 TOO_DEEP = FindingType(
     "discover/sitemap-too-deep",
-    Severity.WARNING,
-    "Sitemap indexes are nested deeper than the limit; the deeper ones were not read.",
+    Severity.ERROR,
+    "Sitemap indexes are nested deeper than the limit; the deeper ones were not read and their "
+    "landing pages are missed.",
 )
 TOO_MANY_SITEMAPS = FindingType(
     "discover/too-many-sitemaps",
-    Severity.WARNING,
-    "More sitemap files than the limit for one discovery; the rest were not read.",
+    Severity.ERROR,
+    "More sitemap files than the limit for one discovery; the rest were not read and their "
+    "landing pages are missed.",
 )
 OUT_OF_SCOPE = FindingType(
     "discover/out-of-scope",

@@ -62,13 +62,15 @@ BAD_GZIP = FindingType(
 )
 TOO_LARGE = FindingType(
     "sitemap/too-large",
-    Severity.WARNING,
-    "The sitemap passes the protocol's 50 MB (uncompressed) limit; it was read up to the cap.",
+    Severity.ERROR,
+    "The sitemap passes the protocol's 50 MB (uncompressed) limit; it was read up to the cap "
+    "and the landing pages after it are missed. Split it into several files under an index.",
 )
 TOO_MANY = FindingType(
     "sitemap/too-many-entries",
-    Severity.WARNING,
-    "The sitemap lists more than the protocol's 50,000 URLs (or sitemaps); the rest are ignored.",
+    Severity.ERROR,
+    "The sitemap lists more than the protocol's 50,000 URLs (or sitemaps); the rest are missed. "
+    "Split it into several files under an index.",
 )
 LOC_TOO_LONG = FindingType(
     "sitemap/loc-too-long",
