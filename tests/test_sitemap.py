@@ -435,3 +435,16 @@ def test_parser_reports_gzip_and_format() -> None:
     parser.feed(gzip.compress(many(1)))
     parser.close()
     assert (parser.kind, parser.gzipped, parser.count) == ("urlset", True, 1)
+
+
+def test_read_entries_leave_the_tree_so_memory_stays_flat() -> None:
+    from adapter.sitemap_xml import SitemapXml
+
+    xml = SitemapXml()
+    body = many(5000)
+    records = []
+    for start in range(0, len(body), 4096):
+        records += list(xml.feed(body[start : start + 4096]))
+    root = xml._parser.close()  # what is left of the document once every entry was read
+    assert len(records) == 5000
+    assert len(root) <= 1 and all(len(child) == 0 for child in root)
