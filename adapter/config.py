@@ -22,7 +22,7 @@ from pydantic import BaseModel, ValidationError
 from adapter.config_errors import Problem, describe_error, kind_of, problems_error
 from adapter.settings import AdapterConfig, NodeSettings
 from adapter.yaml_source import (
-    TOO_BIG,
+    TooLarge,
     YamlPath,
     compose,
     plaintext_password,
@@ -135,6 +135,8 @@ def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
         line = mark.line + 1 if mark is not None else None
         reason = f"not valid YAML: {getattr(exc, 'problem', None) or exc}"
         raise problems_error(name, [Problem((), reason, line)], {}) from None
+    except TooLarge as exc:
+        raise problems_error(name, [Problem((), str(exc))], {}) from None
     if not isinstance(data, Mapping):
         got = kind_of(data) if data is not None else "an empty file"
         reason = f"must be a mapping with a 'nodes' list, got {got}"
@@ -150,8 +152,6 @@ def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
                 "e.g. postgresql://adapter:${PGPASSWORD}@db.example/adapter",
             )
         )
-    if TOO_BIG in problems:
-        raise problems_error(name, [TOO_BIG], {})
     data = substitute_env(dict(data), problems)
     if any(p.reason.startswith("this key") for p in problems):
         raise problems_error(name, problems, lines)  # which value was meant is unknown

@@ -25,6 +25,7 @@ from adapter.errors import ConfigError
 
 MAX_FILE_BYTES = 1024 * 1024  # a configuration file larger than this is refused
 MAX_VALUES = 100_000  # values visited after alias expansion (YAML alias bombs)
+MAX_DEPTH = 32  # nesting of mappings and lists (a real configuration needs about 6)
 ENV_REF = re.compile(r"\$\$|\$\{([^}]*)\}")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -50,30 +51,29 @@ class _Loader(yaml.SafeLoader):
     """PyYAML's safe loader: plain data only, no Python objects, no includes."""
 
 
-TOO_BIG = Problem(
-    (), f"expands to more than {MAX_VALUES} values (through YAML aliases?); refusing to load it"
-)
+class TooLarge(Exception):
+    """The document is larger or deeper than any configuration needs; the reason says which."""
 
 
 def compose(text: str) -> tuple[Any, dict[YamlPath, int], list[Problem]]:
     """Parse YAML text: the data, the line of each key path, and structural problems.
 
     Walking the node tree finds duplicate keys (which PyYAML silently lets the
-    last one win) and bounds the size after alias expansion.
+    last one win) and bounds the size after alias expansion and the nesting.
+    Raises yaml.YAMLError for bad syntax and TooLarge for hostile sizes.
     """
     loader = _Loader(text)
     try:
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
+    except RecursionError:
+        raise TooLarge(f"nested deeper than {MAX_DEPTH} levels; refusing to load it") from None
     finally:
         loader.dispose()
     lines: dict[YamlPath, int] = {}
     problems: list[Problem] = []
-    seen = [0]
     if node is not None:
-        _walk(node, (), lines, problems, seen)
-    if seen[0] > MAX_VALUES:
-        problems.append(TOO_BIG)
+        _walk(node, (), lines, problems, [0])
     return data, lines, problems
 
 
@@ -86,7 +86,9 @@ def _walk(
 ) -> None:
     seen[0] += 1
     if seen[0] > MAX_VALUES:
-        return
+        raise TooLarge(f"expands to more than {MAX_VALUES} values (YAML aliases?); refusing it")
+    if len(path) > MAX_DEPTH:
+        raise TooLarge(f"nested deeper than {MAX_DEPTH} levels; refusing to load it")
     lines.setdefault(path, node.start_mark.line + 1)
     if isinstance(node, yaml.MappingNode):
         keys: set[str] = set()
