@@ -190,6 +190,7 @@ def _extract_document(text: str, url: str, limits: Limits, out: Extraction) -> N
         out.findings.append(
             _failure_finding(parsed.failure, url, "document", "The JSON-LD document")
         )
+        out.skipped.append(f"document: {parsed.failure.kind}")
         return
     data = parsed.data
     if isinstance(data, dict | list) and is_jsonld(data):

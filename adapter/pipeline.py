@@ -24,7 +24,7 @@ from adapter import signposting
 from adapter.dataone import check_dataset, enforce_required
 from adapter.errors import FetchError
 from adapter.fetch import ACCEPT_HTML, ACCEPT_JSONLD, Fetcher
-from adapter.findings import Finding, FindingType, Severity
+from adapter.findings import Finding, FindingType, Severity, has_errors
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, DatasetResult, Fetched, Link
 from adapter.normalize import NormalizedDataset
@@ -171,12 +171,32 @@ def _read_datasets(
     )
     report.findings.extend(extraction.findings)
     if not extraction.blocks:
+        if extraction.skipped and not has_errors(extraction.findings):
+            report.findings.append(_unreadable(url, extraction.skipped))
         return []
     datasets, findings = normalize_stage.normalize(
         extraction.blocks, base_url=extraction.base_url or url, limits=limits
     )
     report.findings.extend(findings)
     return datasets
+
+
+_SKIP_WORDS = {"syntax": "not valid JSON", "too-deep": "nested too deep"}
+
+
+def _unreadable(url: str, skipped: list[str]) -> Finding:
+    """no-dataset when every JSON-LD candidate was skipped: only warnings say why."""
+    words = []
+    for entry in skipped[:8]:
+        where, _, kind = entry.rpartition(": ")
+        words.append(f"{where}: {_SKIP_WORDS.get(kind, kind.replace('-', ' '))}")
+    listed = "; ".join(words) + ("; ..." if len(skipped) > 8 else "")
+    message = (
+        "No schema.org Dataset could be read: the page's only JSON-LD could not be read and "
+        f"was skipped ({listed}); see the extract findings above. Fixing it (strict JSON, "
+        "every value present) makes the Dataset readable."
+    )
+    return normalize_stage.NO_DATASET.at(url, message)
 
 
 def _linked_datasets(
