@@ -17,8 +17,8 @@ from typing import Any
 from urllib.parse import urljoin
 
 from extruct.utils import parse_html
-from lxml import etree  # type: ignore[import-untyped]
-from lxml.html import HtmlElement  # type: ignore[import-untyped]
+from lxml import etree
+from lxml.html import HtmlElement
 
 from adapter import charset as charsets
 from adapter.findings import Finding, FindingType, Severity

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from urllib.parse import urljoin
 
-import lxml.etree  # type: ignore[import-untyped]
-import lxml.html  # type: ignore[import-untyped]
+import lxml.etree
+import lxml.html
 
 from adapter.findings import FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS

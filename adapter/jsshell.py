@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from lxml.html import HtmlElement  # type: ignore[import-untyped]
+from lxml.html import HtmlElement
 
 _ROOT_IDS = frozenset(
     {"root", "app", "__next", "__nuxt", "___gatsby", "q-app", "svelte", "main-app", "application"}
