@@ -93,6 +93,8 @@ class DatasetResult:
     framed: dict[str, Any] = field(default_factory=dict)  # framed, http://schema.org/ @vocab
     original: dict[str, Any] = field(default_factory=dict)  # the publisher's JSON-LD for it
     findings: list[Finding] = field(default_factory=list)
+    block: int | None = None  # the JSON-LD block of the page it came from (1-based)
+    where: str | None = None  # where in that block, e.g. "block 2 $['@graph'][1]"
 
     @property
     def harvestable(self) -> bool:
