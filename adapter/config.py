@@ -211,7 +211,7 @@ def quick_node(url: str, node_id: str, **overrides: Any) -> NodeSettings:
             Problem(tuple(e["loc"]), describe_error(NodeSettings, e))
             for e in exc.errors(include_url=False)
         ]
-        raise problems_error(f"node {node_id}", problems, {}) from None
+        raise problems_error(f"node {node_id!r}", problems, {}) from None
 
 
 _PLACEHOLDER = NodeSettings.model_validate(

@@ -7,6 +7,8 @@ and the line of the file; unknown keys get the allowed keys and a guess.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from difflib import get_close_matches
@@ -18,6 +20,8 @@ from pydantic_core import ErrorDetails
 from adapter.errors import ConfigError
 from adapter.settings import field_model, known_keys
 
+PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:
@@ -27,10 +31,15 @@ class Problem:
 
 
 def key_path(path: Sequence[str | int]) -> str:
-    """('nodes', 1, 'schedule', 'cron') -> 'nodes[1].schedule.cron'."""
+    """('nodes', 1, 'schedule', 'cron') -> 'nodes[1].schedule.cron'; odd keys quoted."""
     text = ""
     for part in path:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        if isinstance(part, int):
+            text += f"[{part}]"
+        elif not PLAIN_KEY.fullmatch(str(part)):
+            text += f"[{json.dumps(str(part))}]"
+        else:
+            text += f".{part}" if text else str(part)
     return text or "(top level)"
 
 

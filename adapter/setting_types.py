@@ -31,7 +31,7 @@ def _http_url(value: str) -> str:
 
 
 def _node_id(value: str) -> str:
-    if not NODE_ID.match(value):
+    if not NODE_ID.fullmatch(value):
         raise ValueError(f"{value!r} is not a node id like urn:node:MYREPO")
     return value
 
@@ -45,7 +45,7 @@ def _regex(value: str) -> str:
 
 
 def _host(value: str) -> str:
-    if not HOST.match(value.lower()):
+    if not HOST.fullmatch(value.lower()):
         raise ValueError(
             f"{value!r} is not a host name (like files.example.org or files.example.org:8443)"
         )
@@ -59,7 +59,7 @@ def _check_name(value: str) -> str:
     from adapter.dataone import REQUIREMENTS
 
     example = f"{', '.join(sorted(REQUIREMENTS))}, or a finding code such as 'signposting/cite-as'"
-    if not CHECK_NAME.match(value):
+    if not CHECK_NAME.fullmatch(value):
         raise ValueError(f"{value!r} is not a check name (one of {example})")
     if "/" not in value and value not in REQUIREMENTS:
         close = get_close_matches(value, list(REQUIREMENTS), n=1)

@@ -116,8 +116,8 @@ def _substitute(value: Any, path: YamlPath, problems: list[Problem], budget: lis
             if match.group(0) == "$$":
                 return "$"
             name, has_default, default = match.group(1).partition(":-")
-            if not ENV_NAME.match(name):
-                missing.append(f"${{{match.group(1)}}} is not an environment variable reference")
+            if not ENV_NAME.fullmatch(name):
+                missing.append(f"{match.group(0)!r} is not an environment variable reference")
                 return ""
             if os.environ.get(name):
                 return os.environ[name]

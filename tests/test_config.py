@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from adapter.cli import cli
@@ -395,3 +397,43 @@ def test_config_check_exit_codes_of_the_installed_command() -> None:
     assert bad.returncode == 2
     assert bad.stdout.startswith("fixtures/config/invalid-rate.yaml: nodes[0].politeness")
     assert "1 problem(s)" in bad.stderr
+
+
+# -- fuzzing: whatever the file holds, a ConfigError or a configuration -----------------------
+
+KEYS = sorted(
+    {k.rsplit(".", 1)[-1] for k in _all_keys(AdapterConfig) | _all_keys(NodeSettings)}
+    | {"defaults", "limits", "subject", "permissions", "cronn", "<<"}
+)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 10**6),
+    st.floats(allow_nan=True),
+    st.text(max_size=20),
+    st.sampled_from(
+        ["urn:node:X", "https://a.example/", "0 3 * * 0", "@daily", "${HOME}", "${NOPE_X}", "["]
+    ),
+)
+DOCUMENTS = st.recursive(
+    SCALARS,
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=8), inner, max_size=6)
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(DOCUMENTS)
+def test_any_document_gives_a_config_or_a_config_error(document: Any) -> None:
+    text = yaml.safe_dump({"nodes": [document]} if isinstance(document, dict) else document)
+    try:
+        config = parse_config(text)
+    except ConfigError as exc:
+        assert str(exc).strip()
+        for line in str(exc).splitlines():
+            assert line.startswith("<config>: ")
+    else:
+        assert config.nodes
