@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from lxml import etree  # type: ignore[import-untyped]
+from lxml import etree
 
 SITEMAP_NS = "http://www.sitemaps.org/schemas/sitemap/0.9"
 RS_NS = "http://www.openarchives.org/rs/terms/"
