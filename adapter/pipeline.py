@@ -227,6 +227,8 @@ def _linked_datasets(
                     "only the page see nothing: embed the JSON-LD as well.",
                 )
             )
+            for found in datasets:  # say where they are: not in the page
+                found.where = found.where.replace("block 1", f"document {doc.final_url}", 1)
             return datasets
     return []
 
@@ -266,6 +268,8 @@ def _check(found: NormalizedDataset, page: str) -> DatasetResult:
         framed=found.framed,
         original=found.original,
         findings=checked.findings,
+        block=found.block_index,
+        where=found.where,
     )
 
 

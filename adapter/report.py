@@ -15,6 +15,8 @@ removal or a change of meaning bumps the version)::
       "datasets": [{
         "id": str | null,         # the Dataset's @id
         "name": str | null,
+        "block": int | null,      # the page's JSON-LD block it came from (1-based)
+        "where": str | null,      # where in that block: "block 2 $['@graph'][1]"
         "doi": str | null,        # canonical lowercase 10.x/y
         "harvestable": bool,
         "identifiers": [str],     # every identifier as published
@@ -31,8 +33,11 @@ removal or a change of meaning bumps the version)::
     Finding = {"code": str, "severity": "error"|"warning"|"info", "message": str,
                "where": str|null, "url": str}
 
-`where` is a JSON path into the framed Dataset (``$.identifier[1].value``), a
-block of the page (``block 2``) or a link.
+A finding's or MediaObject's `where` is a JSON path into the framed Dataset
+(``$.identifier[1].value``), a block of the page (``block 2``) or a link; a
+Dataset's `where` is its block and the JSON path of the Dataset in the
+publisher's block; one read from the JSON-LD document the page links to says
+``document <url> $`` (its `block` is 1, the document itself).
 """
 
 from __future__ import annotations
@@ -76,6 +81,8 @@ def _dataset(d: DatasetResult) -> dict[str, Any]:
     return {
         "id": d.id,
         "name": first_literal(d.framed, "name"),
+        "block": d.block,
+        "where": d.where,
         "doi": d.doi,
         "harvestable": d.harvestable,
         "identifiers": list(d.identifiers),

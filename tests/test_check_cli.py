@@ -62,6 +62,7 @@ def test_json_report_schema(serve_site: Serve) -> None:
     assert report["path"] == [server.url("/dataset/graph.html")]
     [ds] = report["datasets"]
     assert ds["doi"] == "10.6073/pasta/8a1b2c3d"
+    assert (ds["block"], ds["where"]) == (1, "block 1 $['@graph'][1]")  # beside a Person
     assert ds["identifiers"] == ["https://doi.org/10.6073/PASTA/8A1B2C3D"]
     assert ds["encoding"][0]["property"] == "subjectOf"
     assert ds["encoding"][0]["encodingFormat"] == [
@@ -89,6 +90,8 @@ def test_json_report_schema(serve_site: Serve) -> None:
     assert set(ds) == {
         "id",
         "name",
+        "block",
+        "where",
         "doi",
         "harvestable",
         "identifiers",
@@ -100,6 +103,21 @@ def test_json_report_schema(serve_site: Serve) -> None:
     assert all(set(m) == media for m in ds["encoding"] + ds["distributions"])
     link = {"rel", "href", "type", "profile", "anchor", "source"}
     assert all(set(s) == link for s in report["signposts"])
+
+
+def test_json_says_which_block_each_dataset_came_from(serve_site: Serve) -> None:
+    server = serve_site("page-bad")
+    _, out = invoke("check-dataset", "--json", server.url("/dataset/two.html"))
+    datasets = json.loads(out)["datasets"]
+    assert [(d["block"], d["where"]) for d in datasets] == [(1, "block 1 $"), (2, "block 2 $")]
+
+
+def test_json_says_a_dataset_came_from_the_linked_document(serve_site: Serve) -> None:
+    server = serve_site("page-good")
+    _, out = invoke("check-dataset", "--json", server.url("/dataset/linked.html"))
+    [ds] = json.loads(out)["datasets"]
+    assert ds["block"] == 1
+    assert ds["where"].startswith(f"document {server.origin}/") and ds["where"].endswith(" $")
 
 
 def test_json_findings_carry_code_severity_message_where_url(serve_site: Serve) -> None:
