@@ -44,7 +44,12 @@ def demo(store_url: str) -> None:
             server.url("/"),
             DEMO_NODE,
             name="Demo Ocean & Land Data Repository",
-            dataone={"sync_metadata_copy": True},
+            dataone={
+                "submitter": "http://orcid.org/0000-0002-1825-0097",
+                "rights_holder": "CN=demo-repository,DC=dataone,DC=org",
+                "contact_subject": "http://orcid.org/0000-0002-1825-0097",
+                "sync_metadata_copy": True,
+            },
             politeness={"requests_per_second": 50, "concurrency": 4},
         )
         click.echo(f"Demo repository at {server.url('/')} (robots.txt, sitemap index, Signmaps)")
