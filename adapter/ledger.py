@@ -100,16 +100,37 @@ def _event(
     )
 
 
-def _bump(conn: Connection, node_id: str, pid: str, **values: object) -> None:
-    """Change the mutable fields of a stored record and give it a new modification stamp."""
+def _bump(
+    conn: Connection,
+    node_id: str,
+    pid: str,
+    *,
+    obsoleted_by: str | None = None,
+    archived: bool = False,
+) -> bool:
+    """Set obsoletedBy (null -> value) or archived (false -> true) with a new stamp.
+
+    The only changes DataONE accepts on an existing object; the WHERE clause makes
+    them one-way, so a second call changes nothing. True when the record changed.
+    """
     r = t.records
-    conn.execute(
+    where = [r.c.node_id == node_id, r.c.pid == pid]
+    values: dict[str, object] = {}
+    if obsoleted_by is not None:
+        where.append(r.c.obsoleted_by.is_(None))
+        values["obsoleted_by"] = obsoleted_by
+    if archived:
+        where.append(r.c.archived.is_(False))
+        values["archived"] = True
+    if not values:
+        return False
+    stamp = next_stamp(conn, node_id)
+    result = conn.execute(
         update(r)
-        .where(r.c.node_id == node_id, r.c.pid == pid)
-        .values(
-            date_modified=next_stamp(conn, node_id), serial_version=r.c.serial_version + 1, **values
-        )
+        .where(*where)
+        .values(date_modified=stamp, serial_version=r.c.serial_version + 1, **values)
     )
+    return bool(result.rowcount)
 
 
 def apply_candidates(
@@ -210,7 +231,8 @@ def archive_page(conn: Connection, node_id: str, source_url: str) -> list[str]:
     ).all()
     archived = []
     for pid, sid in heads:
-        _bump(conn, node_id, pid, archived=True)
+        if not _bump(conn, node_id, pid, archived=True):
+            continue
         stamp = conn.execute(
             select(r.c.date_modified).where(r.c.node_id == node_id, r.c.pid == pid)
         ).scalar_one()

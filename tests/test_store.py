@@ -377,3 +377,20 @@ def test_a_version_1_store_is_upgraded_in_place(store_url: str) -> None:
     with again.read() as conn:
         assert "owner" in {c["name"] for c in inspect(conn).get_columns("runs")}
     assert again.start_run(NODE, "host:1") > 0
+
+
+def test_obsoleted_by_and_archived_change_only_one_way(store: Store) -> None:
+    from adapter.ledger import _bump
+
+    v1 = dataset(1)
+    write(store, v1)
+    pid = v1.pid  # type: ignore[attr-defined]
+    with store.write() as conn:
+        assert _bump(conn, NODE, pid, obsoleted_by="sha256:" + "a" * 64)
+        assert not _bump(conn, NODE, pid, obsoleted_by="sha256:" + "b" * 64)  # already set
+        assert _bump(conn, NODE, pid, archived=True)
+        assert not _bump(conn, NODE, pid, archived=True)
+        assert not _bump(conn, NODE, pid)
+    rec = store.get_record(NODE, pid)
+    assert rec is not None and rec.obsoleted_by == "sha256:" + "a" * 64 and rec.archived
+    assert rec.serial_version == 3  # created at 1, two real changes
