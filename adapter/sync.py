@@ -220,7 +220,7 @@ def _discover_into(
             if isinstance(item, Finding):
                 codes[item.code] += 1
                 errors += item.severity is Severity.ERROR
-            elif node.in_scope(item.loc):
+            else:  # discover applied the node's scope (hosts, include, exclude)
                 yield item
 
     summary.pages_seen = fr.upsert_entries(store, node.id, summary.run_id, entries())
