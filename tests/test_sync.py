@@ -228,3 +228,45 @@ def test_pages_robots_txt_disallows_are_never_fetched(site: Site, tmp_path: Path
     assert site.requests("/dataset/no-doi") == []
     assert first.errors == second.errors == 0
     assert first.new_objects == 7
+
+
+TWO_DATASETS = """<!DOCTYPE html><html><head><title>Two datasets</title>
+<script type="application/ld+json">
+{"@context": "https://schema.org/", "@graph": [
+ {"@type": "Dataset", "@id": "https://repo.example/dataset/pair#a", "name": "Pair, part A",
+  "description": "First of two Datasets on one page.", "url": "https://repo.example/dataset/pair",
+  "identifier": "doi:10.5072/sync.pair.a", "dateModified": "2024-01-01"},
+ {"@type": "Dataset", "@id": "https://repo.example/dataset/pair#b", "name": "Pair, part B",
+  "description": "Second of two Datasets on one page.", "url": "https://repo.example/dataset/pair",
+  "identifier": "doi:10.5072/sync.pair.b", "dateModified": "2024-01-01"}
+]}
+</script></head><body><h1>Two datasets</h1></body></html>
+"""
+
+
+def test_two_datasets_on_one_page_are_two_series_archived_together(
+    site: Site, tmp_path: Path
+) -> None:
+    (site.root / "dataset" / "pair.html").write_text(TWO_DATASETS, "utf-8")
+    site.rule("/dataset/pair", file="dataset/pair.html")
+    site.edit(
+        "sitemap.xml",
+        "</urlset>",
+        "  <url><loc>https://repo.example/dataset/pair</loc>"
+        "<lastmod>2024-01-01</lastmod></url>\n</urlset>",
+    )
+    node = node_for(site)
+    url = stores.sqlite_url(tmp_path, "pair.db")
+    config = AdapterConfig(store_url=url, nodes=(node,))
+    run(config, node)
+    store = Store.open(url, create=False)
+    pair = records_by_source(store)["pair"]
+    assert sorted(r.series_id or "" for r in pair) == [
+        "doi:10.5072/sync.pair.a",
+        "doi:10.5072/sync.pair.b",
+    ]
+    site.edit("sitemap.xml", "pair</loc><lastmod>2024-01-01", "pair</loc><lastmod>2024-03-01")
+    site.rule("/dataset/pair", status=404, body="<html><body>Not here</body></html>")
+    assert run(config, node).archived == 2
+    assert all(r.archived for r in records_by_source(store)["pair"])
+    store.close()
