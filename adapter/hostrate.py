@@ -98,6 +98,7 @@ class StorePacer:
         """robots.txt Crawl-delay: widens the interval for that host, never narrows it."""
         with self._lock:
             self._delay[host] = max(0.0, seconds)
+            self._starts.pop(host, None)  # starts reserved at the old pace are not ours now
 
     def interval(self, host: str) -> float:
         return max(self._interval, self._delay.get(host, 0.0))
