@@ -93,26 +93,29 @@ def secondary_datasets(
     """The framed Datasets (by position) that describe another Dataset of the same graph.
 
     `standalone` is `standalone_ids` of the block the graph was framed from.
+    Linear in the graph: a page may frame thousands of Datasets.
     """
     ids = _ids(graph)
+    first = {ident: j for j, ident in reversed(list(enumerate(ids))) if ident}
+    records = [is_catalog_record(node) for node in graph]
     found: dict[int, Secondary] = {}
     for i, node in enumerate(graph):
-        if not is_catalog_record(node):
-            continue
-        about = _refs(node, "about", base)
-        for j, other in enumerate(ids):
-            if j != i and j not in found and other in about and not is_catalog_record(graph[j]):
-                found[i] = Secondary(i, j, "catalog-record")
-                break
+        if records[i]:
+            targets = [first.get(ref) for ref in _refs(node, "about", base)]
+            owners = sorted(j for j in targets if j is not None and j != i and not records[j])
+            if owners:
+                found[i] = Secondary(i, owners[0], "catalog-record")
+    containers: dict[str, list[tuple[int, str]]] = {}
+    for j, node in enumerate(graph):
+        for prop in NESTING_PROPERTIES:
+            for ref in sorted(_refs(node, prop, base)):
+                containers.setdefault(ref, []).append((j, prop))
     for i, own in enumerate(ids):
         if i in found or own is None or own in standalone:
             continue
-        for j, container in enumerate(graph):
-            if j == i or j in found:
-                continue
-            how = next((p for p in NESTING_PROPERTIES if own in _refs(container, p, base)), None)
-            if how is not None:
-                found[i] = Secondary(i, j, how)
+        for j, prop in containers.get(own, []):
+            if j != i and j not in found:
+                found[i] = Secondary(i, j, prop)
                 break
     return sorted(found.values(), key=lambda s: s.index)
 
