@@ -102,3 +102,43 @@ def test_demo_runs_as_a_command_in_an_empty_directory(tmp_path: Path) -> None:
     )
     assert listed.returncode == 0, listed.stderr
     assert len([json.loads(x) for x in listed.stdout.splitlines()]) == 4
+
+
+def test_demo_serve_keeps_the_repository_up_for_check_dataset(tmp_path: Path) -> None:
+    """`adapter demo --serve`: after the sync the site stays up until SIGTERM (exit 0)."""
+    import re
+    import signal
+    import time
+
+    adapter_bin = Path(sys.executable).parent / "adapter"
+    proc = subprocess.Popen(
+        [str(adapter_bin), "demo", "--serve", "--store", f"sqlite:///{tmp_path / 'd.db'}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        assert proc.stdout is not None
+        lines: list[str] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            lines.append(line)
+            if "adapter check-dataset" in line:
+                break
+        url = re.search(r"check-dataset (\S+)", "".join(lines))
+        assert url, "".join(lines)
+        check = subprocess.run(
+            [str(adapter_bin), "check-dataset", "--json", url.group(1)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert json.loads(check.stdout)["harvestable"] is True
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert "Stopped." in rest

@@ -8,7 +8,9 @@ server prefers port 8737 so that a second `adapter demo` sees the same URLs
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 
 import click
 
@@ -31,10 +33,15 @@ def _server() -> object:
 
 @click.command("demo")
 @click.option("--store", "store_url", default=DEMO_STORE, show_default=True, help="Store URL.")
-def demo(store_url: str) -> None:
+@click.option(
+    "--serve",
+    is_flag=True,
+    help="Keep serving the demo repository after the sync, until Ctrl-C or SIGTERM, "
+    "so check-dataset, discover and schedule can be tried against it.",
+)
+def demo(store_url: str, serve: bool) -> None:
     """Sync the bundled demo repository into a local store and show where to look next."""
     from adapter.demo.server import DemoServer
-    from adapter.store import Store
     from adapter.sync import run_node
 
     server = _server()
@@ -56,7 +63,33 @@ def demo(store_url: str) -> None:
         click.echo(f"Syncing it as {DEMO_NODE} into {store_url} ...\n")
         config = AdapterConfig(store_url=store_url, nodes=(node,))
         summary = run_node(config, node, progress=sys.stderr.isatty())
-    click.echo("\n".join(summary.lines()))
+        click.echo("\n".join(summary.lines()))
+        _look_next(store_url)
+        if serve:
+            _serve_until_stopped(server)
+    raise SystemExit(1 if summary.status == "failed" else 0)
+
+
+def _serve_until_stopped(server: object) -> None:
+    """Block until SIGINT/SIGTERM; the `with` block around us stops the server."""
+    from adapter.demo.server import DemoServer
+
+    assert isinstance(server, DemoServer)
+    stopped = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stopped.set())
+    click.echo(f"\nServing the demo repository at {server.url('/')} until Ctrl-C. Try:")
+    click.echo(f"  adapter check-dataset {server.url('/dataset/ocean-temperature-2019')}")
+    click.echo(f"  adapter discover {server.url('/')}")
+    click.echo("  adapter schedule --config config/demo.yaml")
+    while not stopped.wait(0.5):
+        pass
+    click.echo("Stopped.")
+
+
+def _look_next(store_url: str) -> None:
+    from adapter.store import Store
+
     store = Store.open(store_url, create=False)
     try:
         total, records = store.list_objects(DEMO_NODE, count=1000)
@@ -72,4 +105,3 @@ def demo(store_url: str) -> None:
     click.echo(f"  adapter runs --store {store_url}")
     click.echo(f"  adapter serve --store {store_url} --node-id {DEMO_NODE}")
     click.echo("  adapter demo          (again: an incremental run fetches only what is due)")
-    raise SystemExit(1 if summary.status == "failed" else 0)
