@@ -141,7 +141,10 @@ def child_main(
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
 
     def watch_parent() -> None:
-        parent_stop.wait()
+        # polled: a process that dies inside Event.wait() would block the parent's set()
+        while not parent_stop.is_set():
+            if stop.wait(0.2):
+                return
         stop.set()
 
     threading.Thread(target=watch_parent, daemon=True).start()
