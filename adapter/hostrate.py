@@ -18,12 +18,15 @@ At high rates one reservation covers a few consecutive starts (at most
 `RESERVE_SPAN` seconds of them) handed to this process's threads in order; a
 start not used on time is dropped, never used late, so the rate still holds.
 These two tables are coordination state, not data: they are created on first
-use and may be emptied at any time.
+use and may be emptied at any time. On PostgreSQL they live in the store's
+database; on SQLite (one machine by construction) in a file beside the store
+(`store.db-hostrate`), because SQLite has one writer per file.
 """
 
 from __future__ import annotations
 
 import re
+import sqlite3
 import threading
 import time
 from collections import deque
@@ -42,7 +45,14 @@ LATE = 0.002  # a reserved start this late is dropped, not used
 DEAD_CHECK_AFTER = 0.5  # seconds without a free slot before looking for dead holders
 LEAD = 0.005  # an idle host's next start is this far ahead: slack for the answer's trip back
 
-_meta = MetaData()
+SQLITE_WAIT = 30.0  # seconds SQLite waits for the schedule file's lock
+SQLITE_TABLES = (
+    "CREATE TABLE IF NOT EXISTS host_rate (host TEXT PRIMARY KEY, next_at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS host_slots (host TEXT NOT NULL, slot INTEGER NOT NULL, "
+    "holder TEXT, until REAL, PRIMARY KEY (host, slot))",
+)
+
+_meta = MetaData()  # the same tables on PostgreSQL, in the store's own database
 host_rate = Table(
     "host_rate",
     _meta,
@@ -88,7 +98,6 @@ class StorePacer:
         self._known: set[str] = set()
         self._starts: dict[str, deque[float]] = {}  # reserved starts, local clock
         self._sems: dict[str, threading.BoundedSemaphore] = {}
-        _meta.create_all(store.engine, checkfirst=True)
         self._db = _Db(store)
 
     def close(self) -> None:
@@ -210,14 +219,28 @@ class _Db:
         self.pg = store.engine.dialect.name == "postgresql"
         # the database's clock on PostgreSQL; the caller's on SQLite (one machine)
         self.now = "extract(epoch from clock_timestamp())" if self.pg else ":now"
-        pooled = store.engine.raw_connection()
-        self._raw: Any = cast(Any, pooled.driver_connection)
-        pooled.detach()  # ours alone: never handed back to the pool in autocommit mode
         self._lock = threading.Lock()
+        self._raw: Any
         if self.pg:
+            _meta.create_all(store.engine, checkfirst=True)
+            pooled = store.engine.raw_connection()
+            self._raw = cast(Any, pooled.driver_connection)
+            pooled.detach()  # ours alone: never handed back to the pool in autocommit mode
             self._raw.autocommit = True
             # coordination state: losing the last instants of it in a crash is harmless
             self._raw.execute("SET synchronous_commit = off")
+            return
+        # SQLite has one writer per file, and page commits hold it while Python runs:
+        # the schedule lives in a file of its own beside the store, so neither waits
+        database = store.engine.url.database
+        path = f"{database}-hostrate" if database and database != ":memory:" else ":memory:"
+        self._raw = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=SQLITE_WAIT
+        )
+        self._raw.execute("PRAGMA journal_mode=WAL")
+        self._raw.execute("PRAGMA synchronous=OFF")
+        for ddl in SQLITE_TABLES:
+            self._raw.execute(ddl)
 
     def _sql(self, sql: str) -> str:
         return re.sub(r":(\w+)", r"%(\1)s", sql) if self.pg else sql
@@ -270,7 +293,9 @@ class _Db:
 
 def clear(store: Store) -> None:
     """Forget every host's schedule and slots (tests, or after changing politeness)."""
-    _meta.create_all(store.engine, checkfirst=True)
-    with store.write() as conn:
-        conn.execute(host_slots.delete())
-        conn.execute(host_rate.delete())
+    db = _Db(store)
+    try:
+        db.run("DELETE FROM host_slots")
+        db.run("DELETE FROM host_rate")
+    finally:
+        db.close()
