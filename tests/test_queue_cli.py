@@ -186,3 +186,21 @@ def test_db_upgrade_and_a_store_without_schema(tmp_path: Path) -> None:
 def test_sync_usage_errors() -> None:
     assert adapter("sync").exit_code == 2
     assert adapter("sync", "https://a.example/", "https://b.example/").exit_code == 2
+
+
+def test_runs_shows_what_dataone_reported_through_post_error(filled: str) -> None:
+    """A SynchronizationFailed the CN posted (stored by the API) is visible to the operator."""
+    store = Store.open(filled, create=False)
+    try:
+        store.log_sync_failure(
+            NODE,
+            "sha256:abc",
+            '<error name="SynchronizationFailed" errorCode="0" detailCode="5000" '
+            'identifier="sha256:abc"><description>checksum mismatch</description></error>',
+        )
+    finally:
+        store.close()
+    table = adapter("runs", "--store", filled)
+    assert table.exit_code == 0, table.output
+    assert f"synchronization failures for {NODE}" in table.output
+    assert "sha256:abc  detailCode 5000: checksum mismatch" in table.output

@@ -215,6 +215,25 @@ def runs(
             f"{s.get('due', 0):>6} {s.get('fetched', 0):>7} {s.get('new_objects', 0):>5} "
             f"{s.get('new_versions', 0):>5} {s.get('archived', 0):>5} {s.get('errors', 0):>5}"
         )
+    _show_sync_failures(store, sorted({run.node_id for run in history}))
+
+
+def _show_sync_failures(store: Store, node_ids: list[str], shown: int = 5) -> None:
+    """What DataONE's coordinating node reported through POST /error, newest first."""
+    from adapter.d1syncfailed import parse_report
+
+    for node_id in node_ids:
+        failures = store.sync_failures(node_id, limit=shown)
+        if not failures:
+            continue
+        click.echo(f"\nDataONE reported synchronization failures for {node_id}:")
+        for failure in failures:
+            report = parse_report("application/xml", failure.xml.encode("utf-8"))
+            what = report.description or "(no description)"
+            click.echo(
+                f"  {failure.received_at:%Y-%m-%d %H:%M:%S}  {failure.pid or '(no pid)'}  "
+                f"detailCode {report.detail_code or '-'}: {what[:200]}"
+            )
 
 
 @click.group("db")
