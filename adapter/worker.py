@@ -247,7 +247,8 @@ def _serve_node(
 ) -> None:
     fetcher, _robots = node_fetcher(store, node, owner)
     lock = threading.Lock()
-    last_log = [time.monotonic()]
+    began = time.monotonic()
+    last_log = [began]
 
     def on_outcome(out: PageOutcome) -> None:
         with lock:
@@ -278,6 +279,7 @@ def _serve_node(
         pacer = fetcher.pacer
         if isinstance(pacer, StorePacer):
             pacer.close()
+        summary.duration_s = round(time.monotonic() - began, 3)
     log.info("%s: worker done, %s", node.id, _counts(summary))
 
 
