@@ -1,0 +1,396 @@
+"""Throughput of the whole sync, against a naive baseline, and of scale-out workers.
+
+One script, one run, median of several where feasible, against the synthetic
+repository of `benchmarks/synthrepo.py` served by nginx on 127.0.0.1:
+- the naive baseline (`benchmarks/naive.py`: requests, extruct with every
+  syntax, `jsonld.frame` against schema.org's context untagged, sequential);
+- the first full sync (`adapter sync`, SQLite): pages/s end to end (the whole
+  command, start-up included) and peak RSS of the process tree;
+- a re-sync of the unchanged repository, and one after 1 % of pages changed
+  (new content and a new sitemap lastmod);
+- discovery of a 1,000,000-URL sitemap index into the store
+  (`adapter sync --enqueue-only`; the generator of `benchmarks/discovery.py`);
+- 1, 2 and 4 `adapter worker` processes on PostgreSQL (ADAPTER_TEST_POSTGRES_URL).
+Each figure carries the load average seen while it was measured: other jobs
+share this machine. Writes the "## Throughput" and "## Scale-out workers"
+sections of BENCHMARKS.md (only those).
+
+    .venv/bin/python benchmarks/throughput.py [--pages 10000] [--runs 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import discovery, synthrepo  # noqa: E402
+
+ADAPTER = [sys.executable, "-m", "adapter"]
+NODE = "urn:node:BENCH"
+
+
+@dataclass
+class Measure:
+    seconds: float
+    peak_rss_mb: float  # the process tree's largest total resident set
+    peak_process_mb: float  # the largest resident set of any one process in it
+    load: float  # 1-minute load average at the end
+    output: str = ""
+
+
+def tree_rss_kb(pid: int) -> tuple[int, int]:
+    """Resident set of a process and all its descendants, and the largest one's, in KB."""
+    total, largest, stack = 0, 0, [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            rss = int(re.search(r"VmRSS:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
+            total, largest = total + rss, max(largest, rss)
+            for task in Path(f"/proc/{p}/task").iterdir():
+                stack += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, AttributeError):
+            continue
+    return total, largest
+
+
+def run(args: list[str], cwd: Path) -> Measure:
+    """Run a command to its end; wall time and the peak RSS of its process tree."""
+    began = time.perf_counter()
+    proc = subprocess.Popen(
+        args,
+        cwd=cwd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    peak = [0, 0]
+
+    def sample() -> None:
+        while proc.poll() is None:
+            total, largest = tree_rss_kb(proc.pid)
+            peak[0], peak[1] = max(peak[0], total), max(peak[1], largest)
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    out, err = proc.communicate()
+    seconds = time.perf_counter() - began
+    sampler.join()
+    if proc.returncode not in (0, 1):
+        raise RuntimeError(f"{args} failed ({proc.returncode}): {err.decode()[-2000:]}")
+    return Measure(seconds, peak[0] / 1024, peak[1] / 1024, os.getloadavg()[0], out.decode())
+
+
+def median_of(runs: int, once: Callable[[int], Measure]) -> tuple[Measure, list[Measure]]:
+    done = [once(i) for i in range(runs)]
+    mid = statistics.median(m.seconds for m in done)
+    best = min(done, key=lambda m: abs(m.seconds - mid))
+    return best, done
+
+
+def write_config(path: Path, store: str, origin: str, rate: float, concurrency: int) -> Path:
+    path.write_text(
+        f"""
+store_url: "{store}"
+log_level: WARNING
+nodes:
+  - id: {NODE}
+    name: Benchmark repository
+    start:
+      robots_urls: ["{origin}/robots.txt"]
+    politeness:
+      requests_per_second: {rate}
+      concurrency: {concurrency}
+    dataone:
+      submitter: "http://orcid.org/0000-0002-1825-0097"
+      rights_holder: "CN=bench,DC=dataone,DC=org"
+      contact_subject: "http://orcid.org/0000-0002-1825-0097"
+"""
+    )
+    return path
+
+
+def summary_of(m: Measure) -> dict[str, Any]:
+    line = next(x for x in m.output.splitlines() if x.startswith("{"))
+    found: dict[str, Any] = json.loads(line)
+    return found
+
+
+# -- the measurements -------------------------------------------------------------------
+
+
+def naive(origin: str, pages: int, runs: int, tmp: Path) -> tuple[Measure, list[Measure]]:
+    urls = [f"{origin}/dataset/{i}" for i in range(pages)]
+    (tmp / "urls.txt").write_text("\n".join(urls))
+    code = (
+        "import sys; sys.path.insert(0, 'benchmarks'); import naive; "
+        "found, s = naive.run(open(sys.argv[1]).read().split()); "
+        "assert found == len(open(sys.argv[1]).read().split()), found"
+    )
+    return median_of(runs, lambda _: run([sys.executable, "-c", code, str(tmp / "urls.txt")], ROOT))
+
+
+def change_one_percent(site: Path, origin: str, pages: int, round_: int) -> int:
+    """New content and a new sitemap lastmod for 1 % of the pages (a different 1 % per round)."""
+    changed = set(range(round_, pages, 100))
+    for i in changed:
+        (site / "dataset" / f"{i}.html").write_text(synthrepo.page(i, origin, version=2 + round_))
+    for sitemap in site.glob("sitemap-*.xml"):
+        text = sitemap.read_text()
+        for i in changed:
+            text = re.sub(
+                rf"(<loc>{re.escape(origin)}/dataset/{i}</loc><lastmod>)[^<]*",
+                rf"\g<1>2025-06-{10 + round_:02d}",
+                text,
+            )
+        sitemap.write_text(text)
+    return len(changed)
+
+
+def postgres_store(base: str) -> str:
+    import psycopg
+
+    schema = "bench_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(base, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA {schema}")
+    return f"{base}?options=-csearch_path%3D{schema}"
+
+
+def workers(tmp: Path, origin: str, pages: int, base: str, count: int) -> tuple[Measure, int]:
+    cfg = write_config(tmp / f"workers-{count}.yaml", postgres_store(base), origin, 5000, 8)
+    enqueue = run([*ADAPTER, "sync", "--config", str(cfg), "--enqueue-only", "--json"], tmp)
+    assert summary_of(enqueue)["due"] == pages
+    began = time.perf_counter()
+    procs = [
+        subprocess.Popen(
+            [*ADAPTER, "worker", "--config", str(cfg), "--until-idle", "--json"],
+            cwd=tmp,
+            stdout=subprocess.PIPE,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        for _ in range(count)
+    ]
+    done = 0
+    for proc in procs:
+        out, _ = proc.communicate()
+        done += sum(json.loads(x)["fetched"] for x in out.decode().splitlines() if x[:1] == "{")
+    seconds = time.perf_counter() - began
+    return Measure(seconds, 0.0, 0.0, os.getloadavg()[0]), done
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pages", type=int, default=10_000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--naive-pages", type=int, default=300)
+    ap.add_argument("--worker-pages", type=int, default=2_000)
+    ap.add_argument("--discovery-urls", type=int, default=1_000_000)
+    ap.add_argument("--no-write", action="store_true", help="print, do not edit BENCHMARKS.md")
+    args = ap.parse_args()
+    tmp = Path(tempfile.mkdtemp(prefix="adapter-throughput-"))
+    tmp.chmod(0o755)  # nginx's workers read the tree as nobody
+    served: list[Any] = []
+    try:
+        lines = measure_all(args, tmp, served)
+    finally:
+        for s in served:
+            s.stop()
+        shutil.rmtree(tmp, ignore_errors=True)
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if not args.no_write:
+        write_sections(text)
+
+
+def measure_all(args: argparse.Namespace, tmp: Path, served: list[Any]) -> list[str]:
+    pages, runs = args.pages, args.runs
+    port = synthrepo.free_port()
+    origin = f"http://127.0.0.1:{port}"
+    site = tmp / "site"
+    synthrepo.generate(site, pages, origin)
+    server = synthrepo.serve(site, port)
+    served.append(server)
+
+    base, base_runs = naive(origin, args.naive_pages, runs, tmp)
+    naive_rate = args.naive_pages / base.seconds
+
+    def first(i: int) -> Measure:
+        cfg = write_config(
+            tmp / f"first-{i}.yaml", f"sqlite:///{tmp}/first-{i}.db", origin, 5000, 8
+        )
+        m = run([*ADAPTER, "sync", "--config", str(cfg), "--json"], tmp)
+        assert summary_of(m)["new_objects"] == pages, m.output
+        return m
+
+    full, full_runs = median_of(runs, first)
+    cfg = tmp / f"first-{runs - 1}.yaml"
+
+    def resync(_: int) -> Measure:
+        m = run([*ADAPTER, "sync", "--config", str(cfg), "--json"], tmp)
+        assert summary_of(m)["fetched"] == 0, m.output
+        return m
+
+    again, again_runs = median_of(runs, resync)
+
+    def one_percent(i: int) -> Measure:
+        n = change_one_percent(site, origin, pages, i)
+        m = run([*ADAPTER, "sync", "--config", str(cfg), "--json"], tmp)
+        s = summary_of(m)
+        assert s["fetched"] == n and s["new_versions"] == n, m.output
+        return m
+
+    changed, changed_runs = median_of(runs, one_percent)
+
+    small = tmp / "small"
+    small_port = synthrepo.free_port()
+    small_origin = f"http://127.0.0.1:{small_port}"
+    synthrepo.generate(small, args.worker_pages, small_origin)
+    served.append(synthrepo.serve(small, small_port))
+    small_cfg = write_config(tmp / "small.yaml", f"sqlite:///{tmp}/small.db", small_origin, 5000, 8)
+    small_sync = run([*ADAPTER, "sync", "--config", str(small_cfg), "--json"], tmp)
+
+    disc = discovery_into_store(tmp, args.discovery_urls, served)
+
+    worker_rows: list[tuple[int, Measure, int]] = []
+    pg = os.environ.get("ADAPTER_TEST_POSTGRES_URL")
+    if pg:
+        for count in (1, 2, 4):
+            m, done = workers(tmp, small_origin, args.worker_pages, pg, count)
+            worker_rows.append((count, m, done))
+
+    return report(
+        args, naive_rate, base, base_runs, full, full_runs, again, again_runs,
+        changed, changed_runs, small_sync, disc, worker_rows, server.kind,
+    )  # fmt: skip
+
+
+def discovery_into_store(tmp: Path, urls: int, served: list[Any]) -> Measure:
+    per = 50_000
+    root = tmp / "million"
+    port = synthrepo.free_port()
+    origin = f"http://127.0.0.1:{port}"
+    discovery.generate(root, origin, max(1, urls // per), min(per, urls))
+    served.append(synthrepo.serve(root, port))
+    cfg = write_config(tmp / "million.yaml", f"sqlite:///{tmp}/million.db", origin, 5000, 8)
+    m = run([*ADAPTER, "sync", "--config", str(cfg), "--enqueue-only", "--json"], tmp)
+    assert summary_of(m)["pages_seen"] == urls, m.output
+    return m
+
+
+def fmt_runs(ms: list[Measure]) -> str:
+    return ", ".join(f"{m.seconds:.1f}" for m in ms)
+
+
+def report(
+    args: argparse.Namespace,
+    naive_rate: float,
+    base: Measure,
+    base_runs: list[Measure],
+    full: Measure,
+    full_runs: list[Measure],
+    again: Measure,
+    again_runs: list[Measure],
+    changed: Measure,
+    changed_runs: list[Measure],
+    small_sync: Measure,
+    disc: Measure,
+    worker_rows: list[tuple[int, Measure, int]],
+    server_kind: str,
+) -> list[str]:
+    pages = args.pages
+    rate = pages / full.seconds
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    machine = (
+        f"Machine: {os.cpu_count()} CPUs, {platform.machine()}, "
+        f"Python {platform.python_version()}, server {server_kind}; measured {when}. Load average (1 min) beside each figure: "
+        "other jobs share this machine, so wall-clock figures are pessimistic."
+    )
+    s = summary_of(full)
+    out = [
+        "## Throughput",
+        "",
+        f"`benchmarks/throughput.py`: the synthetic repository of `benchmarks/synthrepo.py` "
+        f"({pages:,} landing pages of ~18 KB, a 5 KB Dataset JSON-LD each, signposting "
+        "headers, a sitemap index) on 127.0.0.1; `adapter sync` on SQLite as a whole "
+        "command (start-up, discovery, processing, commits), politeness 5,000 req/s and "
+        f"concurrency 8. Median of {args.runs} runs (each run's seconds in brackets).",
+        "",
+        "| measure | value | load | target |",
+        "| --- | --- | --- | --- |",
+        f"| naive baseline ({args.naive_pages} pages, sequential) | {naive_rate:.0f} pages/s "
+        f"[{fmt_runs(base_runs)} s] | {base.load:.1f} |  |",
+        f"| first full sync, end to end | {rate:.0f} pages/s ({full.seconds:.1f} s; run "
+        f"{s['duration_s']:.1f} s) [{fmt_runs(full_runs)} s] | {full.load:.1f} | >= 400 pages/s "
+        f"({'meets' if rate >= 400 else 'misses'}) |",
+        f"| first full sync vs naive | {rate / naive_rate:.1f}x | | >= 8x "
+        f"({'meets' if rate / naive_rate >= 8 else 'misses'}) |",
+        f"| first full sync, peak RSS: all processes / largest one | {full.peak_rss_mb:.0f} / "
+        f"{full.peak_process_mb:.0f} MB ({args.worker_pages:,} pages: "
+        f"{small_sync.peak_rss_mb:.0f} / {small_sync.peak_process_mb:.0f} MB) | | flat in pages |",
+        f"| re-sync, unchanged repository | {again.seconds:.1f} s [{fmt_runs(again_runs)} s], "
+        f"{full.seconds / again.seconds:.0f}x faster | {again.load:.1f} | >= 10x "
+        f"({'meets' if full.seconds / again.seconds >= 10 else 'misses'}) |",
+        f"| re-sync after 1 % changed ({pages // 100} pages) | {changed.seconds:.1f} s "
+        f"[{fmt_runs(changed_runs)} s] | {changed.load:.1f} |  |",
+        f"| discovery of {args.discovery_urls:,} URLs into the store (`sync --enqueue-only`) "
+        f"| {disc.seconds:.1f} s, peak RSS {disc.peak_rss_mb:.0f} MB | {disc.load:.1f} | "
+        f"< 60 s ({'meets' if disc.seconds < 60 else 'misses'}), < 150 MB "
+        f"({'meets' if disc.peak_rss_mb < 150 else 'misses'}) |",
+        "",
+        machine,
+        "",
+        "## Scale-out workers",
+        "",
+        f"`benchmarks/throughput.py`: `adapter sync --enqueue-only` marks {args.worker_pages:,} "
+        "pages due in a fresh PostgreSQL schema, then N `adapter worker --until-idle` "
+        "processes share them (claims of 20 with leases, the store-backed pacer holding "
+        "the host's rate and concurrency across all of them). Seconds from the workers' "
+        "start to the last one's exit, start-up included.",
+        "",
+        "| workers | pages | seconds | pages/s | load |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    if not worker_rows:
+        out.append("| (ADAPTER_TEST_POSTGRES_URL not set: not measured) | | | | |")
+    for count, m, done in worker_rows:
+        out.append(
+            f"| {count} | {done:,} | {m.seconds:.1f} | {done / m.seconds:.0f} | {m.load:.1f} |"
+        )
+    out += ["", machine]
+    return out
+
+
+def write_sections(text: str) -> None:
+    """Replace (or append) this script's two sections; leave every other section alone."""
+    path = ROOT / "BENCHMARKS.md"
+    doc = path.read_text() if path.exists() else "# Benchmarks\n"
+    for title in ("## Throughput", "## Scale-out workers"):
+        start = doc.find(title + "\n")
+        if start >= 0:
+            end = doc.find("\n## ", start + len(title))
+            doc = doc[:start].rstrip("\n") + ("\n\n" + doc[end + 1 :] if end >= 0 else "\n")
+    path.write_text(doc.rstrip("\n") + "\n\n" + text)
+
+
+if __name__ == "__main__":
+    main()
