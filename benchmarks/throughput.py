@@ -322,7 +322,8 @@ def report(
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     machine = (
         f"Machine: {os.cpu_count()} CPUs, {platform.machine()}, "
-        f"Python {platform.python_version()}, server {server_kind}; measured {when}. Load average (1 min) beside each figure: "
+        f"Python {platform.python_version()}, server {server_kind}; measured {when}. "
+        "Load average (1 min) beside each figure: "
         "other jobs share this machine, so wall-clock figures are pessimistic."
     )
     s = summary_of(full)
