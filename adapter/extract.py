@@ -25,7 +25,7 @@ from adapter.findings import Finding, FindingType, Severity
 from adapter.jsonrepair import JsonFailure, parse_lenient
 from adapter.jsshell import shell_signs
 from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.markup import read_markup
+from adapter.markup import markup_syntaxes, read_markup
 from adapter.sniff import HTML_TYPES, JSON_TYPES, is_jsonld, looks_binary, mentions_dataset, route
 
 NO_JSONLD = FindingType(
@@ -228,7 +228,7 @@ def _extract_html(html: bytes, url: str, limits: Limits, out: Extraction) -> Non
         _read_block(script, index, url, limits, out)
     if any(mentions_dataset(b.data) for b in out.blocks):
         return
-    _add_markup(html, url, len(scripts), out)
+    _add_markup(html, url, len(scripts), markup_syntaxes(tree), out)
     if not scripts and not out.blocks:
         out.findings.append(NO_JSONLD.at(url))
     if any(mentions_dataset(b.data) for b in out.blocks):
@@ -246,8 +246,8 @@ def _extract_html(html: bytes, url: str, limits: Limits, out: Extraction) -> Non
         out.findings.append(JS_RENDERED.at(url, message))
 
 
-def _add_markup(html: bytes, url: str, scripts: int, out: Extraction) -> None:
-    microdata, rdfa = read_markup(html, out.base_url or url)
+def _add_markup(html: bytes, url: str, scripts: int, syntaxes: list[str], out: Extraction) -> None:
+    microdata, rdfa = read_markup(html, out.base_url or url, syntaxes)
     index = scripts
     for document in microdata:
         index += 1

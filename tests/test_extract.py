@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from extruct.utils import parse_html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -11,6 +12,7 @@ from adapter import extract as extract_module
 from adapter.extract import Extraction, extract
 from adapter.findings import FindingType, Severity
 from adapter.limits import Limits
+from adapter.markup import markup_syntaxes
 
 URL = "https://repo.example/dataset/1"
 DATASET = '{"@context": "https://schema.org/", "@type": "Dataset", "name": "%s"}'
@@ -248,3 +250,18 @@ def test_any_script_text_gives_blocks_or_findings(text: str) -> None:
     result = run(page(text))
     assert len(result.blocks) + len(result.findings) >= 1
     assert all(f.code.startswith("extract/") for f in result.findings)
+
+
+def test_markup_is_read_only_when_the_page_uses_it() -> None:
+    # pyRdfa is quadratic in one element's attributes: a page without RDFa never reaches it
+    wide = b" ".join(b'data-a%d="v"' % i for i in range(3000))
+    page = b"<html><head><title>x</title></head><body><div " + wide + b">x</div></body></html>"
+    result = extract(page, url="http://repo.example/p", content_type="text/html", charset="utf-8")
+    assert [f.code for f in result.findings] == ["extract/no-jsonld"]
+    assert markup_syntaxes(parse_html(page, encoding="utf-8")) == []
+    rdfa = b'<html><body vocab="http://schema.org/"><div typeof="Dataset">x</div></body></html>'
+    assert markup_syntaxes(parse_html(rdfa, encoding="utf-8")) == ["rdfa"]
+    microdata = (
+        b'<html><body><div itemscope itemtype="https://schema.org/Dataset"></div></body></html>'
+    )
+    assert markup_syntaxes(parse_html(microdata, encoding="utf-8")) == ["microdata"]

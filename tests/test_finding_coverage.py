@@ -59,7 +59,7 @@ CASES = [
     case("page-http", "/dataset/busy", "fetch/host-paused"),
     case("page-http", "/dataset/slow-down", "fetch/rate-limited", fetch_limits=FAST_FAIL),
     case("page-http", "/dataset/huge-header", "fetch/headers-too-large"),
-    case("page-http", "/dataset/linked-missing.html", "fetch/gone", "normalize/no-dataset"),
+    case("page-http", "/dataset/linked-missing.html", "fetch/gone", "extract/no-jsonld"),
     # extract: the JSON-LD blocks of the page
     case("page-extract", "/dataset/no-jsonld.html", "extract/no-jsonld"),
     case("page-extract", "/dataset/spa.html", "extract/no-jsonld", "extract/js-rendered"),
