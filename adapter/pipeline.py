@@ -69,10 +69,11 @@ def check_landing_page(
     sitemap_links: Sequence[Link] = (),
     etag: str | None = None,
     last_modified: str | None = None,
+    prefetched: Fetched | None = None,  # the page's GET already made (resolve's), not refetched
 ) -> DatasetReport:
     """Fetch, read and check one landing page; every problem is a finding in the report."""
     report = DatasetReport(url=url)
-    fetched = _fetch_page(report, fetcher, url, etag, last_modified)
+    fetched = _fetch_page(report, fetcher, url, (etag, last_modified), prefetched)
     if fetched is None:
         return report
     limits = options.limits
@@ -105,12 +106,15 @@ def _fetch_page(
     report: DatasetReport,
     fetcher: Fetcher,
     url: str,
-    etag: str | None,
-    last_modified: str | None,
+    validators: tuple[str | None, str | None],
+    prefetched: Fetched | None,
 ) -> Fetched | None:
     """The landing page's response, or None with the reason in report.findings."""
+    etag, last_modified = validators
+    fetched = prefetched
     try:
-        fetched = fetcher.get(url, accept=ACCEPT_HTML, etag=etag, last_modified=last_modified)
+        if fetched is None:
+            fetched = fetcher.get(url, accept=ACCEPT_HTML, etag=etag, last_modified=last_modified)
     except FetchError as exc:
         report.findings.append(fetch_failure(exc, "The landing page", url))
         report.path.append(url)

@@ -194,3 +194,12 @@ def test_real_process(serve_site: Serve) -> None:
     assert done.stdout.startswith("NOT HARVESTABLE")
     assert "dataone/identifier-not-doi" in done.stdout
     assert done.stderr == ""
+
+
+def test_check_dataset_gets_the_landing_page_once(serve_site: Serve) -> None:
+    # resolve GETs an HTML page for its <link>s; the check reads that same response
+    server = serve_site("page-good")
+    code, _ = invoke("check-dataset", server.url("/dataset/graph.html"))
+    assert code == 0
+    gets = [e for e in server.log if e.method == "GET" and e.path == "/dataset/graph.html"]
+    assert len(gets) == 1

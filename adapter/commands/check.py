@@ -44,7 +44,9 @@ def check_dataset(url: str, as_json: bool, follow: bool) -> None:
     policy = AddressPolicy([start])
     with Fetcher(options.limits, policy=policy, retry_base_delay=INTERACTIVE_RETRY) as fetcher:
         resolution = find_landing_page(url, fetcher, options.limits)
-        report = check_landing_page(resolution.landing_url, fetcher, options)
+        report = check_landing_page(
+            resolution.landing_url, fetcher, options, prefetched=resolution.fetched
+        )
     _note_resolution(report, url, resolution)
     if as_json:
         click.echo(json.dumps(to_json(report), indent=2, ensure_ascii=False))
