@@ -14,9 +14,11 @@ lives in the store every process already uses:
   in flight, as a lease longer than any fetch may take: a killed process's
   slots free themselves when it runs out, or at once on its own machine.
 
-At high rates one reservation covers a few consecutive starts (at most
-`RESERVE_SPAN` seconds of them) handed to this process's threads in order; a
-start not used on time is dropped, never used late, so the rate still holds.
+When several of this process's threads wait for the same host, one
+reservation covers as many consecutive starts (at most `RESERVE_SPAN` seconds
+of them), handed out in order; a start not used on time is dropped, never
+used late, so the rate still holds. One reservation per waiting thread, no
+more: starts reserved for nobody would keep the other processes waiting.
 These two tables are coordination state, not data: they are created on first
 use and may be emptied at any time. On PostgreSQL they live in the store's
 database; on SQLite (one machine by construction) in a file beside the store
@@ -97,6 +99,7 @@ class StorePacer:
         self._delay: dict[str, float] = {}
         self._known: set[str] = set()
         self._starts: dict[str, deque[float]] = {}  # reserved starts, local clock
+        self._waiting: dict[str, int] = {}  # threads waiting for a start, per host
         self._sems: dict[str, threading.BoundedSemaphore] = {}
         self._db = _Db(store)
 
@@ -177,30 +180,38 @@ class StorePacer:
 
     def _wait_turn(self, host: str) -> None:
         """Sleep until a reserved start of `host`; starts too late are dropped."""
-        while True:
+        with self._lock:
+            self._waiting[host] = self._waiting.get(host, 0) + 1
+        try:
+            while True:
+                with self._lock:
+                    queue = self._starts.setdefault(host, deque())
+                    now = time.monotonic()
+                    while queue and queue[0] < now - LATE:
+                        queue.popleft()
+                    start = queue.popleft() if queue else None
+                if start is None:
+                    self._reserve(host)
+                    continue
+                if start > now:
+                    time.sleep(start - now)
+                return
+        finally:
             with self._lock:
-                queue = self._starts.setdefault(host, deque())
-                now = time.monotonic()
-                while queue and queue[0] < now - LATE:
-                    queue.popleft()
-                start = queue.popleft() if queue else None
-            if start is None:
-                self._reserve(host)
-                continue
-            if start > now:
-                time.sleep(start - now)
-            return
+                self._waiting[host] -= 1
 
     def _reserve(self, host: str) -> None:
         """Reserve the next starts of `host` in the store; queue them on the local clock."""
         interval = self.interval(host)
-        count = max(1, int(RESERVE_SPAN / interval))
+        with self._lock:
+            waiting = self._waiting.get(host, 1)
+        count = max(1, min(waiting, int(RESERVE_SPAN / interval)))
         span = interval * count
         now, greatest = self._db.now, "GREATEST" if self._db.pg else "MAX"
         row = self._db.one(
             f"UPDATE host_rate SET next_at = {greatest}(next_at, {now} + :lead) + :span "
             f"WHERE host = :host RETURNING next_at - :span, {now}",
-            lead=LEAD,
+            lead=min(LEAD, interval / 2),  # slack, but never longer than the pace itself
             span=span,
             host=host,
         )
