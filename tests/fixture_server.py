@@ -516,10 +516,17 @@ def _gen_sitemap_of(site: SiteServer, rule: dict[str, Any], path: str) -> str:
 def _gen_many_attributes(site: SiteServer, rule: dict[str, Any], path: str) -> str:
     n = int(rule.get("n", 5000))
     attributes = " ".join(f'data-a{i}="v{i}"' for i in range(n))
-    return _page(body=f"<div {attributes}>Dataset</div>")
+    return _page(
+        body=f'<div vocab="https://schema.org/" property="name" {attributes}>Dataset</div>'
+    )
+
+
+def _gen_repeat(site: SiteServer, rule: dict[str, Any], path: str) -> str:
+    return str(rule["text"]) * int(rule["n"])
 
 
 GENERATORS: dict[str, Callable[[SiteServer, dict[str, Any], str], str]] = {
+    "repeat": _gen_repeat,
     "many_attributes": _gen_many_attributes,
     "sitemap_of": _gen_sitemap_of,
     "deep_jsonld": _gen_deep_jsonld,

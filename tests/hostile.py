@@ -287,7 +287,7 @@ def run_case(
 ) -> list[Run]:
     """Every command of one case, in turn (they share the server's per-path counters)."""
     runs: list[Run] = []
-    cap = float(case.get("seconds", load_corpus()["defaults"]["seconds"])) + 30
+    cap = float(case.get("seconds", load_corpus()["defaults"]["seconds"])) * 1.5 + 5
     for command in COMMANDS:
         if command == "sync" and template is None:
             continue

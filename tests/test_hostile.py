@@ -11,68 +11,18 @@ with `PRAGMA integrity_check` ok.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from adapter.findings import catalogue
-from tests.fixture_server import SiteServer
-from tests.hostile import (
-    COMMANDS,
-    Run,
-    cases,
-    load_corpus,
-    problems,
-    run_case,
-    seed_store,
-    start_corpus,
-    stop,
-)
+from tests.hostile import COMMANDS, cases, load_corpus, problems
+from tests.hostile_fixtures import Results, hostile_results, sync_available
 
-pytestmark = pytest.mark.slow
-PARALLEL = int(os.environ.get("ADAPTER_HOSTILE_PARALLEL", "12"))
+# the session fixture runs the whole corpus (about 1.5 minutes on 2 cores)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 CASES = cases()
-
-
-class Results:
-    def __init__(self, servers: list[SiteServer], runs: list[Run], seeded: set[str]) -> None:
-        self.servers = servers
-        self.runs = {(r.case, r.command): r for r in runs}
-        self.seeded = seeded
-
-
-def _sync_available() -> bool:
-    try:
-        import adapter.commands.sync  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-@pytest.fixture(scope="module")
-def results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Results]:
-    servers = start_corpus()
-    work = tmp_path_factory.mktemp("hostile")
-    template: Path | None = work / "template.db"
-    seeded: set[str] = set()
-    assert template is not None
-    if _sync_available() and seed_store(template, servers[0].origin, work):
-        from tests.hostile import store_state
-
-        seeded = store_state(template)[1]
-    else:
-        template = None
-    try:
-        with ThreadPoolExecutor(PARALLEL) as pool:
-            batches = pool.map(lambda c: run_case(c, servers[0], work, template), CASES)
-            runs = [run for batch in batches for run in batch]
-        yield Results(servers, runs, seeded)
-    finally:
-        stop(servers)
+__all__ = ["hostile_results"]  # the session fixture, imported for pytest to find
 
 
 def test_the_corpus_is_large_and_consistent() -> None:
@@ -99,7 +49,8 @@ def _params() -> list[Any]:
 
 
 @pytest.mark.parametrize(("case", "command"), _params())
-def test_case(results: Results, case: dict[str, Any], command: str) -> None:
+def test_case(hostile_results: Results, case: dict[str, Any], command: str) -> None:
+    results = hostile_results
     run = results.runs.get((case["id"], command))
     if run is None:
         pytest.skip("adapter sync is not available (adapter/commands/sync.py)")
@@ -117,19 +68,19 @@ def test_case(results: Results, case: dict[str, Any], command: str) -> None:
     assert not found, f"{case['id']} / {command}: {found}\n{detail}"
 
 
-def test_the_seed_store_held_records(results: Results) -> None:
-    if not _sync_available():
+def test_the_seed_store_held_records(hostile_results: Results) -> None:
+    if not sync_available():
         pytest.skip("adapter sync is not available")
-    assert len(results.seeded) == 2
+    assert len(hostile_results.seeded) == 2
 
 
-def test_no_request_ever_reached_another_origin(results: Results) -> None:
+def test_no_request_ever_reached_another_origin(hostile_results: Results) -> None:
     """other.example and slow.example are 127.0.0.1 origins the operator never named."""
-    _, other, slow = results.servers
+    _, other, slow = hostile_results.servers
     assert [r.path for r in other.log] == []
     assert [r.path for r in slow.log] == []
 
 
-def test_no_secret_file_content_in_any_output(results: Results) -> None:
-    for run in results.runs.values():
+def test_no_secret_file_content_in_any_output(hostile_results: Results) -> None:
+    for run in hostile_results.runs.values():
         assert "root:x:0:0" not in run.stdout + run.stderr, (run.case, run.command)
