@@ -195,6 +195,8 @@ class StorePacer:
                     continue
                 if start > now:
                     time.sleep(start - now)
+                    if time.monotonic() - start > LATE:  # overslept: that start is gone
+                        continue
                 return
         finally:
             with self._lock:
