@@ -140,7 +140,7 @@ def test_body_cut_short_is_a_connection_failure(site: list[SiteServer], path: st
 def test_short_content_length_reads_only_what_was_declared(site: list[SiteServer]) -> None:
     with fetcher_for(site[0]) as f:
         got = f.get(site[0].url("/c/length-short/page"))
-        full = f.get(site[0].url("/good/1")).body
+        full = f.get(site[0].url("/c/dataset.html")).body
     assert got.body == full[:-600]
 
 
