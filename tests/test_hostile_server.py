@@ -109,6 +109,24 @@ def test_hostile_head_and_post(api: str) -> None:
     assert post.status_code != 500 and "Traceback" not in post.text
 
 
+XXE_REPORT = """<?xml version="1.0"?>
+<!DOCTYPE x [<!ENTITY secret SYSTEM "file:///etc/passwd">
+ <!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">
+ <!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">
+ <!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;"><!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;">]>
+<d1:synchronizationFailed xmlns:d1="http://ns.dataone.org/service/types/v1"
+  name="SynchronizationFailed" errorCode="500" detailCode="6001" pid="&secret;&f;">
+  <description>&secret;&f;</description></d1:synchronizationFailed>"""
+
+
+def test_error_reports_with_entities_expand_nothing(api: str) -> None:
+    resp = requests.post(
+        api + "/error", files={"message": ("error.xml", XXE_REPORT, "text/xml")}, timeout=10
+    )
+    assert resp.status_code != 500 and "Traceback" not in resp.text
+    assert "root:x:0:0" not in resp.text and "aaaaaaaaaaaaaaaaaaaa" not in resp.text
+
+
 def test_the_store_is_still_served_after_all_that(api: str) -> None:
     listed = requests.get(api + "/object", timeout=10)
     assert listed.status_code == 200
