@@ -44,6 +44,7 @@ from adapter.store import Store
 RESERVE_SPAN = 0.05  # seconds of starts reserved at once at high rates
 SLOT_POLL = (0.005, 0.1)  # first and longest wait for a free concurrency slot
 LATE = 0.002  # a reserved start this late is dropped, not used
+MAX_OVERSLEEPS = 3  # starts a request may give up for waking too late
 DEAD_CHECK_AFTER = 0.5  # seconds without a free slot before looking for dead holders
 LEAD = 0.005  # an idle host's next start is this far ahead: slack for the answer's trip back
 
@@ -182,6 +183,8 @@ class StorePacer:
         """Sleep until a reserved start of `host`; starts too late are dropped."""
         with self._lock:
             self._waiting[host] = self._waiting.get(host, 0) + 1
+        late = max(LATE, self.interval(host) / 4)
+        oversleeps = 0
         try:
             while True:
                 with self._lock:
@@ -195,7 +198,10 @@ class StorePacer:
                     continue
                 if start > now:
                     time.sleep(start - now)
-                    if time.monotonic() - start > LATE:  # overslept: that start is gone
+                    # overslept (a loaded machine): that start is gone, take a new one;
+                    # a few times at most, so a busy machine still makes progress
+                    if time.monotonic() - start > late and oversleeps < MAX_OVERSLEEPS:
+                        oversleeps += 1
                         continue
                 return
         finally:
