@@ -268,6 +268,11 @@ def measure_all(args: argparse.Namespace, tmp: Path, served: list[Any]) -> list[
     served.append(synthrepo.serve(small, small_port))
     small_cfg = write_config(tmp / "small.yaml", f"sqlite:///{tmp}/small.db", small_origin, 5000, 8)
     small_sync = run([*ADAPTER, "sync", "--config", str(small_cfg), "--json"], tmp)
+    stages_cfg = write_config(
+        tmp / "stages.yaml", f"sqlite:///{tmp}/stages.db", small_origin, 5000, 8
+    )
+    stages_run = run([sys.executable, "benchmarks/cpu_stages.py", str(stages_cfg), "500"], ROOT)
+    stages = json.loads(stages_run.output.strip().splitlines()[-1])
 
     disc = discovery_into_store(tmp, args.discovery_urls, served)
 
@@ -280,7 +285,7 @@ def measure_all(args: argparse.Namespace, tmp: Path, served: list[Any]) -> list[
 
     return report(
         args, naive_rate, base, base_runs, full, full_runs, again, again_runs,
-        changed, changed_runs, small_sync, disc, worker_rows, server.kind,
+        changed, changed_runs, small_sync, disc, worker_rows, server.kind, stages,
     )  # fmt: skip
 
 
@@ -316,6 +321,7 @@ def report(
     disc: Measure,
     worker_rows: list[tuple[int, Measure, int]],
     server_kind: str,
+    stages: dict[str, Any],
 ) -> list[str]:
     pages = args.pages
     rate = pages / full.seconds
@@ -357,6 +363,19 @@ def report(
         f"| {disc.seconds:.1f} s, peak RSS {disc.peak_rss_mb:.0f} MB | {disc.load:.1f} | "
         f"< 60 s ({'meets' if disc.seconds < 60 else 'misses'}), < 150 MB "
         f"({'meets' if disc.peak_rss_mb < 150 else 'misses'}) |",
+        "",
+        f"CPU per page by stage (`benchmarks/cpu_stages.py`: one process, one thread, "
+        f"{stages['pages']} pages, CPU time so the machine's load does not count): "
+        f"{stages['total_ms']:.2f} ms per page in all, i.e. {1000 / stages['total_ms']:.0f} "
+        f"pages per CPU-second, {2000 / stages['total_ms']:.0f} pages/s on 2 cores at best. "
+        "Nested stages are counted in their parent too.",
+        "",
+        "| stage | ms of CPU per page |",
+        "| --- | --- |",
+        *[
+            f"| {name} | {ms:.2f} |"
+            for name, ms in sorted(stages["stages"].items(), key=lambda kv: -kv[1])
+        ],
         "",
         machine,
         "",

@@ -1,0 +1,88 @@
+"""CPU time per landing page, by stage: where a sync's time goes, whatever the machine's load.
+
+Runs `adapter.harvest.process_page` sequentially (one thread) over the due pages
+of a node after an enqueue-only sync, with a CPU-time counter around each stage.
+CPU time, not wall time: other jobs on a shared machine do not change it.
+Prints one JSON object: total and per-stage milliseconds of CPU per page.
+
+    .venv/bin/python benchmarks/cpu_stages.py CONFIG.yaml [PAGES]
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+SPENT: dict[str, float] = defaultdict(float)
+
+
+def timed(owner: Any, name: str, label: str) -> None:
+    """Count the CPU time of `owner.name` under `label` (nested stages count in both)."""
+    inner: Callable[..., Any] = getattr(owner, name)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        began = time.process_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            SPENT[label] += time.process_time() - began
+
+    setattr(owner, name, wrapper)
+
+
+def main(config: str, pages: int) -> dict[str, Any]:
+    from pyld import jsonld
+
+    import adapter.fetch as fetch
+    import adapter.harvest as harvest
+    import adapter.normalize as normalize
+    import adapter.pipeline as pipeline
+    import adapter.signposting as signposting
+    from adapter import claims
+    from adapter.config import load_config
+    from adapter.store import Store
+    from adapter.sync import run_node
+    from adapter.worker import node_fetcher
+
+    timed(fetch.Fetcher, "get", "fetch (HTTP, pacer)")
+    timed(signposting, "collect", "signposting: collect links")
+    timed(signposting, "crosscheck", "signposting: cross-check")
+    timed(pipeline.extract_stage, "extract", "extract (lxml, JSON-LD blocks)")
+    timed(normalize, "_expand", "normalize: pyld expand")
+    timed(jsonld.JsonLdProcessor, "_frame", "normalize: pyld frame")
+    timed(normalize, "normalize", "normalize (all)")
+    timed(pipeline, "check_dataset", "DataONE checks")
+    timed(harvest, "_plan", "records: canonical JSON, checksums")
+    timed(harvest, "_commit", "store: one transaction per page")
+    cfg = load_config(config)
+    node = cfg.nodes[0]
+    run_node(cfg, node, enqueue_only=True)
+    store = Store.open(cfg.store_url)
+    owner = claims.owner_id(0)
+    fetcher, _robots = node_fetcher(store, node, owner)
+    rows = claims.claim_due(store, node.id, owner, batch=pages + 20, lease=timedelta(hours=1))
+    for row in rows[:20]:  # warm caches (contexts, connections)
+        harvest.process_page(store, node, fetcher, row, owner=owner)
+    SPENT.clear()
+    began = time.process_time()
+    done = rows[20 : 20 + pages]
+    for row in done:
+        harvest.process_page(store, node, fetcher, row, owner=owner)
+    total = time.process_time() - began
+    fetcher.close()
+    store.close()
+    per_page = {k: round(v / len(done) * 1000, 2) for k, v in SPENT.items()}
+    return {"pages": len(done), "total_ms": round(total / len(done) * 1000, 2), "stages": per_page}
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(sys.argv[1], int(sys.argv[2]) if len(sys.argv) > 2 else 300)))
