@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import extruct
+from extruct.utils import parse_xmldom_html
 from lxml import etree
 
 log = logging.getLogger(__name__)
@@ -21,6 +22,15 @@ log = logging.getLogger(__name__)
 _SCHEMA_HTTPS = "https://schema.org/"
 _SCHEMA_HTTP = "http://schema.org/"
 _RDFA_NOISE = "http://www.w3.org/ns/rdfa#usesVocabulary"
+# what RDFa 1.1 (HTML+RDFa) and microdata read; ids for itemref
+_MARKUP_ATTRIBUTES = frozenset(
+    {
+        *("about", "content", "datatype", "href", "inlist", "prefix", "property", "rel"),
+        *("resource", "rev", "src", "typeof", "vocab", "lang", "xml:lang", "datetime"),
+        *("value", "data", "version", "profile", "id"),
+        *("itemscope", "itemtype", "itemprop", "itemid", "itemref"),
+    }
+)
 # a schema.org node needs a type or a property: itemscope/itemprop, typeof/property/vocab
 _USES = (
     ("microdata", etree.XPath("boolean(//*[@itemscope or @itemtype or @itemprop])")),
@@ -81,6 +91,19 @@ def markup_syntaxes(tree: Any) -> list[str]:
     return [name for name, find in _USES if find(tree)]
 
 
+def _only_markup_attributes(tree: Any) -> Any:
+    """The tree without attributes neither RDFa nor microdata read (class, style, data-*).
+
+    pyRdfa's DOM rebuilds an element's attribute map on every access, so one
+    element with thousands of junk attributes takes minutes; linear here."""
+    for element in tree.iter():
+        attributes = element.attrib
+        for name in [n for n in attributes if n not in _MARKUP_ATTRIBUTES]:
+            if not (isinstance(name, str) and name.startswith("xmlns")):
+                del attributes[name]
+    return tree
+
+
 def read_markup(
     html: bytes, base_url: str, syntaxes: Sequence[str] = ("microdata", "rdfa")
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -88,7 +111,8 @@ def read_markup(
     if not syntaxes:
         return [], []
     try:
-        found = extruct.extract(html, base_url=base_url, syntaxes=list(syntaxes), errors="log")
+        tree = _only_markup_attributes(parse_xmldom_html(html, encoding="utf-8"))
+        found = extruct.extract(tree, base_url=base_url, syntaxes=list(syntaxes), errors="log")
     except Exception as exc:  # extruct raises what lxml/rdflib raise on odd pages
         log.debug("microdata/RDFa extraction failed for %s: %s", base_url, exc)
         return [], []

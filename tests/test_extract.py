@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from extruct.utils import parse_html
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -265,3 +266,16 @@ def test_markup_is_read_only_when_the_page_uses_it() -> None:
         b'<html><body><div itemscope itemtype="https://schema.org/Dataset"></div></body></html>'
     )
     assert markup_syntaxes(parse_html(microdata, encoding="utf-8")) == ["microdata"]
+
+
+@pytest.mark.timeout(60)  # a hang guard: pyRdfa took minutes on such an element
+def test_rdfa_is_read_past_an_element_with_thousands_of_attributes() -> None:
+    wide = b" ".join(b'data-a%d="v"' % i for i in range(5000))
+    page = (
+        b'<html><body vocab="http://schema.org/"><div typeof="Dataset" ' + wide + b">"
+        b'<span property="name">Ice cores</span></div></body></html>'
+    )
+    result = extract(page, url="http://repo.example/p", content_type="text/html", charset="utf-8")
+    (block,) = result.blocks
+    assert block.syntax == "rdfa"
+    assert "Ice cores" in json.dumps(block.data)
