@@ -35,7 +35,7 @@ def test_check_dataset_fetches_the_landing_page_once(site: SiteServer) -> None:
     assert len(gets) == 1
 
 
-@pytest.mark.timeout(20)  # a hang guard: the linear parse takes milliseconds
+@pytest.mark.timeout(10)  # a hang guard: the linear parse takes milliseconds
 def test_sitemap_sniffing_is_linear() -> None:
     """adapter/sitemap_body.py: the root-element regex backtracks over a run of '<'
     (`<([^\\s/>]+)[\\s/>]` also matches '<'): 16 KB take 15 s, 1 MB never ends."""
@@ -43,7 +43,7 @@ def test_sitemap_sniffing_is_linear() -> None:
     assert [getattr(i, "code", "") for i in items] == ["sitemap/unsupported-format"]
 
 
-@pytest.mark.timeout(20)  # a hang guard: without RDFa the page takes milliseconds
+@pytest.mark.timeout(10)  # a hang guard: without RDFa the page takes milliseconds
 def test_markup_extraction_is_not_quadratic_in_attributes() -> None:
     """adapter/markup.py (extruct RDFa via pyRdfa): with no JSON-LD, a page that uses RDFa
     is parsed by pyRdfa, whose DOM rebuilds an element's attribute map on every access:

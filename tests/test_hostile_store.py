@@ -1,10 +1,10 @@
-"""The store going away mid-run: a SQLite file locked by another connection, a PostgreSQL
-connection terminated by the server. Each run must end with a clear error or finish,
-never with a traceback or a half-written store, and the next run must resume."""
+"""The store going away mid-run: PostgreSQL sessions ended by the server. The run must
+end with a clear error or finish, never with a traceback or a half-written store, and
+the next run must resume. (A SQLite file locked by another connection runs beside the
+corpus, in test_hostile.py.)"""
 
 from __future__ import annotations
 
-import json
 import subprocess
 import uuid
 from collections.abc import Iterator
@@ -13,53 +13,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from adapter.findings import catalogue
 from tests.fixture_server import SiteServer
-from tests.hostile_fixtures import (
-    SLOW_PAGE,
-    SLOW_PAGES,
-    Results,
-    hostile_results,
-    start_sync,
-    sync_available,
-    wait_for_request,
-)
+from tests.hostile import start_corpus, stop
+from tests.hostile_fixtures import SLOW_PAGE, SLOW_PAGES, start_sync, wait_for_request
 
-# the session fixture runs the whole corpus (about 1.5 minutes on 2 cores)
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
-__all__ = ["hostile_results"]  # the session fixture, imported for pytest to find
-
-
-def test_sqlite_store_locked_mid_run(hostile_results: Results) -> None:
-    """Another connection holds the SQLite file while a sync works (run beside the corpus)."""
-    if not sync_available():
-        pytest.skip("adapter sync is not available")
-    seen = hostile_results.locked
-    db = seen["db"]
-    code, out = seen["seed"]
-    assert code == 0, out
-    seeded = seen["seeded"]
-    assert len(seeded) == 2
-
-    code, out = seen["locked_run"]
-    assert "Traceback" not in out, out
-    # a clear error naming the store; the run then ends (exit 2) or, once the lock is
-    # gone, goes on and counts the page it could not write as an error
-    assert "database is locked" in out and db in out, out
-    summary = json.loads(out.strip().splitlines()[-1]) if code == 0 else {}
-    assert code == 2 or summary.get("errors", 0) >= 1, out
-    known = {t.code for t in catalogue()}
-    undocumented = sorted(set(summary.get("error_codes", {})) - known)
-    assert not undocumented, f"adapter/harvest.py reports undocumented codes {undocumented}"
-    integrity, urls, _ = seen["after_lock"]
-    assert integrity == "ok"
-    assert seeded <= urls  # nothing from before lost
-
-    code, out = seen["rerun"]  # the next run resumes
-    assert code == 0 and "Traceback" not in out, out
-    integrity, urls, codes = seen["after_rerun"]
-    assert integrity == "ok" and seeded <= urls
-    assert "fetch/timeout" in codes  # the slow page was processed this time
+pytestmark = pytest.mark.slow
 
 
 def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str]:
@@ -68,8 +26,10 @@ def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str]
 
 
 @pytest.fixture(scope="module")
-def site(hostile_results: Results) -> SiteServer:
-    return hostile_results.servers[0]
+def site() -> Iterator[SiteServer]:
+    servers = start_corpus()
+    yield servers[0]
+    stop(servers)
 
 
 @pytest.fixture
