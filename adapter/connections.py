@@ -53,10 +53,17 @@ class Exchange:
     def expire(self) -> None:
         """Called by the watchdog at the deadline: every blocked read returns at once."""
         with self._lock:
+            if self.done:  # finished in time; its sockets may be back in the pool
+                return
             self.expired = True
             sockets, self._sockets = self._sockets, []
         for sock in sockets:
             _shutdown(sock)
+
+    def finish(self) -> None:
+        with self._lock:
+            self.done = True
+            self._sockets = []
 
 
 def _shutdown(sock: socket.socket) -> None:
@@ -95,8 +102,7 @@ class Watchdog:
                     self._cv.wait(deadline - now)
                     continue
                 heapq.heappop(self._heap)
-            if not exchange.done:
-                exchange.expire()
+            exchange.expire()
 
 
 WATCHDOG = Watchdog()
@@ -114,7 +120,7 @@ def exchange(policy: AddressPolicy, deadline: float) -> Iterator[Exchange]:
     try:
         yield current
     finally:
-        current.done = True
+        current.finish()
         _CURRENT.reset(token)
 
 
