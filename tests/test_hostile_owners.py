@@ -6,6 +6,8 @@ commands against the hostile fixture server.
 
 from __future__ import annotations
 
+import os
+import subprocess
 from collections.abc import Iterator
 
 import pytest
@@ -15,7 +17,7 @@ from adapter.cli import cli
 from adapter.extract import extract
 from adapter.sitemap import parse_sitemap
 from tests.fixture_server import SiteServer
-from tests.hostile import start_corpus, stop
+from tests.hostile import ADAPTER, start_corpus, stop
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +35,29 @@ def test_check_dataset_fetches_the_landing_page_once(site: SiteServer) -> None:
     assert result.exit_code in (0, 1), result.output
     gets = [r for r in site.log[before:] if r.method == "GET" and r.path == "/good/1"]
     assert len(gets) == 1
+
+
+@pytest.mark.parametrize(
+    ("path", "allowed"),
+    [("/c/trickle-headers/page", ["HEAD"]), ("/c/trickle-body/page", ["HEAD", "GET"])],
+)
+def test_a_page_that_timed_out_is_not_asked_again(
+    site: SiteServer, path: str, allowed: list[str]
+) -> None:
+    """adapter/commands/check.py with adapter/resolve.py: when the resolve step's HEAD or GET
+    of the landing page runs out of time, check_landing_page fetches it again, so a
+    trickling page holds check-dataset for twice total_timeout."""
+    before = len(site.log)
+    done = subprocess.run(
+        [str(ADAPTER), "check-dataset", site.url(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "ADAPTER_LIMITS": "total_timeout=2,read_timeout=2,max_retries=0"},
+    )
+    assert "fetch/timeout" in done.stdout, done.stdout + done.stderr
+    asked = [r.method for r in site.log[before:] if r.path == path]
+    assert asked == allowed
 
 
 @pytest.mark.timeout(10)  # a hang guard: the linear parse takes milliseconds
