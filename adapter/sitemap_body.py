@@ -29,7 +29,8 @@ GZIP_SLACK = 8 * 1024 * 1024
 BATCH = 1024 * 1024  # decoded bytes handed on at a time
 MAX_PROLOG = 1024 * 1024  # bytes before the root element we are willing to wait for
 _WHITESPACE = b"\xef\xbb\xbf \t\r\n"
-_ROOT = re.compile(rb"<(?![?!])([^\s/>]+)[\s/>]")
+# a name holds no "<": without that, a run of "<" backtracks quadratically
+_ROOT = re.compile(rb"<(?![?!])([^\s/<>]+)[\s/>]")
 
 
 @dataclass(frozen=True, slots=True)
