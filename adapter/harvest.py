@@ -24,6 +24,7 @@ from adapter.records import (
     METADATA_COPY_FAILED,
     METADATA_FORMATS,
     NO_DOI,
+    STORE_WRITE_FAILED,
     UNKNOWN_METADATA_FORMAT,
     Candidate,
     dataset_candidate,
@@ -229,7 +230,7 @@ def _commit(
                 raise _ClaimLost(row.url)
     except StoreError as exc:
         log.error("store write for %s failed: %s", row.url, exc)
-        out.status, out.error = "error", "store/write-failed"
+        out.status, out.error = "error", STORE_WRITE_FAILED.code
 
 
 def _with_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[str, Any]:

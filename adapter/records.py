@@ -65,6 +65,12 @@ UNKNOWN_METADATA_FORMAT = FindingType(
     "The metadata file's encodingFormat is not a DataONE metadata format id, "
     "so the metadata copy is not synced.",
 )
+STORE_WRITE_FAILED = FindingType(
+    "store/write-failed",
+    Severity.ERROR,
+    "The page was checked but its outcome could not be written to the store (locked, "
+    "unreachable or full); nothing of it was written, and the next run processes it again.",
+)
 METADATA_COPY_FAILED = FindingType(
     "sync/metadata-copy-failed",
     Severity.WARNING,
