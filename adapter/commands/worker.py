@@ -116,5 +116,9 @@ def worker(
             click.echo(json.dumps(summary.as_dict(), sort_keys=True))
         else:
             head = f"{summary.node_id}: worker {summary.status} in {summary.duration_s:.1f} s"
-            click.echo("\n".join([head, *summary.lines()[1:]]))
+            pages = (
+                f"  fetched {summary.fetched}, not modified {summary.not_modified}, "
+                f"unchanged {summary.unchanged}"
+            )
+            click.echo("\n".join([head, pages, *summary.lines()[2:]]))
     raise SystemExit(1 if failed else 0)
