@@ -69,7 +69,8 @@ def check_landing_page(
     sitemap_links: Sequence[Link] = (),
     etag: str | None = None,
     last_modified: str | None = None,
-    prefetched: Fetched | None = None,  # the page's GET already made (resolve's), not refetched
+    # the page's GET already made (resolve's), or how it failed: never fetched twice
+    prefetched: Fetched | FetchError | None = None,
 ) -> DatasetReport:
     """Fetch, read and check one landing page; every problem is a finding in the report."""
     report = DatasetReport(url=url)
@@ -107,12 +108,14 @@ def _fetch_page(
     fetcher: Fetcher,
     url: str,
     validators: tuple[str | None, str | None],
-    prefetched: Fetched | None,
+    prefetched: Fetched | FetchError | None,
 ) -> Fetched | None:
     """The landing page's response, or None with the reason in report.findings."""
     etag, last_modified = validators
-    fetched = prefetched
     try:
+        if isinstance(prefetched, FetchError):
+            raise prefetched
+        fetched = prefetched
         if fetched is None:
             fetched = fetcher.get(url, accept=ACCEPT_HTML, etag=etag, last_modified=last_modified)
     except FetchError as exc:

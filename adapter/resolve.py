@@ -58,6 +58,13 @@ class Resolution:
     steps: list[str] = field(default_factory=list)  # the same path in words, for the report
     findings: list[Finding] = field(default_factory=list)
     fetched: Fetched | None = None  # the landing page's GET, when one was made
+    error: FetchError | None = None  # why the landing page's own fetch failed, when it did
+
+
+# fetch failures a second request to the same URL would only repeat (and wait for again)
+_FINAL_FAILURES = frozenset(
+    {"fetch/timeout", "fetch/connection-failed", "fetch/unsafe-url", "fetch/host-paused"}
+)
 
 
 def resolver_url(text: str) -> str | None:
@@ -110,6 +117,8 @@ def _step(current: str, fetcher: Fetcher, limits: Limits, out: Resolution) -> st
             method = "GET"
     except FetchError as exc:
         out.findings.append(FAILED.at(current, f"{current}: {exc.message}"))
+        if exc.code in _FINAL_FAILURES:  # a GET would fail the same way: keep the answer
+            out.landing_url, out.error = current, exc
         return None
     moved = f" -> {got.final_url}" if got.final_url != current else ""
     out.steps.append(f"{method} {current}{moved} ({got.status} {got.content_type or '-'})")
@@ -148,6 +157,8 @@ def _from_html(got: Fetched, fetcher: Fetcher, limits: Limits, out: Resolution) 
             got = fetcher.get(got.final_url, accept=ACCEPT_HTML, max_bytes=limits.max_page_bytes)
         except FetchError as exc:
             out.findings.append(FAILED.at(got.final_url, f"{got.final_url}: {exc.message}"))
+            if exc.code in _FINAL_FAILURES:
+                out.error = exc
             return None
         out.steps.append(f"GET {got.final_url} (HTML <link>)")
     html = parse_html_links(

@@ -45,7 +45,10 @@ def check_dataset(url: str, as_json: bool, follow: bool) -> None:
     with Fetcher(options.limits, policy=policy, retry_base_delay=INTERACTIVE_RETRY) as fetcher:
         resolution = find_landing_page(url, fetcher, options.limits)
         report = check_landing_page(
-            resolution.landing_url, fetcher, options, prefetched=resolution.fetched
+            resolution.landing_url,
+            fetcher,
+            options,
+            prefetched=resolution.error or resolution.fetched,
         )
     _note_resolution(report, url, resolution)
     if as_json:
