@@ -27,7 +27,7 @@ from tests.fixture_server import SiteServer, start_site, stop
 from tests.workersite import adapter_process, fixture_site, write_config
 
 store_url = stores.store_url  # the fixture, over SQLite and PostgreSQL
-JITTER = 0.05  # seconds: between a request leaving the pacer and the server logging it
+JITTER = 0.1  # seconds: between a request leaving the pacer and the server logging it (loaded CI)
 
 
 def serve(tmp_path: Path, pages: int, robots_extra: str = "") -> list[SiteServer]:
