@@ -35,8 +35,10 @@ def dataset(i: int, origin: str, version: int = 1) -> dict[str, object]:
         "@type": "Dataset",
         "@id": f"https://doi.org/{doi}",
         "name": f"Benchmark dataset {i}: ocean temperature profiles, cruise {i % 97}",
-        "description": ("Conductivity, temperature and depth profiles collected during a "
-                        "research cruise; quality controlled and binned to 1 m. " * 6)
+        "description": (
+            "Conductivity, temperature and depth profiles collected during a "
+            "research cruise; quality controlled and binned to 1 m. " * 6
+        )
         + f" Version {version}.",
         "url": f"{origin}/dataset/{i}",
         "identifier": {
@@ -51,9 +53,12 @@ def dataset(i: int, origin: str, version: int = 1) -> dict[str, object]:
         "dateModified": f"2024-0{1 + i % 9}-1{i % 9}",
         "datePublished": "2023-05-01",
         "creator": [
-            {"@type": "Person", "@id": f"https://orcid.org/0000-0002-{i % 9000 + 1000:04d}-000X",
-             "name": f"Researcher {j}", "affiliation": {"@type": "Organization",
-                                                          "name": "Ocean Institute"}}
+            {
+                "@type": "Person",
+                "@id": f"https://orcid.org/0000-0002-{i % 9000 + 1000:04d}-000X",
+                "name": f"Researcher {j}",
+                "affiliation": {"@type": "Organization", "name": "Ocean Institute"},
+            }
             for j in range(3)
         ],
         "encoding": {
@@ -63,20 +68,33 @@ def dataset(i: int, origin: str, version: int = 1) -> dict[str, object]:
             "dateModified": "2024-01-01",
         },
         "distribution": [
-            {"@type": "DataDownload", "contentUrl": f"{origin}/files/{i}/data.csv",
-             "encodingFormat": "text/csv", "name": "profiles.csv"},
-            {"@type": "DataDownload", "contentUrl": f"{origin}/files/{i}/readme.txt",
-             "encodingFormat": "text/plain", "name": "README"},
+            {
+                "@type": "DataDownload",
+                "contentUrl": f"{origin}/files/{i}/data.csv",
+                "encodingFormat": "text/csv",
+                "name": "profiles.csv",
+            },
+            {
+                "@type": "DataDownload",
+                "contentUrl": f"{origin}/files/{i}/readme.txt",
+                "encodingFormat": "text/plain",
+                "name": "README",
+            },
         ],
-        "spatialCoverage": {"@type": "Place", "geo": {
-            "@type": "GeoShape", "box": f"{-40 + i % 10} 150 {-30 + i % 10} 160"}},
+        "spatialCoverage": {
+            "@type": "Place",
+            "geo": {"@type": "GeoShape", "box": f"{-40 + i % 10} 150 {-30 + i % 10} 160"},
+        },
         "temporalCoverage": "2023-01-01/2023-02-01",
         "variableMeasured": [
             {"@type": "PropertyValue", "name": n, "unitText": u}
             for n, u in (("temperature", "degC"), ("salinity", "PSU"), ("pressure", "dbar"))
         ],
-        "includedInDataCatalog": {"@type": "DataCatalog", "name": "Benchmark repository",
-                                  "url": f"{origin}/"},
+        "includedInDataCatalog": {
+            "@type": "DataCatalog",
+            "name": "Benchmark repository",
+            "url": f"{origin}/",
+        },
     }
 
 
@@ -104,8 +122,7 @@ def generate(out: Path, pages: int, origin: str, changed: set[int] | None = None
     for s in range(0, pages, PER_SITEMAP):
         name = f"sitemap-{s // PER_SITEMAP}.xml"
         urls = "".join(
-            f"<url><loc>{origin}/dataset/{i}</loc><lastmod>2024-01-0{1 + (i % 9)}</lastmod>"
-            "</url>\n"
+            f"<url><loc>{origin}/dataset/{i}</loc><lastmod>2024-01-0{1 + (i % 9)}</lastmod></url>\n"
             for i in range(s, min(s + PER_SITEMAP, pages))
         )
         (out / name).write_text(
