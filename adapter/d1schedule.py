@@ -13,15 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_MACROS = {
-    "@yearly": "0 0 1 1 *",
-    "@annually": "0 0 1 1 *",
-    "@monthly": "0 0 1 * *",
-    "@weekly": "0 0 * * 0",
-    "@daily": "0 0 * * *",
-    "@midnight": "0 0 * * *",
-    "@hourly": "0 * * * *",
-}
+from adapter.crontab import MACROS
+
 _FIELD = re.compile(r"^[\?\*\d/#,\-a-zA-Z]+$")  # D1-XSD CrontabEntry
 
 
@@ -55,7 +48,7 @@ def from_interval(minutes: float) -> Schedule:
 
 def from_cron(expression: str) -> Schedule:
     """A five-field crontab as Quartz fields; something we cannot map gives hourly."""
-    text = _MACROS.get(expression.strip().lower(), expression)
+    text = MACROS.get(expression.strip().lower(), expression)
     fields = text.split()
     if len(fields) != 5 or not all(_FIELD.match(f) for f in fields):
         return HOURLY
