@@ -74,6 +74,7 @@ _DECLARING_MODULES = (
     "adapter.linkset",
     "adapter.linksources",
     "adapter.crosscheck",
+    "adapter.relationchecks",
     "adapter.resourcecheck",
     "adapter.follow",
     "adapter.resolve",
