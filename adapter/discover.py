@@ -22,61 +22,26 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from adapter import fetch
+from adapter.discover_findings import (
+    CYCLE,
+    NO_SITEMAPS,
+    NOT_LISTED,
+    OUT_OF_SCOPE,
+    SITEMAP_FAILED,
+    TOO_DEEP,
+    TOO_MANY_SITEMAPS,
+)
+from adapter.discover_findings import SITEMAP_READ as SITEMAP_READ
 from adapter.errors import FetchError
 from adapter.fetch import ACCEPT_XML, Fetcher
-from adapter.findings import Finding, FindingType, Severity
+from adapter.findings import Finding, FindingType
+from adapter.hostscope import _hosts, _prefix
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.locset import LocSet
 from adapter.models import SitemapEntry
 from adapter.robots import RobotsCache
-from adapter.sitemap import BAD_GZIP, BAD_XML, TOO_LARGE, ChildSitemap, SitemapParser
-
-NO_SITEMAPS = FindingType(
-    "discover/no-sitemap",
-    Severity.ERROR,
-    "No sitemap could be found: robots.txt lists no Sitemap line and there is no sitemap.xml "
-    "at the entry URL or the host root. Add `Sitemap: <url>` to robots.txt.",
-)
-NOT_LISTED = FindingType(
-    "discover/sitemap-not-in-robots",
-    Severity.WARNING,
-    "robots.txt lists no Sitemap line; a sitemap.xml was found by guessing its place. List it "
-    "in robots.txt so harvesters find it.",
-)
-SITEMAP_FAILED = FindingType(
-    "discover/sitemap-unavailable",
-    Severity.ERROR,
-    "A sitemap could not be read (HTTP error status); the landing pages it lists are missed.",
-)
-CYCLE = FindingType(
-    "discover/sitemap-cycle",
-    Severity.WARNING,
-    "A sitemap index lists itself or one of the indexes that led to it; the loop was cut.",
-)
-TOO_DEEP = FindingType(
-    "discover/sitemap-too-deep",
-    Severity.ERROR,
-    "Sitemap indexes are nested deeper than the limit; the deeper ones were not read and their "
-    "landing pages are missed.",
-)
-TOO_MANY_SITEMAPS = FindingType(
-    "discover/too-many-sitemaps",
-    Severity.ERROR,
-    "More sitemap files than the limit for one discovery; the rest were not read and their "
-    "landing pages are missed.",
-)
-OUT_OF_SCOPE = FindingType(
-    "discover/out-of-scope",
-    Severity.WARNING,
-    "A sitemap lists a URL on another host. The sitemaps protocol allows that only when the "
-    "other host's robots.txt lists the sitemap (cross-submission); the node configuration can "
-    "also allow the host. The URL was skipped.",
-)
-SITEMAP_READ = FindingType(
-    "discover/sitemap-read",
-    Severity.INFO,
-    "One sitemap file was read: its kind, entries, duplicates and filtered URLs.",
-)
+from adapter.sitemap import ChildSitemap, SitemapParser
+from adapter.sitemap_findings import BAD_GZIP, BAD_XML, TOO_LARGE
 
 StartKind = Literal["robots", "sitemap", "entry"]
 _FETCH_TYPES = {v.code: v for v in vars(fetch).values() if isinstance(v, FindingType)}
@@ -104,24 +69,6 @@ def plural(n: int, noun: str) -> str:
     if n == 1 or noun in ("filtered", "out of scope"):
         return f"{n} {noun}"
     return f"{n} {noun[:-1]}ies" if noun.endswith("y") else f"{n} {noun}s"
-
-
-def _prefix(url: str) -> str:
-    """scheme://netloc of an http(s) URL, lower-cased (fast path of urlsplit)."""
-    start = url.find("//") + 2
-    end = url.find("/", start)
-    return (url[:end] if end > 0 else url).lower()
-
-
-def _hosts(allowed: Collection[str]) -> frozenset[str]:
-    """Allowed hosts as host names and host:port, from names, origins or URLs."""
-    out: set[str] = set()
-    for item in allowed:
-        parts = urlsplit(item if "//" in item else "//" + item)
-        if parts.hostname:
-            out.add(parts.hostname.lower())
-            out.add(parts.netloc.lower())
-    return frozenset(out)
 
 
 def discover(

@@ -17,93 +17,31 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urljoin, urlsplit
 
-from adapter.findings import Finding, FindingType, Severity
+from adapter.findings import Finding, FindingType
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import Link, SitemapEntry
 from adapter.sitemap_body import ProblemKind, SitemapBody
+from adapter.sitemap_findings import (
+    BAD_GZIP,
+    BAD_LASTMOD,
+    BAD_SIGNMAP_LINK,
+    BAD_XML,
+    ENTITIES,
+    HTML,
+    LOC_NOT_HTTP,
+    LOC_RELATIVE,
+    LOC_TOO_LONG,
+    MORE,
+    TOO_LARGE,
+    TOO_MANY,
+    UNSUPPORTED,
+    WRONG_NAMESPACE,
+)
 from adapter.sitemap_xml import Record, SitemapXml, XmlError
 from adapter.w3cdate import parse_w3c_datetime
 
 FINDINGS_PER_CODE = 10  # per file; the rest are counted in one closing finding
 _HTTP_PREFIXES = ("https://", "http://")
-
-BAD_XML = FindingType(
-    "sitemap/bad-xml",
-    Severity.ERROR,
-    "The sitemap is not well-formed XML (or is empty); entries before the error are kept.",
-)
-HTML = FindingType(
-    "sitemap/html",
-    Severity.ERROR,
-    "An HTML page (often an error or login page) was served where a sitemap was expected.",
-)
-ENTITIES = FindingType(
-    "sitemap/entities-refused",
-    Severity.ERROR,
-    "The sitemap declares XML entities in a DTD; sitemaps never need them, and they are "
-    "the vehicle of entity-expansion and external-entity attacks, so the file is not read.",
-)
-UNSUPPORTED = FindingType(
-    "sitemap/unsupported-format",
-    Severity.ERROR,
-    "The document is XML but neither a <urlset> nor a <sitemapindex> (RSS and Atom feeds are "
-    "not read).",
-)
-WRONG_NAMESPACE = FindingType(
-    "sitemap/wrong-namespace",
-    Severity.WARNING,
-    "The sitemap's <url> or <sitemap> elements are not in the sitemaps.org 0.9 namespace; "
-    "the file was read anyway.",
-)
-BAD_GZIP = FindingType(
-    "sitemap/bad-gzip",
-    Severity.ERROR,
-    "The gzip-compressed sitemap is broken or cut short; entries before the break are kept.",
-)
-TOO_LARGE = FindingType(
-    "sitemap/too-large",
-    Severity.ERROR,
-    "The sitemap passes the protocol's 50 MB (uncompressed) limit; it was read up to the cap "
-    "and the landing pages after it are missed. Split it into several files under an index.",
-)
-TOO_MANY = FindingType(
-    "sitemap/too-many-entries",
-    Severity.ERROR,
-    "The sitemap lists more than the protocol's 50,000 URLs (or sitemaps); the rest are missed. "
-    "Split it into several files under an index.",
-)
-LOC_TOO_LONG = FindingType(
-    "sitemap/loc-too-long",
-    Severity.WARNING,
-    "A <loc> is longer than 2,048 characters (the protocol's limit); it was skipped.",
-)
-LOC_NOT_HTTP = FindingType(
-    "sitemap/loc-not-http",
-    Severity.WARNING,
-    "A <loc> is not an http or https URL; it was skipped.",
-)
-LOC_RELATIVE = FindingType(
-    "sitemap/loc-relative",
-    Severity.WARNING,
-    "A <loc> is empty or relative; the protocol requires full URLs starting with the scheme. "
-    "It was skipped.",
-)
-BAD_LASTMOD = FindingType(
-    "sitemap/bad-lastmod",
-    Severity.WARNING,
-    "A <lastmod> is not a W3C datetime (e.g. 2024-05-01 or 2024-05-01T10:00:00Z); the entry "
-    "is kept without it, so changes to that page cannot be detected from the sitemap.",
-)
-BAD_SIGNMAP_LINK = FindingType(
-    "sitemap/bad-signmap-link",
-    Severity.WARNING,
-    "A Signmap <rs:ln> lacks its mandatory href or rel attribute; it was skipped.",
-)
-MORE = FindingType(
-    "sitemap/more-findings",
-    Severity.INFO,
-    "The same problem repeats in this file; only the first ten are listed one by one.",
-)
 
 
 _PROBLEMS: dict[ProblemKind, FindingType] = {
