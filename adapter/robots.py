@@ -18,12 +18,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from protego import Protego
-
 from adapter.errors import FetchError
 from adapter.fetch import Fetcher, host_key, origin
 from adapter.findings import Finding, FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS
+from adapter.robotsparse import RobotsPolicy as RobotsPolicy
+from adapter.robotsparse import parse_robots as parse_robots
+from adapter.robotsparse import product_token as product_token
 
 UNAVAILABLE = FindingType(
     "robots/unavailable",
@@ -62,48 +63,6 @@ NOT_TEXT = FindingType(
 ROBOTS_TTL = 24 * 3600.0  # RFC 9309 § 2.4: cache at most 24 hours
 ROBOTS_REDIRECTS = 5  # RFC 9309 § 2.3.1.2
 MAX_CRAWL_DELAY = 60.0  # seconds; a Crawl-delay of hours would stall a run, not pace it
-
-
-def product_token(user_agent: str) -> str:
-    """The product token robots.txt groups are matched against (`Name` of `Name/1.0 (...)`)."""
-    return user_agent.split("/", 1)[0].split()[0] if user_agent.strip() else "*"
-
-
-@dataclass(frozen=True, slots=True)
-class RobotsPolicy:
-    """What one robots.txt says to one user agent. `rules=None` means no file (allow all)."""
-
-    user_agent: str
-    rules: Protego | None = None
-    disallow_all: bool = False
-    reason: str = ""  # why everything is disallowed
-    sitemaps: tuple[str, ...] = ()
-    crawl_delay: float | None = None
-
-    def can_fetch(self, url: str) -> bool:
-        if self.disallow_all:
-            return False
-        if self.rules is None or urlsplit(url).path == "/robots.txt":
-            return True
-        try:
-            return bool(self.rules.can_fetch(url, self.user_agent))
-        except (ValueError, TypeError, UnicodeError):
-            return True  # Protego choked on the URL, not on a rule; no rule forbids it
-
-
-def parse_robots(body: bytes, user_agent: str, max_bytes: int = 512_000) -> RobotsPolicy:
-    """Parse robots.txt bytes for `user_agent`; never raises."""
-    text = body[:max_bytes].decode("utf-8", errors="replace")
-    text = text.removeprefix("\ufeff")  # a BOM would hide the first line from the parser
-    token = product_token(user_agent)
-    try:
-        rules = Protego.parse(text)
-        sitemaps = tuple(dict.fromkeys(s.strip() for s in rules.sitemaps if s.strip()))
-        delay = rules.crawl_delay(token)
-    except Exception:  # Protego is third-party; a bad file must not end the run
-        return RobotsPolicy(token)
-    crawl_delay = float(delay) if delay is not None and float(delay) >= 0 else None
-    return RobotsPolicy(token, rules, sitemaps=sitemaps, crawl_delay=crawl_delay)
 
 
 @dataclass(slots=True)
