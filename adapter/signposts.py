@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from urllib.parse import urlsplit, urlunsplit
 
 from adapter.models import Link
@@ -32,6 +33,7 @@ SOURCE_ORDER = ("header", "html", "linkset", "signmap")
 
 SCHEMA_DATASET = "https://schema.org/Dataset"
 SCHEMA_ABOUTPAGE = "https://schema.org/AboutPage"
+URL_KEY_CACHE = 8192  # distinct URLs remembered: a few pages' worth, bounded memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,11 +58,15 @@ class Signpost:
         }
 
 
+@lru_cache(maxsize=URL_KEY_CACHE)
 def url_key(url: str) -> str:
     """A URL in a form where trivially different spellings compare equal.
 
     Scheme and host lower-cased, default port dropped, empty path made "/",
     fragment dropped. http and https stay different: they are different URLs.
+    Memoized (a pure function of a str): the checks of one page ask for the
+    same few URLs' keys some 60 times, and urlsplit/urlunsplit dominate them.
+    `url_key.__wrapped__` is the uncached reference.
     """
     try:
         parts = urlsplit(url.strip())
