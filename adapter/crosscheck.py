@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from adapter import relationchecks
-from adapter.datasetlinks import dataset_links
+from adapter.datasetlinks import DatasetLinks, dataset_links
 from adapter.findings import Finding, FindingType, Severity
 from adapter.framed import node_id, values
 from adapter.identities import doi_of, iri_key, license_key
@@ -107,9 +107,16 @@ def _names(d: DatasetResult, href: str) -> bool:
 
 
 def check_dataset(
-    dataset: DatasetResult | None, links: Sequence[Link], pages: Sequence[str]
+    dataset: DatasetResult | None,
+    links: Sequence[Link],
+    pages: Sequence[str],
+    facts: DatasetLinks | None = None,
 ) -> tuple[list[Finding], list[Finding]]:
-    """(page-level findings, findings about the Dataset)."""
+    """(page-level findings, findings about the Dataset).
+
+    `facts` is `dataset_links(dataset, pages[-1])` when the caller has it already
+    (the proposal needs the same), so it is read once per page.
+    """
     page = pages[-1]
     mine = [x for x in anchored_at(links, pages) if x.rel in SIGNPOSTING_RELS]
     if not [x for x in mine if x.rel != "linkset"]:
@@ -117,7 +124,8 @@ def check_dataset(
     page_findings = [*_cardinality(mine, page), *check_links(mine, page)]
     if dataset is None:
         return page_findings, []
-    facts = dataset_links(dataset, page)
+    if facts is None:
+        facts = dataset_links(dataset, page)
     found = [
         *relationchecks.cite_as(mine, facts, page),
         *relationchecks.types(mine, facts, page),

@@ -42,8 +42,12 @@ class Proposal:
         return f"Link: {self.link_header}\n\n{self.html_links}"
 
 
-def propose(dataset: DatasetResult, landing_url: str) -> Proposal:
-    facts = dataset_links(dataset, landing_url)
+def propose(
+    dataset: DatasetResult, landing_url: str, facts: DatasetLinks | None = None
+) -> Proposal:
+    """`facts`: `dataset_links(dataset, landing_url)` when the caller has read them already."""
+    if facts is None:
+        facts = dataset_links(dataset, landing_url)
     links = _links(facts, landing_url)
     return Proposal(
         link_header=format_link_header(links, context=landing_url),
@@ -52,8 +56,10 @@ def propose(dataset: DatasetResult, landing_url: str) -> Proposal:
     )
 
 
-def proposal_finding(dataset: DatasetResult, landing_url: str) -> Finding:
-    proposal = propose(dataset, landing_url)
+def proposal_finding(
+    dataset: DatasetResult, landing_url: str, facts: DatasetLinks | None = None
+) -> Finding:
+    proposal = propose(dataset, landing_url, facts)
     return PROPOSAL.at(
         landing_url,
         "Proposed signposting for this page, derived from its Dataset (HTTP header, then "

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from adapter.crosscheck import check_dataset, primary_dataset
+from adapter.datasetlinks import dataset_links
 from adapter.errors import FetchError
 from adapter.fetch import Fetcher
 from adapter.findings import Finding, Severity
@@ -136,13 +137,15 @@ def crosscheck(
     """
     pages = landing_urls(report)
     dataset, note = primary_dataset(report.datasets, report.signposts, pages)
-    page_findings, dataset_findings = check_dataset(dataset, report.signposts, pages)
+    # read once for the checks and the proposal (both want it whenever there is a Dataset)
+    facts = dataset_links(dataset, pages[-1]) if dataset is not None else None
+    page_findings, dataset_findings = check_dataset(dataset, report.signposts, pages, facts)
     if note is not None:
         page_findings.append(note)
     if follow:
         page_findings.extend(follow_targets(report.signposts, pages, fetcher, limits=limits))
     if dataset is not None and _needs_fixing([*page_findings, *dataset_findings]):
-        page_findings.append(proposal_finding(dataset, pages[-1]))
+        page_findings.append(proposal_finding(dataset, pages[-1], facts))
     report.findings.extend(page_findings)
     if dataset is not None:
         dataset.findings.extend(dataset_findings)
