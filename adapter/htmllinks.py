@@ -56,11 +56,11 @@ def parse_html_links(
 ) -> ParsedLinks:
     """Every `<link rel href>` of the page at `url` (its final URL)."""
     out = ParsedLinks()
-    root = _parse(body, content_type, charset)
+    root, is_html = _parse(body, content_type, charset)
     if root is None:
         return out
-    base = _base_url(root, url)
-    for element, in_head in _link_elements(root):
+    base = _base_url(root, url, is_html)
+    for element, in_head in _link_elements(root, is_html):
         rels = (element.get("rel") or "").split()
         if not rels:
             continue
@@ -118,15 +118,18 @@ def _append(
     return True
 
 
-def _parse(body: bytes, content_type: str, charset: str | None) -> lxml.etree._Element | None:
+def _parse(
+    body: bytes, content_type: str, charset: str | None
+) -> tuple[lxml.etree._Element | None, bool]:
+    """The document's root, and whether the HTML parser read it (tags lower-case, no ns)."""
     if not body.strip():
-        return None
+        return None, False
     if content_type == "application/xhtml+xml" or body.lstrip()[:5] == b"<?xml":
         parser = lxml.etree.XMLParser(
             resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
         )
         try:
-            return lxml.etree.fromstring(body, parser)
+            return lxml.etree.fromstring(body, parser), False
         except lxml.etree.XMLSyntaxError:
             pass  # not well-formed: read it as HTML like a browser would
     try:
@@ -134,9 +137,9 @@ def _parse(body: bytes, content_type: str, charset: str | None) -> lxml.etree._E
     except LookupError:
         parser = None
     try:
-        return lxml.html.document_fromstring(body, parser=parser)
+        return lxml.html.document_fromstring(body, parser=parser), True
     except (lxml.etree.ParserError, ValueError, LookupError):
-        return None
+        return None, False
 
 
 def _local(tag: object) -> str:
@@ -148,8 +151,23 @@ def _local(tag: object) -> str:
     return tag.lower()
 
 
-def _link_elements(root: lxml.etree._Element) -> Iterator[tuple[lxml.etree._Element, bool]]:
-    """Each <link> and whether it counts as in <head> (links between head and body do)."""
+def _link_elements(
+    root: lxml.etree._Element, is_html: bool = False
+) -> Iterator[tuple[lxml.etree._Element, bool]]:
+    """Each <link> and whether it counts as in <head> (links between head and body do).
+
+    The HTML parser lower-cases tag names and makes no namespaces, so for its
+    trees lxml finds the elements by name in C (`_link_elements_slow` is the
+    reference, and the way for XHTML read as XML, where case and namespace vary).
+    """
+    if not is_html:
+        yield from _link_elements_slow(root)
+        return
+    for element in root.iter("link"):
+        yield element, next(element.iterancestors("body"), None) is None
+
+
+def _link_elements_slow(root: lxml.etree._Element) -> Iterator[tuple[lxml.etree._Element, bool]]:
     for element in root.iter():
         if _local(element.tag) != "link":
             continue
@@ -157,9 +175,11 @@ def _link_elements(root: lxml.etree._Element) -> Iterator[tuple[lxml.etree._Elem
         yield element, not in_body
 
 
-def _base_url(root: lxml.etree._Element, url: str) -> str:
-    for element in root.iter():
-        if _local(element.tag) == "base" and element.get("href"):
+def _base_url(root: lxml.etree._Element, url: str, is_html: bool = False) -> str:
+    """The first <base href>, resolved; found by name in C for HTML trees (see above)."""
+    found = root.iter("base") if is_html else (e for e in root.iter() if _local(e.tag) == "base")
+    for element in found:
+        if element.get("href"):
             try:
                 return urljoin(url, str(element.get("href")).strip())
             except ValueError:
