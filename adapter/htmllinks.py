@@ -35,6 +35,7 @@ WITHOUT_HREF = FindingType(
 
 XHTML_NS = "http://www.w3.org/1999/xhtml"
 _ATTRS = ("title", "hreflang", "media")
+_HTML_LINK_TAGS = ("link", "lin\u212a")  # every tag an HTML tree has whose .lower() is "link"
 
 
 def looks_like_html(content_type: str, body: bytes) -> bool:
@@ -156,14 +157,16 @@ def _link_elements(
 ) -> Iterator[tuple[lxml.etree._Element, bool]]:
     """Each <link> and whether it counts as in <head> (links between head and body do).
 
-    The HTML parser lower-cases tag names and makes no namespaces, so for its
-    trees lxml finds the elements by name in C (`_link_elements_slow` is the
-    reference, and the way for XHTML read as XML, where case and namespace vary).
+    The HTML parser lower-cases ASCII in tag names and makes no namespaces, so
+    for its trees lxml finds the elements by name in C (`_link_elements_slow`
+    is the reference, and the way for XHTML read as XML, where case and
+    namespace vary). The one non-ASCII letter that lower-cases to ASCII is the
+    Kelvin sign (to "k"), hence the second spelling of "link".
     """
     if not is_html:
         yield from _link_elements_slow(root)
         return
-    for element in root.iter("link"):
+    for element in root.iter(*_HTML_LINK_TAGS):
         yield element, next(element.iterancestors("body"), None) is None
 
 

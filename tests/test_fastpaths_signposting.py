@@ -123,6 +123,10 @@ HTML_TOKENS = [
     "<LINK",
     "<Link",
     "<svg:link",
+    "<lin\u212a",
+    "<LIN\u212a",
+    "<bod\u00ff",
+    "<\u00c0",
     "<x:body>",
     "<base",
     "<BASE",
@@ -155,15 +159,25 @@ def test_html_link_lookup_equals_reference_on_generated_html(text: str) -> None:
 
 @given(pieces(HTML_TOKENS, max_size=30))
 @FUZZ
-def test_html_tree_has_lower_case_names_only(text: str) -> None:
-    """What the fast path relies on: the HTML parser's tags are lower-case, no namespace."""
+def test_html_tree_tags_are_what_the_fast_path_looks_for(text: str) -> None:
+    """What it relies on: no namespaces, and the tags the walk would take are the ones sought."""
     try:
         root = lxml.html.document_fromstring(text.encode() or b"<p>")
     except (lxml.etree.ParserError, ValueError):
         return
     for element in root.iter():
         if isinstance(element.tag, str):
-            assert element.tag == element.tag.lower() and not element.tag.startswith("{")
+            assert not element.tag.startswith("{")
+            if element.tag.lower() == "link":
+                assert element.tag in htmllinks._HTML_LINK_TAGS
+            if element.tag.lower() in ("base", "body"):
+                assert element.tag == element.tag.lower()
+
+
+def test_kelvin_sign_link_is_found_both_ways() -> None:
+    body = '<html><head><LIN\u212a rel="cite-as" href="https://doi.org/10.1/k"></head></html>'
+    _both_ways(body.encode())
+    assert [x.rel for x in parse_html_links(body.encode(), PAGE).links] == ["cite-as"]
 
 
 @pytest.mark.parametrize("path", PAGES, ids=lambda p: p.name)
