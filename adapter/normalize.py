@@ -34,7 +34,6 @@ The framed shape (what `NormalizedDataset.framed` holds), kept simple for checks
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +41,7 @@ from urllib.parse import urljoin
 
 from pyld import jsonld
 
+from adapter import fastexpand, fastframe
 from adapter.catalogrecords import explain, secondary_datasets, standalone_ids
 from adapter.extract import JsonLdBlock
 from adapter.findings import Finding, FindingType, Severity
@@ -52,7 +52,9 @@ from adapter.locate import locate_datasets, near_misses, no_dataset_message
 
 # pyld keeps its context caches in module-level LRU caches that are not thread-safe;
 # its work holds the GIL anyway, so serializing it costs threads nothing.
-_PYLD_LOCK = threading.Lock()
+_PYLD_LOCK = fastexpand.PYLD_LOCK
+# False forces pyld for every block (the reference the fast paths are tested against).
+FAST_PATHS = True
 SCHEMA_HTTPS = "https://schema.org/"
 DATASET = SCHEMA + "Dataset"
 IRI_PROPERTIES = ("url", "contentUrl", "sameAs", "embedUrl", "thumbnailUrl")
@@ -166,11 +168,16 @@ def _simplify(value: Any, base: str, key: str | None = None) -> Any:
 def _expand(
     block: JsonLdBlock, base_url: str, page: str, findings: list[Finding]
 ) -> list[Any] | None:
+    """The block expanded (`adapter.fastexpand` when it is sure, else pyld), or a finding."""
     where = f"block {block.index}"
     options = {"base": base_url, "documentLoader": load_document}
     try:
-        with _PYLD_LOCK:
-            expanded: list[Any] = jsonld.expand(block.data, options)
+        fast = fastexpand.expand(block.data, base_url) if FAST_PATHS else None
+        if fast is not None:
+            expanded: list[Any] = fast
+        else:
+            with _PYLD_LOCK:
+                expanded = jsonld.expand(block.data, options)
     except jsonld.JsonLdError as exc:
         remote = refused_url(exc)
         if remote is not None:
@@ -206,8 +213,10 @@ def _reason(exc: jsonld.JsonLdError) -> str:
 
 def _frame(expanded: list[Any]) -> list[dict[str, Any]]:
     """pyld's framed Datasets, blank-node ids still on (see `adapter.catalogrecords`)."""
-    with _PYLD_LOCK:
-        framed = frame_expanded(expanded)
+    framed = fastframe.frame(expanded, FRAME_CONTEXT) if FAST_PATHS else None
+    if framed is None:
+        with _PYLD_LOCK:
+            framed = frame_expanded(expanded)
     graph = framed.get("@graph", [])
     return [n for n in (graph if isinstance(graph, list) else [graph]) if isinstance(n, dict)]
 
