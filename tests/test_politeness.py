@@ -14,6 +14,7 @@ import multiprocessing
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,10 +118,11 @@ def test_crawl_delay_holds_across_workers(
     assert min(gaps) >= 0.3 - JITTER, f"Crawl-delay 0.3 s, but two pages {min(gaps):.3f} s apart"
 
 
-def _hold_slots(url: str, out: str, rounds: int) -> None:
+def _hold_slots(url: str, out: str, rounds: int, ready: Any) -> None:
     store = Store.open(url)
     pacer = StorePacer(store, owner_id() + ":test", 1000.0, 2)
     spans = []
+    ready.wait(60)  # all three start together, however slowly each one imported
     for _ in range(rounds):
         with pacer.slot("busy.example:"):
             began = time.time()
@@ -138,7 +140,10 @@ def test_concurrency_slots_hold_across_processes(tmp_path: Path, store_url: str)
     store.close()
     out = tmp_path / "spans.txt"
     ctx = multiprocessing.get_context("spawn")
-    procs = [ctx.Process(target=_hold_slots, args=(store_url, str(out), 8)) for _ in range(3)]
+    ready = ctx.Barrier(3)
+    procs = [
+        ctx.Process(target=_hold_slots, args=(store_url, str(out), 8, ready)) for _ in range(3)
+    ]
     for p in procs:
         p.start()
     for p in procs:
