@@ -1,13 +1,16 @@
-"""The sync run's due pages, processed in this process or in several.
+"""The sync run's due pages: checked in this process or in several, written by this one.
 
-Checking a landing page costs about 5 to 8 ms of CPU (pyld, lxml, the store),
-all of it under the GIL, so threads overlap the fetches but not the checks.
-When a node's politeness lets pages arrive faster than one core can check
-them and enough pages are due, the run starts child processes (`forkserver`:
-no threads are forked) that claim pages from the same frontier as any
-`adapter worker` would, with the store-backed pacer holding the host's rate
-across all of them. The parent then finishes whatever is left (the pages of
-a child that died), adds up the children's counts and reports progress.
+Checking a landing page costs CPU under the GIL (pyld, lxml), so threads
+overlap the fetches but not the checks. When a node's politeness lets pages
+arrive faster than one core can check them and enough pages are due, the run
+starts child processes (`forkserver`: no threads are forked; see
+`adapter.checkchild`) that fetch and check pages and send back what to write.
+This process claims the pages (renewing their leases), hands each child a few
+more rows than it has threads, and writes every outcome itself: SQLite has one
+writer per file, and children committing their own pages waited on each
+other's locks for a third of the run. The store-backed pacer still holds the
+host's rate across all of them. Rows a child took and never answered (it
+died) are handed to the others, or checked here when none is left.
 """
 
 from __future__ import annotations
@@ -17,35 +20,28 @@ import math
 import multiprocessing
 import os
 import queue
-import signal
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
-from adapter import claims
+from adapter import checkchild, claims
+from adapter.checked import CheckedPage, commit_checked
 from adapter.fetch import Fetcher
-from adapter.harvest import PageOutcome
+from adapter.frontier import FrontierRow
+from adapter.harvest import PageOutcome, process_page
 from adapter.settings import NodeSettings
 from adapter.store import Store
 from adapter.sync import RunSummary
-from adapter.worker import WorkOptions, node_fetcher, process_here
+from adapter.worker import WorkOptions, lease_keeper, process_here
 
 log = logging.getLogger(__name__)
 
 CPU_PER_PAGE = 0.008  # seconds of one core per landing page, measured (BENCHMARKS.md)
 PAGES_PER_PROCESS = 300  # below this many due pages per process, starting one does not pay
-PROGRESS_BATCH = 20  # a child reports progress every this many pages
-COUNTED = (
-    "fetched",
-    "not_modified",
-    "unchanged",
-    "new_objects",
-    "new_versions",
-    "archived",
-    "gone",
-    "pages_not_harvestable",
-    "errors",
-)
+AHEAD = 2  # rows handed to a child per thread of it, so none waits for the next
+GROUP = 32  # checked pages written per look at the results
+WAIT = 0.2  # seconds between looks at the children while no result arrives
 
 
 def choose_processes(node: NodeSettings, due: int, cpus: int | None = None) -> int:
@@ -77,95 +73,150 @@ def process_due(
 
     if count > 1 and not stop.is_set():
         log.info("%s: %d due pages in %d processes", node.id, summary.due, count)
-        _in_children(store.url, node, summary, stop, options, count, on_progress)
-        claims.release_stale_claims(store, node.id)  # a child that died leaves its claims
+        pool = _Children(store, node, owner, summary.run_id, options, count)
+        with lease_keeper(store, owner, options.lease):
+            left = pool.run(stop, here)
+            for row in left if not stop.is_set() else []:  # every child died
+                here(process_page(store, node, fetcher, row, owner=owner))
+        claims.release_claims(store, node.id, owner)  # rows taken back on a stop
     process_here(store, node, fetcher, owner, stop, options, here)
 
 
-def _in_children(
-    store_url: str,
-    node: NodeSettings,
-    summary: RunSummary,
-    stop: threading.Event,
-    options: WorkOptions,
-    count: int,
-    on_progress: Callable[[int], None] | None,
-) -> None:
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["adapter.workerpool", "adapter.pipeline"])
-    child_stop = ctx.Event()
-    results: Any = ctx.Queue()
-    args = (store_url, node, summary.run_id, child_stop, results, options)
-    children = [ctx.Process(target=child_main, args=args, name=f"sync-{i}") for i in range(count)]
-    for child in children:
-        child.start()
-    try:
-        while True:
-            if stop.is_set():
-                child_stop.set()
-            try:
-                kind, value = results.get(timeout=0.2)
-            except queue.Empty:
-                if not any(c.is_alive() for c in children):
+@dataclass(slots=True)
+class _Child:
+    process: Any
+    tasks: Any
+    rows: dict[int, FrontierRow] = field(default_factory=dict)  # handed out, not answered
+    done: bool = False  # said goodbye, or died
+
+
+class _Children:
+    """Child processes that check rows this process claims; this process writes them."""
+
+    def __init__(
+        self,
+        store: Store,
+        node: NodeSettings,
+        owner: str,
+        run_id: int,
+        options: WorkOptions,
+        count: int,
+    ) -> None:
+        self.store, self.node, self.owner, self.options = store, node, owner, options
+        self.threads = options.pool_size(node)
+        ctx = multiprocessing.get_context("forkserver")
+        ctx.set_forkserver_preload(["adapter.checkchild", "adapter.pipeline"])
+        self.results: Any = ctx.Queue()
+        self.children: list[_Child] = []
+        for i in range(count):
+            tasks = ctx.Queue()
+            args = (i, store.url, node, run_id, self.threads, tasks, self.results)
+            proc = ctx.Process(target=checkchild.main, args=args, name=f"sync-{i}")
+            self.children.append(_Child(proc, tasks))
+        self.exhausted = False
+
+    def run(
+        self, stop: threading.Event, on_outcome: Callable[[PageOutcome], None]
+    ) -> list[FrontierRow]:
+        """Check and write every due page; the rows nobody answered (all children died)."""
+        for child in self.children:
+            child.process.start()
+        ended = False
+        try:
+            while True:
+                if not (stop.is_set() or self.exhausted):
+                    self._hand_out()
+                if not ended and (stop.is_set() or (self.exhausted and not self._pending())):
+                    if stop.is_set():
+                        self._take_back()
+                    self._say_end()
+                    ended = True
+                if all(c.done for c in self.children):
                     break
-                continue
-            if kind == "progress" and on_progress is not None:
-                on_progress(int(value))
-            elif kind == "done":
-                for name in COUNTED:
-                    setattr(summary, name, getattr(summary, name) + int(value[name]))
-                for name in ("not_harvestable", "error_codes"):
-                    mine: dict[str, int] = getattr(summary, name)
-                    for code, n in value[name].items():
-                        mine[code] = mine.get(code, 0) + int(n)
-    finally:
-        child_stop.set()
-        for child in children:
-            child.join(60)
-            if child.exitcode not in (0, None):
-                log.warning("%s: sync process %s ended with %s", node.id, child.pid, child.exitcode)
-        results.close()
+                checked = self._receive()
+                for out in commit_checked(self.store, self.node, self.owner, checked):
+                    on_outcome(out)
+                if not checked:
+                    self._reap()
+        finally:
+            if not ended:
+                self._say_end()
+            for child in self.children:
+                child.process.join(60)
+                if child.process.exitcode not in (0, None):
+                    log.warning("%s: sync process %s ended with %s", self.node.id,
+                                child.process.pid, child.process.exitcode)  # fmt: skip
+            self.results.close()
+        return [row for c in self.children for row in c.rows.values()]
 
+    def _pending(self) -> int:
+        return sum(len(c.rows) for c in self.children)
 
-def child_main(
-    store_url: str,
-    node: NodeSettings,
-    run_id: int,
-    parent_stop: Any,
-    results: Any,
-    options: WorkOptions,
-) -> None:
-    """One child process of a sync run: claim and process due pages until none is left."""
-    stop = threading.Event()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which tells us
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    def _hand_out(self) -> None:
+        """Top every live child up to AHEAD rows per thread; claim what that needs."""
+        live = [c for c in self.children if not c.done]
+        want = sum(self.threads * AHEAD - len(c.rows) for c in live)
+        if want < self.threads or not live:
+            return
+        rows = claims.claim_due(self.store, self.node.id, self.owner, batch=want,
+                                lease=self.options.lease)  # fmt: skip
+        self.exhausted = not rows
+        for row in rows:
+            self._give(min(live, key=lambda c: len(c.rows)), row)
 
-    def watch_parent() -> None:
-        # polled: a process that dies inside Event.wait() would block the parent's set()
-        while not parent_stop.is_set():
-            if stop.wait(0.2):
-                return
-        stop.set()
+    def _give(self, child: _Child, row: FrontierRow) -> None:
+        child.rows[row.id] = row
+        child.tasks.put(row)
 
-    threading.Thread(target=watch_parent, daemon=True).start()
-    store = Store.open(store_url, create=False)
-    owner = claims.owner_id(run_id)
-    fetcher, _robots = node_fetcher(store, node, owner)
-    mine = RunSummary(node.id)
-    unreported = 0
+    def _receive(self) -> list[CheckedPage]:
+        """What the children sent: up to GROUP checked pages, waiting WAIT for the first."""
+        got: list[CheckedPage] = []
+        timeout: float | None = WAIT
+        while len(got) < GROUP:
+            try:
+                kind, index, item = (
+                    self.results.get(timeout=timeout) if timeout else self.results.get_nowait()
+                )
+            except queue.Empty:
+                break
+            timeout = None
+            child = self.children[index]
+            if kind == "bye":
+                child.done = True
+                self._reassign(child)
+            else:
+                child.rows.pop(item.row.id, None)
+                got.append(item)
+        return got
 
-    def on_outcome(out: PageOutcome) -> None:
-        nonlocal unreported
-        mine.add(out)
-        unreported += 1
-        if unreported >= PROGRESS_BATCH:
-            results.put(("progress", unreported))
-            unreported = 0
+    def _reap(self) -> None:
+        """A child that died without goodbye: its rows go to the others."""
+        for child in self.children:
+            if not child.done and child.process.exitcode is not None:
+                child.done = True
+                self._reassign(child)
 
-    try:
-        process_here(store, node, fetcher, owner, stop, options, on_outcome)
-    finally:
-        fetcher.close()
-        results.put(("progress", unreported))
-        results.put(("done", mine.as_dict()))
-        store.close()
+    def _reassign(self, child: _Child) -> None:
+        rows, child.rows = list(child.rows.values()), {}
+        live = [c for c in self.children if not c.done]
+        if not live:
+            child.rows = {r.id: r for r in rows}  # nobody left: the caller checks them
+            return
+        for row in rows:
+            self._give(min(live, key=lambda c: len(c.rows)), row)
+
+    def _take_back(self) -> None:
+        """On a stop: rows not started yet go back to the frontier (claims released later)."""
+        for child in self.children:
+            while True:
+                try:
+                    row = child.tasks.get_nowait()
+                except queue.Empty:
+                    break
+                if row is not None:
+                    child.rows.pop(row.id, None)
+
+    def _say_end(self) -> None:
+        for child in self.children:
+            for _ in range(self.threads):
+                child.tasks.put(None)
