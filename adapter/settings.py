@@ -169,6 +169,8 @@ class SyncSettings(Settings):
     recheck_after_hours: Annotated[float, Field(gt=0)] = 168  # refetch unchanged pages after
     archive_after_missing_runs: Annotated[int, Field(ge=1)] = 3  # runs gone before archiving
     volatile_properties: tuple[NonEmpty, ...] = ()  # Dataset properties ignored for "changed"
+    # runs (scheduled or `adapter sync`) only discover and mark pages due; workers check them
+    enqueue_only: bool = False
 
 
 def _limits_model() -> type[BaseModel]:

@@ -142,7 +142,8 @@ def run_node(
 ) -> RunSummary:
     """One sync run of `node` into `config.store_url`; the summary is also stored.
 
-    `enqueue_only`: discover and mark pages due, leave them to `adapter worker`s.
+    `enqueue_only` (or the node's `sync.enqueue_only`): discover and mark pages
+    due, leave them to `adapter worker`s.
     `processes`: how many processes check pages (default: as many as pay, see
     `adapter.workerpool.choose_processes`).
     """
@@ -185,7 +186,7 @@ def run_with_store(
         fr.mark_stale_due(store, node.id, timedelta(hours=node.sync.recheck_after_hours))
         claims.release_stale_claims(store, node.id)
         summary.due = due_count(store, node.id)
-        if not enqueue_only:
+        if not (enqueue_only or node.sync.enqueue_only):
             _process_due(store, node, fetcher, owner, summary, stop, progress, processes)
         summary.status = "interrupted" if stop.is_set() else "ok"
     except Exception as exc:

@@ -612,3 +612,43 @@ def test_status_shows_last_and_next_run_of_each_node(
     started = datetime.fromisoformat(first["last_run"]["started_at"])
     assert datetime.fromisoformat(first["next_run"]) == started + timedelta(minutes=90)
     assert document["nodes"][1]["last_run"] is None
+
+
+def test_a_scheduled_enqueue_only_node_leaves_the_pages_to_workers(
+    store_url: str,
+    serve_site: Callable[[str], Any],
+    scheduler_of: Callable[..., NodeScheduler],
+) -> None:
+    from adapter.scheduler import run_node
+    from adapter.store import Store
+    from adapter.worker import WorkOptions, work
+
+    server = serve_site("sched-coastal")
+    yaml_text = coastal_yaml(server.origin, store_url, 50, "{interval_minutes: 60}")
+    config = parse_config(yaml_text + "    sync: {enqueue_only: true}\n")
+    finished = threading.Semaphore(0)
+    summaries: list[Any] = []
+
+    def job(config: AdapterConfig, node: NodeSettings, *, stop: threading.Event) -> Any:
+        try:
+            summaries.append(run_node(config, node, stop=stop))  # the scheduler's real job
+            return summaries[-1]
+        finally:
+            finished.release()
+
+    scheduler = scheduler_of(config, job)
+    scheduler.start(run_now=True)
+    assert finished.acquire(timeout=WAIT)
+    scheduler.shutdown()
+    assert (summaries[0].pages_seen, summaries[0].due, summaries[0].fetched) == (STATIONS,) * 2 + (
+        0,
+    )
+    assert station_requests(server) == []  # discovery only: no landing page fetched
+
+    store = Store.open(store_url, create=False)
+    try:
+        done = work(store, list(config.nodes), threading.Event(), WorkOptions(until_idle=True))
+        assert done["urn:node:COASTAL"].new_objects == STATIONS
+        assert len(check_records(store, "urn:node:COASTAL")) == STATIONS
+    finally:
+        store.close()
