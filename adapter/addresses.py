@@ -58,6 +58,16 @@ def origin(url: str) -> str:
     return origin_of(parts.scheme, parts.hostname or "", port)
 
 
+def host_key(url: str) -> str:
+    """The unit of politeness: host and port."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{(parts.hostname or '').lower()}:{port or ''}"
+
+
 def origin_of(scheme: str, host: str, port: int | None) -> str:
     scheme = scheme.lower()
     host = host.strip("[]").lower()

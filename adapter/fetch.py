@@ -7,24 +7,23 @@ byte cap holds after decompression; one deadline bounds the whole exchange
 that shuts the socket down, because a read timeout alone is per `recv`.
 Connections go only to addresses the `AddressPolicy` allows, checked on the
 resolved address at connect time. Failures that leave nothing to inspect
-raise `FetchError` with a finding code; everything else is a `Fetched`.
+raise `FetchError` with a finding code; everything else is a `Fetched`. Retries and
+the mapping of transport errors to findings are in `adapter.fetch_retry`.
 """
 
 from __future__ import annotations
 
-import http.client
 import logging
-import socket
 import time
 from collections.abc import Callable
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import requests
 import urllib3
 
 from adapter import USER_AGENT
-from adapter.addresses import AddressPolicy, UnsafeAddress, origin
-from adapter.body import caused_by, read_body, short, timeout_error
+from adapter.addresses import AddressPolicy, UnsafeAddress, host_key, origin
+from adapter.body import read_body, short, timeout_error
 from adapter.connections import Exchange, GuardedAdapter, exchange
 from adapter.errors import FetchError
 from adapter.fetch_findings import (
@@ -42,15 +41,10 @@ from adapter.fetch_findings import (
     TOO_MANY_REDIRECTS,
     UNSAFE_URL,
 )
+from adapter.fetch_retry import RETRY_STATUSES, send_with_retries, transport_failure
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import Fetched
-from adapter.politeness import (
-    HostHealth,
-    NoPacer,
-    Pacer,
-    backoff_delay,
-    retry_after_seconds,
-)
+from adapter.politeness import HostHealth, NoPacer, Pacer
 
 __all__ = [
     "BAD_ENCODING",
@@ -62,6 +56,7 @@ __all__ = [
     "HTTP_STATUS",
     "RATE_LIMITED",
     "REDIRECT_LOOP",
+    "RETRY_STATUSES",
     "TIMEOUT",
     "TOO_LARGE",
     "TOO_MANY_REDIRECTS",
@@ -77,7 +72,6 @@ ACCEPT_JSONLD = "application/ld+json, application/json;q=0.9, */*;q=0.1"
 ACCEPT_XML = "application/xml, text/xml;q=0.9, application/gzip;q=0.8, text/plain;q=0.5, */*;q=0.1"
 ACCEPT_ANY = "*/*"
 
-RETRY_STATUSES = frozenset({429, 502, 503, 504})
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 # urllib3 logs malformed or cut-off response headers as a WARNING with a traceback; we report
@@ -86,27 +80,6 @@ logging.getLogger("urllib3.connection").setLevel(logging.ERROR)
 
 # gate(url) -> None when the URL may be fetched, else the reason it may not (robots.txt)
 Gate = Callable[[str], str | None]
-
-
-class _NotTransient(FetchError):
-    """A connection failure that retrying cannot fix (the host name does not resolve)."""
-
-
-def host_key(url: str) -> str:
-    """The unit of politeness: host and port."""
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return f"{(parts.hostname or '').lower()}:{port or ''}"
-
-
-def _headers_too_large(exc: BaseException) -> bool:
-    found = caused_by(exc, (http.client.HTTPException,))
-    if found is None:
-        return False
-    return isinstance(found, http.client.LineTooLong) or "more than" in str(found)
 
 
 class Fetcher:
@@ -247,50 +220,14 @@ class Fetcher:
     def _send_with_retries(
         self, method: str, url: str, headers: dict[str, str], ex: Exchange
     ) -> requests.Response:
-        key = host_key(url)
-        attempt = 0
-        while True:
-            try:
-                resp = self._send(method, url, headers, ex)
-            except FetchError as exc:
-                if (
-                    exc.code != CONNECTION.code
-                    or isinstance(exc, _NotTransient)
-                    or attempt >= self.limits.max_retries
-                ):
-                    if exc.code in (CONNECTION.code, TIMEOUT.code):
-                        self.health.failed(key, exc.message)
-                    raise
-                wait = backoff_delay(self.retry_base_delay, attempt)
-                what = exc.message
-            else:
-                if resp.status_code not in RETRY_STATUSES:
-                    self.health.succeeded(key)
-                    return resp
-                what = f"HTTP {resp.status_code}"
-                if attempt >= self.limits.max_retries:
-                    self.health.failed(key, f"{what} after {attempt} retries")
-                    return resp
-                asked = retry_after_seconds(resp.headers.get("retry-after"))
-                resp.close()
-                if asked is not None and asked > self.limits.max_retry_after:
-                    reason = (
-                        f"{what} with Retry-After {asked:.0f} s, past max_retry_after "
-                        f"({self.limits.max_retry_after:.0f} s)"
-                    )
-                    self.health.pause(key, reason)
-                    raise FetchError(HOST_PAUSED.code, url, f"host {key} paused: {reason}")
-                wait = asked if asked is not None else backoff_delay(self.retry_base_delay, attempt)
-            if time.monotonic() + wait > ex.deadline:
-                code = RATE_LIMITED.code if what.startswith("HTTP") else CONNECTION.code
-                raise FetchError(
-                    code,
-                    url,
-                    f"{what}; {attempt} retries, and waiting {wait:.1f} s more would pass "
-                    f"total_timeout ({self.limits.total_timeout:g} s)",
-                )
-            time.sleep(wait)
-            attempt += 1
+        return send_with_retries(
+            self._send,
+            (method, url, headers),
+            ex,
+            self.health,
+            self.limits,
+            self.retry_base_delay,
+        )
 
     # -- one request --------------------------------------------------------
 
@@ -328,17 +265,7 @@ class Fetcher:
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             if ex.expired:
                 raise self._timeout(url) from exc
-            if _headers_too_large(exc):
-                raise FetchError(
-                    HEADERS_TOO_LARGE.code, url, f"response headers too large: {short(exc)}"
-                ) from exc
-            if caused_by(exc, (socket.gaierror, urllib3.exceptions.NameResolutionError)):
-                raise _NotTransient(
-                    CONNECTION.code, url, f"host name not resolved: {short(exc)}"
-                ) from exc
-            if isinstance(exc, requests.ConnectionError | urllib3.exceptions.HTTPError | OSError):
-                raise FetchError(CONNECTION.code, url, f"connection failed: {short(exc)}") from exc
-            raise FetchError(UNSAFE_URL.code, url, f"unusable URL: {short(exc)}") from exc
+            raise transport_failure(exc, url) from exc
         except (ValueError, UnicodeError) as exc:
             raise FetchError(UNSAFE_URL.code, url, f"unusable URL: {short(exc)}") from exc
         if ex.expired:  # the headers were cut off by the watchdog: whatever parsed is partial

@@ -1,0 +1,117 @@
+"""Retries, host health and the mapping of transport errors to findings, for `adapter.fetch`.
+
+A request is retried on a connection failure or a 429/502/503/504, after an
+exponential backoff or the Retry-After the server asked for, but never past
+the exchange's one deadline; a Retry-After longer than `max_retry_after`
+pauses the host instead. Each outcome is told to the host's `HostHealth`, so
+a host that keeps failing is paused for the rest of the run. Split from
+`adapter.fetch` (which re-exports these names) to keep each module short.
+"""
+
+from __future__ import annotations
+
+import http.client
+import socket
+import time
+from collections.abc import Callable
+
+import requests
+import urllib3
+
+from adapter.addresses import host_key
+from adapter.body import caused_by, short
+from adapter.connections import Exchange
+from adapter.errors import FetchError
+from adapter.fetch_findings import (
+    CONNECTION,
+    HEADERS_TOO_LARGE,
+    HOST_PAUSED,
+    RATE_LIMITED,
+    TIMEOUT,
+    UNSAFE_URL,
+)
+from adapter.limits import Limits
+from adapter.politeness import HostHealth, backoff_delay, retry_after_seconds
+
+RETRY_STATUSES = frozenset({429, 502, 503, 504})
+
+# send(method, url, headers, exchange) -> the response, or FetchError
+Send = Callable[[str, str, dict[str, str], Exchange], requests.Response]
+
+
+class NotTransient(FetchError):
+    """A connection failure that retrying cannot fix (the host name does not resolve)."""
+
+
+def headers_too_large(exc: BaseException) -> bool:
+    found = caused_by(exc, (http.client.HTTPException,))
+    if found is None:
+        return False
+    return isinstance(found, http.client.LineTooLong) or "more than" in str(found)
+
+
+def transport_failure(exc: BaseException, url: str) -> FetchError:
+    """The FetchError for a requests/urllib3/socket failure that is not a timeout."""
+    if headers_too_large(exc):
+        return FetchError(HEADERS_TOO_LARGE.code, url, f"response headers too large: {short(exc)}")
+    if caused_by(exc, (socket.gaierror, urllib3.exceptions.NameResolutionError)):
+        return NotTransient(CONNECTION.code, url, f"host name not resolved: {short(exc)}")
+    if isinstance(exc, requests.ConnectionError | urllib3.exceptions.HTTPError | OSError):
+        return FetchError(CONNECTION.code, url, f"connection failed: {short(exc)}")
+    return FetchError(UNSAFE_URL.code, url, f"unusable URL: {short(exc)}")
+
+
+def send_with_retries(
+    send: Send,
+    request: tuple[str, str, dict[str, str]],
+    ex: Exchange,
+    health: HostHealth,
+    limits: Limits,
+    base_delay: float,
+) -> requests.Response:
+    """`send(method, url, headers, ex)`, retried while it may help and time allows."""
+    method, url, headers = request
+    key = host_key(url)
+    attempt = 0
+    while True:
+        try:
+            resp = send(method, url, headers, ex)
+        except FetchError as exc:
+            if (
+                exc.code != CONNECTION.code
+                or isinstance(exc, NotTransient)
+                or attempt >= limits.max_retries
+            ):
+                if exc.code in (CONNECTION.code, TIMEOUT.code):
+                    health.failed(key, exc.message)
+                raise
+            wait = backoff_delay(base_delay, attempt)
+            what = exc.message
+        else:
+            if resp.status_code not in RETRY_STATUSES:
+                health.succeeded(key)
+                return resp
+            what = f"HTTP {resp.status_code}"
+            if attempt >= limits.max_retries:
+                health.failed(key, f"{what} after {attempt} retries")
+                return resp
+            asked = retry_after_seconds(resp.headers.get("retry-after"))
+            resp.close()
+            if asked is not None and asked > limits.max_retry_after:
+                reason = (
+                    f"{what} with Retry-After {asked:.0f} s, past max_retry_after "
+                    f"({limits.max_retry_after:.0f} s)"
+                )
+                health.pause(key, reason)
+                raise FetchError(HOST_PAUSED.code, url, f"host {key} paused: {reason}")
+            wait = asked if asked is not None else backoff_delay(base_delay, attempt)
+        if time.monotonic() + wait > ex.deadline:
+            code = RATE_LIMITED.code if what.startswith("HTTP") else CONNECTION.code
+            raise FetchError(
+                code,
+                url,
+                f"{what}; {attempt} retries, and waiting {wait:.1f} s more would pass "
+                f"total_timeout ({limits.total_timeout:g} s)",
+            )
+        time.sleep(wait)
+        attempt += 1
