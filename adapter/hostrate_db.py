@@ -1,0 +1,132 @@
+"""The store connection and tables of `adapter.hostrate`'s cross-process host schedule.
+
+One autocommit DBAPI connection per pacer, so a reservation is one round trip:
+on PostgreSQL the store's own database (its clock is every worker's clock), on
+SQLite a file beside the store (`store.db-hostrate`), because SQLite has one
+writer per file and page commits must not wait for the schedule. The tables
+are coordination state, not data: created on first use, emptied by `clear`.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+import time
+from typing import Any, cast
+
+from sqlalchemy import Column, Float, Integer, MetaData, String, Table
+
+from adapter.store import Store
+
+SQLITE_WAIT = 30.0  # seconds SQLite waits for the schedule file's lock
+SQLITE_TABLES = (
+    "CREATE TABLE IF NOT EXISTS host_rate (host TEXT PRIMARY KEY, next_at REAL NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS host_slots (host TEXT NOT NULL, slot INTEGER NOT NULL, "
+    "holder TEXT, until REAL, PRIMARY KEY (host, slot))",
+)
+
+_meta = MetaData()  # the same tables on PostgreSQL, in the store's own database
+host_rate = Table(
+    "host_rate",
+    _meta,
+    Column("host", String(300), primary_key=True),
+    Column("next_at", Float, nullable=False),  # epoch seconds
+)
+host_slots = Table(
+    "host_slots",
+    _meta,
+    Column("host", String(300), primary_key=True),
+    Column("slot", Integer, primary_key=True, autoincrement=False),
+    Column("holder", String(200)),
+    Column("until", Float),  # epoch seconds; a slot past it is free again
+)
+
+
+class ScheduleDb:
+    """One autocommit DBAPI connection of the store, shared by this process's threads."""
+
+    def __init__(self, store: Store) -> None:
+        self.pg = store.engine.dialect.name == "postgresql"
+        # the database's clock on PostgreSQL; the caller's on SQLite (one machine)
+        self.now = "extract(epoch from clock_timestamp())" if self.pg else ":now"
+        self._lock = threading.Lock()
+        self._raw: Any
+        if self.pg:
+            _meta.create_all(store.engine, checkfirst=True)
+            pooled = store.engine.raw_connection()
+            self._raw = cast(Any, pooled.driver_connection)
+            pooled.detach()  # ours alone: never handed back to the pool in autocommit mode
+            self._raw.autocommit = True
+            # coordination state: losing the last instants of it in a crash is harmless
+            self._raw.execute("SET synchronous_commit = off")
+            return
+        # SQLite has one writer per file, and page commits hold it while Python runs:
+        # the schedule lives in a file of its own beside the store, so neither waits
+        database = store.engine.url.database
+        path = f"{database}-hostrate" if database and database != ":memory:" else ":memory:"
+        self._raw = sqlite3.connect(
+            path, isolation_level=None, check_same_thread=False, timeout=SQLITE_WAIT
+        )
+        self._raw.execute("PRAGMA journal_mode=WAL")
+        self._raw.execute("PRAGMA synchronous=OFF")
+        for ddl in SQLITE_TABLES:
+            self._raw.execute(ddl)
+
+    def _sql(self, sql: str) -> str:
+        return re.sub(r":(\w+)", r"%(\1)s", sql) if self.pg else sql
+
+    def one(self, sql: str, **params: object) -> tuple[Any, ...] | None:
+        params.setdefault("now", time.time())
+        with self._lock:
+            cur = self._raw.cursor()
+            try:
+                cur.execute(self._sql(sql), params)
+                row = cur.fetchone()
+            finally:
+                cur.close()
+        return None if row is None else tuple(row)
+
+    def all(self, sql: str, **params: object) -> list[tuple[Any, ...]]:
+        with self._lock:
+            cur = self._raw.cursor()
+            try:
+                cur.execute(self._sql(sql), params)
+                rows = cur.fetchall()
+            finally:
+                cur.close()
+        return [tuple(r) for r in rows]
+
+    def run(self, sql: str, **params: object) -> None:
+        with self._lock:
+            cur = self._raw.cursor()
+            try:
+                cur.execute(self._sql(sql), params)
+            finally:
+                cur.close()
+
+    def insert_rows(self, host: str, concurrency: int) -> None:
+        """The host's rate row and its concurrency slot rows, when not there yet."""
+        verb = "INSERT" if self.pg else "INSERT OR IGNORE"
+        tail = " ON CONFLICT DO NOTHING" if self.pg else ""
+        self.run(f"{verb} INTO host_rate (host, next_at) VALUES (:host, 0){tail}", host=host)
+        for slot in range(concurrency):
+            self.run(
+                f"{verb} INTO host_slots (host, slot) VALUES (:host, :slot){tail}",
+                host=host,
+                slot=slot,
+            )
+
+    def close(self) -> None:
+        with self._lock:
+            self._raw.close()
+
+
+def clear(store: Store) -> None:
+    """Forget every host's schedule and slots (tests, or after changing politeness)."""
+    db = ScheduleDb(store)
+    try:
+        db.run("DELETE FROM host_slots")
+        db.run("DELETE FROM host_rate")
+    finally:
+        db.close()
