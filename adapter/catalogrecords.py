@@ -17,7 +17,7 @@ least one Dataset always remains.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
@@ -88,11 +88,15 @@ def standalone_ids(expanded: Any) -> set[str]:
 
 
 def secondary_datasets(
-    graph: Sequence[Mapping[str, Any]], standalone: set[str], base: str
+    graph: Sequence[Mapping[str, Any]],
+    standalone: set[str] | Callable[[], set[str]],
+    base: str,
 ) -> list[Secondary]:
     """The framed Datasets (by position) that describe another Dataset of the same graph.
 
-    `standalone` is `standalone_ids` of the block the graph was framed from.
+    `standalone` is `standalone_ids` of the block the graph was framed from, or
+    a function giving it: it is only needed when a Dataset is some node's
+    subjectOf/about, so most pages never walk the block for it.
     Linear in the graph: a page may frame thousands of Datasets.
     """
     ids = _ids(graph)
@@ -111,9 +115,13 @@ def secondary_datasets(
             for ref in sorted(_refs(node, prop, base)):
                 containers.setdefault(ref, []).append((j, prop))
     for i, own in enumerate(ids):
-        if i in found or own is None or own in standalone:
+        if i in found or own is None or own not in containers:
             continue
-        for j, prop in containers.get(own, []):
+        if callable(standalone):
+            standalone = standalone()
+        if own in standalone:
+            continue
+        for j, prop in containers[own]:
             if j != i and j not in found:
                 found[i] = Secondary(i, j, prop)
                 break

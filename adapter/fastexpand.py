@@ -19,6 +19,9 @@ from adapter.fastcontext import PROC, PYLD_LOCK, Context, Decline, absolute, con
 
 __all__ = ["PYLD_LOCK", "Decline", "expand"]
 _SCALARS = (str, int, float)  # bool is an int
+SCHEMA = "http://schema.org/"
+SCHEMA_HTTPS = "https://schema.org/"
+_CUT = len(SCHEMA_HTTPS)
 
 
 class _Expander:
@@ -28,6 +31,7 @@ class _Expander:
         self.ctx = ctx
         self.base = base
         self.ids: dict[str, str] = {}
+        self.https = 0  # https://schema.org/ keys and types read as http (normalize._to_http)
 
     def iri(self, value: Any) -> str:
         """A node identifier, resolved against the base as pyld does."""
@@ -47,6 +51,9 @@ class _Expander:
         if isinstance(value, float) and value != value:  # NaN: never equal to itself
             raise Decline
         if coercion is not None and coercion != "@id":
+            if coercion.startswith(SCHEMA_HTTPS):
+                self.https += 1
+                coercion = SCHEMA + coercion[_CUT:]
             return {"@type": coercion, "@value": value}
         return {"@value": value}
 
@@ -67,10 +74,13 @@ class _Expander:
                 raise Decline  # nested arrays
         return out
 
-    def node(self, element: dict[str, Any]) -> tuple[dict[str, Any], bool]:
-        """The expanded object (before pyld's final checks) and whether @type was an array."""
+    def node(self, element: dict[str, Any]) -> tuple[dict[str, Any], bool, int]:
+        """The expanded object (before pyld's final checks), whether @type was an array,
+        and how many of its keys and types were https://schema.org/ (read as http)."""
         out: dict[str, Any] = {}
         type_array = False
+        https_types = 0
+        rewritten: dict[str, bool] = {}
         for key in sorted(element):
             if key == "@context":
                 continue
@@ -79,6 +89,11 @@ class _Expander:
                 continue
             value = element[key]
             if iri[0] != "@":
+                https = iri.startswith(SCHEMA_HTTPS)
+                if https:
+                    iri = SCHEMA + iri[_CUT:]
+                if rewritten.setdefault(iri, https) != https:
+                    raise Decline  # _to_http would let one key overwrite the other
                 expanded = self.values(value, coercion)
                 if isinstance(value, list) or expanded:  # [] stays, a lone null does not
                     out.setdefault(iri, []).extend(expanded)
@@ -91,7 +106,10 @@ class _Expander:
                 type_array = isinstance(value, list)
                 kinds = [self.ctx.type(v, self.base) for v in (value if type_array else [value])]
                 if kinds:
-                    out["@type"] = kinds
+                    out["@type"] = [
+                        SCHEMA + k[_CUT:] if k.startswith(SCHEMA_HTTPS) else k for k in kinds
+                    ]
+                    https_types = sum(k.startswith(SCHEMA_HTTPS) for k in kinds)
             elif iri == "@value":
                 if not isinstance(value, _SCALARS) or (isinstance(value, float) and value != value):
                     raise Decline
@@ -104,9 +122,12 @@ class _Expander:
                 out["@language"] = value.lower()
             else:
                 raise Decline
-        return out, type_array
+        https_keys = sum(1 for iri, https in rewritten.items() if https and iri in out)
+        return out, type_array, https_keys + (https_types if "@type" in out else 0)
 
-    def finish(self, out: dict[str, Any], type_array: bool, *, top: bool) -> dict[str, Any] | None:
+    def finish(
+        self, out: dict[str, Any], type_array: bool, https: int, *, top: bool
+    ) -> dict[str, Any] | None:
         """pyld's checks at the end of expanding an object, and its dropping rules."""
         count = len(out)
         if "@value" in out:
@@ -127,46 +148,55 @@ class _Expander:
             raise Decline
         if top and (count == 0 or "@value" in out or (count == 1 and "@id" in out)):
             return None
+        self.https += https
         return out
 
 
-def _top(element: Any, base: str, *, in_array: bool = False) -> list[Any]:
-    """One top-level element (the document, or an item of a top-level array)."""
+def _top(element: Any, base: str, *, in_array: bool = False) -> tuple[list[Any], int]:
+    """One top-level element (the document, or an item of a top-level array), expanded,
+    and how many https://schema.org/ keys and types it had."""
     if not isinstance(element, dict):
         if isinstance(element, list):
             raise Decline
-        return []  # free-floating scalars are dropped
+        return [], 0  # free-floating scalars are dropped
     if "@context" not in element:
         raise Decline
     expander = _Expander(context(element["@context"]), base)
     graph_keys = [k for k in element if expander.ctx.key(k)[0] == "@graph"]
-    if graph_keys:
-        if in_array or len(graph_keys) > 1 or set(element) != {"@context", graph_keys[0]}:
-            raise Decline
+    out: list[Any] = []
+    if not graph_keys:
+        items: Any = [element]
+    elif in_array or len(graph_keys) > 1 or set(element) != {"@context", graph_keys[0]}:
+        raise Decline
+    else:
         items = element[graph_keys[0]]
-        out: list[Any] = []
-        for item in items if isinstance(items, list) else [items]:
-            if isinstance(item, dict):
-                if "@context" in item:
-                    raise Decline
-                node = expander.finish(*expander.node(item), top=True)
-                if node is not None:
-                    out.append(node)
-            elif isinstance(item, list) or not isinstance(items, (list, dict)):
+        if not isinstance(items, (list, dict)):
+            raise Decline
+    for item in items if isinstance(items, list) else [items]:
+        if isinstance(item, dict):
+            if "@context" in item and item is not element:
                 raise Decline
-        return out
-    node = expander.finish(*expander.node(element), top=True)
-    return [] if node is None else [node]
+            node = expander.finish(*expander.node(item), top=True)
+            if node is not None:
+                out.append(node)
+        elif isinstance(item, list):
+            raise Decline
+    return out, expander.https
 
 
-def expand(data: Any, base: str) -> list[Any] | None:
-    """What `jsonld.expand(data, {"base": base, ...})` returns, or None if unsure."""
+def expand(data: Any, base: str) -> tuple[list[Any], int] | None:
+    """`normalize`'s expansion without pyld: what `jsonld.expand(data, {"base": base, ...})`
+    returns with https://schema.org/ read as http (`normalize._to_http`), and how many
+    keys and types that changed; None if unsure."""
     try:
-        if isinstance(data, list):
-            out: list[Any] = []
-            for element in data:
-                out.extend(_top(element, base, in_array=True))
-            return out
-        return _top(data, base)
+        if not isinstance(data, list):
+            return _top(data, base)
+        out: list[Any] = []
+        https = 0
+        for element in data:
+            nodes, count = _top(element, base, in_array=True)
+            out.extend(nodes)
+            https += count
+        return out, https
     except (Decline, RecursionError):
         return None

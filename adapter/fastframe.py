@@ -15,7 +15,9 @@ directly, in pyld's order:
   properties sorted; a node already embedded above the current parent is
   written as a reference (pyld's circularity check skips the parent itself,
   so a node that references itself is embedded once more);
-- a blank node written once loses its @id; then `vocabcompact.compact_framed`.
+- a blank node written once loses its @id; each node is written compacted by
+  `adapter.vocabcompact`'s rules as it is embedded (its `compact_framed`
+  would give the same from pyld's shape, one more walk).
 
 Lists, @reverse, @graph, @index, blank-node types or properties, and the
 string "@null" (pyld drops it after compaction) make `frame` return None, so
@@ -27,7 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from adapter.vocabcompact import compact_framed
+from adapter.vocabcompact import Unsupported, compact_id, compact_item, compact_vocab, handles
 
 SCHEMA = "http://schema.org/"
 DATASET = SCHEMA + "Dataset"
@@ -118,20 +120,16 @@ class _NodeMap:
 
 
 class _Framer:
-    """The embedding with `@embed @always`, as pyld's `_match_frame` writes it."""
+    """The embedding with `@embed @always`, written compacted as `compact_framed` would."""
 
     def __init__(self, nodes: dict[str, dict[str, list[Any]]]) -> None:
         self.nodes = nodes
         self.blank_outputs: dict[str, list[dict[str, Any]]] = {}
 
-    def output(self, ident: str) -> dict[str, Any]:
-        out: dict[str, Any] = {"@id": ident}
+    def embed(self, ident: str, stack: list[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {"@id": compact_id(ident)}
         if ident.startswith("_:"):
             self.blank_outputs.setdefault(ident, []).append(out)
-        return out
-
-    def embed(self, ident: str, stack: list[str]) -> dict[str, Any]:
-        out = self.output(ident)
         if ident in stack[:-1]:
             return out  # circular: a reference
         node = self.nodes[ident]
@@ -139,15 +137,14 @@ class _Framer:
         for prop in sorted(node):
             objects = node[prop]
             if prop == "@type":
-                out["@type"] = objects
+                kinds = [compact_vocab(k) for k in objects]
+                out["@type"] = kinds[0] if len(kinds) == 1 else kinds
                 continue
-            written: list[Any] = []
-            for one in objects:
-                if "@value" in one:
-                    written.append(one)
-                else:
-                    written.append(self.embed(one["@id"], stack))
-            out[prop] = written
+            items = [
+                compact_item(one) if "@value" in one else self.embed(one["@id"], stack)
+                for one in objects
+            ]
+            out[compact_vocab(prop)] = items[0] if len(items) == 1 else items
         stack.pop()
         return out
 
@@ -164,13 +161,13 @@ class _Framer:
 
 def frame(expanded: Any, context: dict[str, Any]) -> dict[str, Any] | None:
     """What `framing.frame_expanded(expanded)` returns, or None if unsure."""
-    if not isinstance(expanded, list):
+    if not isinstance(expanded, list) or not handles(context):
         return None
     try:
         node_map = _NodeMap()
         for element in expanded:
             node_map.visit(element, None, None)
         graph = _Framer(node_map.nodes).frame()
-    except (_Decline, RecursionError):
+    except (_Decline, Unsupported, RecursionError):
         return None
-    return compact_framed(graph, context)
+    return {"@context": dict(context), "@graph": graph}

@@ -27,20 +27,35 @@ def _is_dataset_type(kinds: Any) -> bool:
     return False
 
 
+# A JSON path kept as (parent, key) links, written out only for the objects found.
+_Link = tuple[Any, str | int] | None
+
+
+def _write(link: _Link) -> str:
+    keys: list[str | int] = []
+    while link is not None:
+        link, key = link
+        keys.append(key)
+    path = "$"
+    for key in reversed(keys):
+        path = _path(path, key)
+    return path
+
+
 def _candidates(data: Any) -> list[tuple[str, dict[str, Any], Any]]:
     """(JSON path, object, nearest @context) for objects typed Dataset, in document order."""
     found: list[tuple[str, dict[str, Any], Any]] = []
-    stack: list[tuple[Any, str, Any]] = [(data, "$", None)]
+    stack: list[tuple[Any, _Link, Any]] = [(data, None, None)]
     while stack:
-        value, path, context = stack.pop()
+        value, link, context = stack.pop()
         if isinstance(value, dict):
             context = value.get("@context", context)
             if _is_dataset_type(value.get("@type", value.get("type"))):
-                found.append((path, value, context))
-            children = [(v, _path(path, k), context) for k, v in value.items() if k != "@context"]
+                found.append((_write(link), value, context))
+            children = [(v, (link, k), context) for k, v in value.items() if k != "@context"]
             stack.extend(reversed(children))
         elif isinstance(value, list):
-            stack.extend(reversed([(v, _path(path, i), context) for i, v in enumerate(value)]))
+            stack.extend(reversed([(v, (link, i), context) for i, v in enumerate(value)]))
     return found
 
 
@@ -74,6 +89,23 @@ def locate_datasets(data: Any, base_url: str, ids: list[Any]) -> list[tuple[str,
         path, node, context = candidates[chosen]
         out.append((path, _original(data, path, node, context)))
     return out
+
+
+def has_type(expanded: Any, iri: str) -> bool:
+    """Whether `iri` is among `near_misses(expanded)`, stopping at the first node that has it."""
+    stack = [expanded]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, dict):
+            kinds = value.get("@type")
+            if "@value" not in value and (
+                kinds == iri or (isinstance(kinds, list) and iri in kinds)
+            ):
+                return True
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    return False
 
 
 def near_misses(expanded: Any) -> list[str]:

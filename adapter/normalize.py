@@ -37,7 +37,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urljoin
 
 from pyld import jsonld
 
@@ -48,16 +47,15 @@ from adapter.findings import Finding, FindingType, Severity
 from adapter.framing import FRAME_CONTEXT, SCHEMA, embedded_size, frame_expanded
 from adapter.jsonld_loader import load_document, refused_url
 from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.locate import locate_datasets, near_misses, no_dataset_message
+from adapter.locate import has_type, locate_datasets, near_misses, no_dataset_message
+from adapter.normalforms import IRI_PROPERTIES, simplify, to_http
 
 # pyld keeps its context caches in module-level LRU caches that are not thread-safe;
 # its work holds the GIL anyway, so serializing it costs threads nothing.
 _PYLD_LOCK = fastexpand.PYLD_LOCK
 # False forces pyld for every block (the reference the fast paths are tested against).
 FAST_PATHS = True
-SCHEMA_HTTPS = "https://schema.org/"
 DATASET = SCHEMA + "Dataset"
-IRI_PROPERTIES = ("url", "contentUrl", "sameAs", "embedUrl", "thumbnailUrl")
 OUTPUT_CONTEXT: dict[str, Any] = {
     **FRAME_CONTEXT,
     **{name: {"@type": "@id"} for name in IRI_PROPERTIES},
@@ -119,65 +117,23 @@ class NormalizedDataset:
     where: str  # JSON path of the Dataset in its block, e.g. "block 2 $['@graph'][1]"
 
 
-def _to_http(value: Any, counter: list[int]) -> Any:
-    """Expanded JSON-LD with https://schema.org/ keys and types rewritten to http."""
-    if isinstance(value, list):
-        return [_to_http(v, counter) for v in value]
-    if not isinstance(value, dict):
-        return value
-    out: dict[str, Any] = {}
-    for key, inner in value.items():
-        if key.startswith(SCHEMA_HTTPS):
-            counter[0] += 1
-            key = SCHEMA + key[len(SCHEMA_HTTPS) :]
-        if key == "@type":
-            inner = _http_types(inner, counter)
-        out[key] = _to_http(inner, counter)
-    return out
-
-
-def _http_types(kinds: Any, counter: list[int]) -> Any:
-    if isinstance(kinds, str) and kinds.startswith(SCHEMA_HTTPS):
-        counter[0] += 1
-        return SCHEMA + kinds[len(SCHEMA_HTTPS) :]
-    if isinstance(kinds, list):
-        return [_http_types(k, counter) for k in kinds]
-    return kinds
-
-
-def _simplify(value: Any, base: str, key: str | None = None) -> Any:
-    """The framed output in the stable shape the module docstring describes."""
-    if isinstance(value, list):
-        return [_simplify(v, base, key) for v in value]
-    if key in IRI_PROPERTIES:
-        iri = value.get("@id", value.get("@value")) if isinstance(value, dict) else value
-        if isinstance(iri, str) and not (isinstance(value, dict) and "@language" in value):
-            return urljoin(base, iri.strip())
-    if not isinstance(value, dict):
-        return value
-    if "@value" in value and "@language" not in value:
-        return value["@value"]
-    blank = str(value.get("@id", "")).startswith("_:") and len(value) > 1
-    return {
-        k: (v if k == "@context" else _simplify(v, base, k))
-        for k, v in value.items()
-        if not (blank and k == "@id")
-    }
-
-
 def _expand(
     block: JsonLdBlock, base_url: str, page: str, findings: list[Finding]
 ) -> list[Any] | None:
-    """The block expanded (`adapter.fastexpand` when it is sure, else pyld), or a finding."""
+    """The block expanded, https://schema.org/ read as http, or None with a finding.
+
+    `adapter.fastexpand` when it is sure (it also does `to_http`'s rewriting), else pyld.
+    """
     where = f"block {block.index}"
+    fast = _fast_expand(block, base_url)
+    if fast is not None:
+        expanded, https = fast
+        _https_finding(block, https, page, findings)
+        return expanded
     options = {"base": base_url, "documentLoader": load_document}
     try:
-        fast = fastexpand.expand(block.data, base_url) if FAST_PATHS else None
-        if fast is not None:
-            expanded: list[Any] = fast
-        else:
-            with _PYLD_LOCK:
-                expanded = jsonld.expand(block.data, options)
+        with _PYLD_LOCK:
+            expanded = jsonld.expand(block.data, options)
     except jsonld.JsonLdError as exc:
         remote = refused_url(exc)
         if remote is not None:
@@ -195,14 +151,27 @@ def _expand(
         findings.append(INVALID_JSONLD.at(page, message, where))
         return None
     counter = [0]
-    expanded = _to_http(expanded, counter)
-    if counter[0]:
+    unified: list[Any] = to_http(expanded, counter)
+    _https_finding(block, counter[0], page, findings)
+    return unified
+
+
+def _fast_expand(block: JsonLdBlock, base_url: str) -> tuple[list[Any], int] | None:
+    if not FAST_PATHS:
+        return None
+    try:
+        return fastexpand.expand(block.data, base_url)
+    except Exception:  # a shape the fast path mishandles: pyld decides
+        return None
+
+
+def _https_finding(block: JsonLdBlock, count: int, page: str, findings: list[Finding]) -> None:
+    if count:
         message = (
-            f"JSON-LD block {block.index} uses https://schema.org/ ({counter[0]} terms); "
+            f"JSON-LD block {block.index} uses https://schema.org/ ({count} terms); "
             "read as http://schema.org/."
         )
-        findings.append(HTTPS_NAMESPACE.at(page, message, where))
-    return expanded
+        findings.append(HTTPS_NAMESPACE.at(page, message, f"block {block.index}"))
 
 
 def _reason(exc: jsonld.JsonLdError) -> str:
@@ -213,7 +182,7 @@ def _reason(exc: jsonld.JsonLdError) -> str:
 
 def _frame(expanded: list[Any]) -> list[dict[str, Any]]:
     """pyld's framed Datasets, blank-node ids still on (see `adapter.catalogrecords`)."""
-    framed = fastframe.frame(expanded, FRAME_CONTEXT) if FAST_PATHS else None
+    framed = _fast_frame(expanded)
     if framed is None:
         with _PYLD_LOCK:
             framed = frame_expanded(expanded)
@@ -221,8 +190,17 @@ def _frame(expanded: list[Any]) -> list[dict[str, Any]]:
     return [n for n in (graph if isinstance(graph, list) else [graph]) if isinstance(n, dict)]
 
 
+def _fast_frame(expanded: list[Any]) -> dict[str, Any] | None:
+    if not FAST_PATHS:
+        return None
+    try:
+        return fastframe.frame(expanded, FRAME_CONTEXT)
+    except Exception:  # as in _fast_expand
+        return None
+
+
 def _output(node: dict[str, Any], base: str) -> dict[str, Any]:
-    body = _simplify({k: v for k, v in node.items() if k != "@context"}, base)
+    body = simplify({k: v for k, v in node.items() if k != "@context"}, base)
     return {"@context": OUTPUT_CONTEXT, **body}
 
 
@@ -231,7 +209,7 @@ def _own_datasets(
 ) -> list[dict[str, Any]]:
     """The block's framed Datasets without those that only describe another one."""
     graph = _frame(expanded)
-    secondary = secondary_datasets(graph, standalone_ids(expanded), base)
+    secondary = secondary_datasets(graph, lambda: standalone_ids(expanded), base)
     for s in secondary:
         message = f"In JSON-LD block {block.index}, {explain(graph, s)}."
         findings.append(EMBEDDED_DATASET.at(base, message, f"block {block.index}"))
@@ -262,9 +240,8 @@ def normalize(
         if expanded is None:
             skipped += 1
             continue
-        kinds = near_misses(expanded)
-        if DATASET not in kinds:
-            seen_types.extend((block.index, t) for t in kinds)
+        if not has_type(expanded, DATASET):
+            seen_types.extend((block.index, t) for t in near_misses(expanded))
             continue
         if embedded_size(expanded, limits.max_json_nodes) > limits.max_json_nodes:
             message = (

@@ -26,7 +26,8 @@ from adapter import fastexpand, fastframe
 from adapter.extract import JsonLdBlock, extract
 from adapter.framing import FRAME_CONTEXT, embedded_size, frame_expanded
 from adapter.jsonld_loader import load_document
-from adapter.normalize import _to_http, normalize
+from adapter.normalforms import to_http
+from adapter.normalize import normalize
 from benchmarks import synthrepo
 from tests.fuzz_support import FUZZ
 
@@ -76,11 +77,16 @@ def pyld_expand(data: Any, base: str) -> list[Any] | None:
 
 
 def check_expand(data: Any, base: str) -> bool:
-    """Fast expansion equals pyld's (None when pyld fails); True if it was taken."""
-    fast = fastexpand.expand(copy.deepcopy(data), base)
+    """Fast expansion equals pyld's + `to_http` (None when pyld fails); True if it was taken."""
+    before = json.dumps(data)
+    fast = fastexpand.expand(data, base)
+    assert json.dumps(data) == before  # the input is not modified
     if fast is None:
         return False
-    assert json.dumps(fast) == json.dumps(pyld_expand(data, base))
+    slow = pyld_expand(data, base)
+    assert slow is not None
+    counter = [0]
+    assert json.dumps(fast) == json.dumps([to_http(slow, counter), counter[0]])
     return True
 
 
@@ -89,7 +95,7 @@ def check_frame(data: Any, base: str) -> bool:
     expanded = pyld_expand(data, base)
     if expanded is None:
         return False
-    expanded = _to_http(expanded, [0])
+    expanded = to_http(expanded, [0])
     if embedded_size(expanded, 5000) > 5000:
         return False  # normalize refuses these before framing
     before = json.dumps(expanded)
@@ -136,6 +142,24 @@ def test_the_fast_paths_are_taken_for_most_fixtures() -> None:
     assert len(FIXTURE_BLOCKS) >= 60
     assert expanded >= 0.8 * len(FIXTURE_BLOCKS)
     assert framed >= 0.7 * len(FIXTURE_BLOCKS)
+
+
+def test_https_schema_org_is_read_as_http_and_counted() -> None:
+    doc = {
+        "@context": {
+            "@vocab": "https://schema.org/",
+            "d": {"@id": "https://schema.org/d", "@type": "https://schema.org/Date"},
+        },
+        "@type": ["Dataset", "https://schema.org/Thing"],
+        "name": {"@value": "x", "@type": "Text"},
+        "d": "2024",
+        "about": {"@type": "Thing", "http://schema.org/name": "y"},
+    }
+    assert check_expand(doc, BASE)
+    check_normalize(doc, BASE)
+    clash = {"@context": "https://schema.org/", "name": "a", "https://schema.org/name": "b"}
+    assert fastexpand.expand(clash, BASE) is None  # to_http lets one overwrite the other
+    check_normalize(clash, BASE)
 
 
 def test_the_benchmark_dataset_takes_both_fast_paths() -> None:
@@ -225,6 +249,8 @@ _KEYS = st.sampled_from(
         "ex:flag",
         "dcat:x",
         "d",
+        "t",
+        "https://schema.org/about",
         "a b",
         "@value",
         "@language",
@@ -241,6 +267,10 @@ _CONTEXTS = st.sampled_from(
         "https://schema.org/docs/jsonldcontext.json",
         ["https://schema.org/"],
         {"@vocab": "https://schema.org/"},
+        {
+            "@vocab": "https://schema.org/",
+            "t": {"@id": "http://schema.org/t", "@type": "https://schema.org/Date"},
+        },
         {"@vocab": "http://schema.org/", "ex": "http://example.org/"},
         {"schema": "http://schema.org/", "dcat": "http://www.w3.org/ns/dcat#"},
         [
