@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Boolean, Connection, and_, bindparam, or_, select, update
+from sqlalchemy import Boolean, Connection, bindparam, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
+from adapter import pagesql
 from adapter import schema as t
 from adapter.models import Link, SitemapEntry
 from adapter.store import Store, utc_or_none
@@ -233,25 +234,22 @@ def mark_removed(conn: Connection, row_id: int) -> None:
 
 def finish_page(conn: Connection, row: FrontierRow, owner: str, page: PageUpdate) -> bool:
     """Write the page's outcome and free its claim; False when the claim was lost meanwhile."""
-    f = t.frontier
-    values: dict[str, Any] = {
-        "last_status": page.status,
-        "http_status": page.http_status,
-        "last_checked_at": datetime.now(UTC),
-        "due": False,
-        "claimed_by": None,
-        "lease_until": None,
-    }
-    if not page.keep_validators:
-        values |= {"etag": page.etag, "last_modified": page.last_modified}
-    if page.content_checksum is not None:
-        values["content_checksum"] = page.content_checksum
-    if page.report is not None:  # a 304 keeps the report of the body it confirms
-        values["last_report"] = json.dumps(page.report)
-    result = conn.execute(
-        update(f).where(f.c.id == row.id, and_(f.c.claimed_by == owner)).values(**values)
+    validators = not page.keep_validators  # a 304 or an error keeps the ones we had
+    checksum = page.content_checksum is not None
+    report = page.report is not None  # a 304 keeps the report of the body it confirms
+    changed = pagesql.FINISH[validators, checksum, report].rowcount(
+        conn,
+        row_id=row.id,
+        owner=owner,
+        status=page.status,
+        http_status=page.http_status,
+        checked_at=datetime.now(UTC),
+        etag=page.etag,
+        last_modified=page.last_modified,
+        content_checksum=page.content_checksum,
+        last_report=json.dumps(page.report) if report else None,
     )
-    return bool(result.rowcount)
+    return bool(changed)
 
 
 def frontier_rows(store: Store, node_id: str) -> list[FrontierRow]:

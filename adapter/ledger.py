@@ -16,14 +16,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Connection, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import Connection, select
 
+from adapter import pagesql as q
 from adapter import schema as t
 from adapter.records import Candidate, Decision, SeriesState, decide, new_record
 from adapter.schema import utc
 
 MS = timedelta(milliseconds=1)
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,49 +56,29 @@ def _now_ms() -> datetime:
 
 def next_stamp(conn: Connection, node_id: str) -> datetime:
     """A dateSysMetadataModified later than every earlier one of this node (locks the node)."""
-    c = t.node_clock
-    ins = postgresql.insert(c) if conn.dialect.name == "postgresql" else sqlite.insert(c)
-    conn.execute(
-        ins.values(
-            node_id=node_id, last_stamp=datetime(1970, 1, 1, tzinfo=UTC)
-        ).on_conflict_do_nothing(index_elements=["node_id"])
-    )
-    last = conn.execute(
-        select(c.c.last_stamp).where(c.c.node_id == node_id).with_for_update()
-    ).scalar_one()
-    stamp = max(_now_ms(), utc(last) + MS)
-    conn.execute(update(c).where(c.c.node_id == node_id).values(last_stamp=stamp))
+    row = q.CLOCK_READ.first(conn, node=node_id)
+    if row is None:  # the node's first stamp: make its clock row, then lock it
+        q.CLOCK_ROW.rowcount(conn, node=node_id, epoch=EPOCH)
+        row = q.CLOCK_READ.first(conn, node=node_id)
+        assert row is not None
+    stamp = max(_now_ms(), utc(row[0]) + MS)
+    q.CLOCK_WRITE.rowcount(conn, node=node_id, stamp=stamp)
     return stamp
 
 
 def _series_state(conn: Connection, node_id: str, sid: str) -> SeriesState | None:
-    s = t.series
-    row = (
-        conn.execute(
-            select(s).where(s.c.node_id == node_id, s.c.series_id == sid).with_for_update()
-        )
-        .mappings()
-        .first()
-    )
-    if row is None:
-        return None
-    return SeriesState(row["series_id"], row["source_url"], row["head_pid"], row["content_key"])
+    row = q.SERIES_STATE.first(conn, node=node_id, sid=sid)
+    return None if row is None else SeriesState(*row)
 
 
 def _pid_exists(conn: Connection, node_id: str, pid: str) -> bool:
-    r = t.records
-    found = conn.execute(select(r.c.id).where(r.c.node_id == node_id, r.c.pid == pid)).first()
-    return found is not None
+    return q.PID_EXISTS.first(conn, node=node_id, pid=pid) is not None
 
 
 def _event(
     conn: Connection, node_id: str, event: str, pid: str, sid: str | None, stamp: datetime
 ) -> None:
-    conn.execute(
-        insert(t.outbox).values(
-            node_id=node_id, event=event, pid=pid, series_id=sid, created_at=stamp
-        )
-    )
+    q.EVENT_INSERT.rowcount(conn, node=node_id, event=event, pid=pid, sid=sid, stamp=stamp)
 
 
 def _bump(
@@ -113,24 +94,13 @@ def _bump(
     The only changes DataONE accepts on an existing object; the WHERE clause makes
     them one-way, so a second call changes nothing. True when the record changed.
     """
-    r = t.records
-    where = [r.c.node_id == node_id, r.c.pid == pid]
-    values: dict[str, object] = {}
-    if obsoleted_by is not None:
-        where.append(r.c.obsoleted_by.is_(None))
-        values["obsoleted_by"] = obsoleted_by
-    if archived:
-        where.append(r.c.archived.is_(False))
-        values["archived"] = True
-    if not values:
+    if obsoleted_by is None and not archived:
         return False
     stamp = next_stamp(conn, node_id)
-    result = conn.execute(
-        update(r)
-        .where(*where)
-        .values(date_modified=stamp, serial_version=r.c.serial_version + 1, **values)
+    changed = q.BUMP[obsoleted_by is not None, archived].rowcount(
+        conn, node=node_id, pid=pid, stamp=stamp, obsoleted_by=obsoleted_by
     )
-    return bool(result.rowcount)
+    return bool(changed)
 
 
 def apply_candidates(
@@ -154,70 +124,73 @@ def apply_candidates(
             continue
         describes = None
         if cand.describes_series is not None:
-            describes = conn.execute(
-                select(t.series.c.head_pid).where(
-                    t.series.c.node_id == node_id, t.series.c.series_id == cand.describes_series
-                )
-            ).scalar()
-        obsoletes = state.head_pid if state is not None else None
-        stamp = next_stamp(conn, node_id)
-        rec = new_record(
-            cand,
-            node_id=node_id,
-            stamp=stamp,
-            algorithm=defaults.algorithm,
-            submitter=defaults.submitter,
-            rights_holder=defaults.rights_holder,
-            obsoletes=obsoletes,
-            describes_pid=describes,
-        )
-        conn.execute(
-            insert(t.records).values(
-                node_id=node_id,
-                pid=rec.pid,
-                series_id=rec.series_id,
-                format_id=rec.format_id,
-                checksum_algorithm=rec.checksum_algorithm,
-                checksum=rec.checksum,
-                size=rec.size,
-                source_url=rec.source_url,
-                date_uploaded=stamp,
-                date_modified=stamp,
-                media_type=rec.media_type,
-                file_name=rec.file_name,
-                obsoletes=obsoletes,
-                obsoleted_by=None,
-                archived=False,
-                serial_version=1,
-                submitter=rec.submitter,
-                rights_holder=rec.rights_holder,
-                describes_pid=describes,
-                object_bytes=rec.object_bytes,
-            )
-        )
-        if state is None:
-            conn.execute(
-                insert(t.series).values(
-                    node_id=node_id,
-                    series_id=cand.series_id,
-                    source_url=cand.source_url,
-                    head_pid=rec.pid,
-                    content_key=cand.content_key,
-                    describes_series=cand.describes_series,
-                )
-            )
-            _event(conn, node_id, "create", rec.pid, rec.series_id, stamp)
-            out.created.append(rec.pid)
-        else:
-            _bump(conn, node_id, state.head_pid, obsoleted_by=rec.pid)
-            conn.execute(
-                update(t.series)
-                .where(t.series.c.node_id == node_id, t.series.c.series_id == cand.series_id)
-                .values(head_pid=rec.pid, content_key=cand.content_key)
-            )
-            _event(conn, node_id, "update", rec.pid, rec.series_id, stamp)
-            out.versions.append(rec.pid)
+            found = q.SERIES_HEAD.first(conn, node=node_id, sid=cand.describes_series)
+            describes = None if found is None else found[0]
+        _write_object(conn, defaults, cand, state, describes, out)
     return out
+
+
+def _write_object(
+    conn: Connection,
+    defaults: RecordDefaults,
+    cand: Candidate,
+    state: SeriesState | None,
+    describes: str | None,
+    out: Applied,
+) -> None:
+    """The new object's record, its series (new, or moved to it) and its outbox event."""
+    node_id = defaults.node_id
+    obsoletes = state.head_pid if state is not None else None
+    stamp = next_stamp(conn, node_id)
+    rec = new_record(
+        cand,
+        node_id=node_id,
+        stamp=stamp,
+        algorithm=defaults.algorithm,
+        submitter=defaults.submitter,
+        rights_holder=defaults.rights_holder,
+        obsoletes=obsoletes,
+        describes_pid=describes,
+    )
+    q.RECORD_INSERT.rowcount(
+        conn,
+        node_id=node_id,
+        pid=rec.pid,
+        series_id=rec.series_id,
+        format_id=rec.format_id,
+        checksum_algorithm=rec.checksum_algorithm,
+        checksum=rec.checksum,
+        size=rec.size,
+        source_url=rec.source_url,
+        date_uploaded=stamp,
+        date_modified=stamp,
+        media_type=rec.media_type,
+        file_name=rec.file_name,
+        obsoletes=obsoletes,
+        obsoleted_by=None,
+        archived=False,
+        serial_version=1,
+        submitter=rec.submitter,
+        rights_holder=rec.rights_holder,
+        describes_pid=describes,
+        object_bytes=rec.object_bytes,
+    )
+    series = {"node": node_id, "sid": cand.series_id, "content_key": cand.content_key}
+    if state is None:
+        q.SERIES_INSERT.rowcount(
+            conn,
+            **series,
+            source_url=cand.source_url,
+            head_pid=rec.pid,
+            describes_series=cand.describes_series,
+        )
+        _event(conn, node_id, "create", rec.pid, rec.series_id, stamp)
+        out.created.append(rec.pid)
+    else:
+        _bump(conn, node_id, state.head_pid, obsoleted_by=rec.pid)
+        q.SERIES_MOVE.rowcount(conn, **series, head_pid=rec.pid)
+        _event(conn, node_id, "update", rec.pid, rec.series_id, stamp)
+        out.versions.append(rec.pid)
 
 
 def archive_page(conn: Connection, node_id: str, source_url: str) -> list[str]:

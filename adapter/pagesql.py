@@ -1,0 +1,140 @@
+"""The statements of one landing page's transaction, built once (see `adapter.prepared`).
+
+`adapter.ledger` (records, series, outbox, node clock) and `adapter.frontier`
+(`finish_page`) run these instead of building Core constructs per call. Each is
+the same SQL the per-call construct compiled to, with its values as named
+parameters; tests/test_pagesql.py holds the old per-call code as the reference.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+from typing import Any
+
+from sqlalchemy import ClauseElement, bindparam, false, literal_column, null, select, true, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from adapter import schema as t
+from adapter.prepared import Prepared
+
+P = bindparam
+_c, _r, _s, _f = t.node_clock, t.records, t.series, t.frontier
+
+
+def _clock_row(dialect: str) -> ClauseElement:
+    ins = postgresql.insert(_c) if dialect == "postgresql" else sqlite.insert(_c)
+    return ins.values(node_id=P("node"), last_stamp=P("epoch")).on_conflict_do_nothing(
+        index_elements=["node_id"]
+    )
+
+
+CLOCK_ROW = Prepared(_clock_row)  # the node's clock row, once
+CLOCK_READ = Prepared(
+    lambda _: select(_c.c.last_stamp).where(_c.c.node_id == P("node")).with_for_update()
+)
+CLOCK_WRITE = Prepared(
+    lambda _: update(_c).where(_c.c.node_id == P("node")).values(last_stamp=P("stamp"))
+)
+
+SERIES_STATE = Prepared(
+    lambda _: (
+        select(_s.c.series_id, _s.c.source_url, _s.c.head_pid, _s.c.content_key)
+        .where(_s.c.node_id == P("node"), _s.c.series_id == P("sid"))
+        .with_for_update()
+    )
+)
+SERIES_HEAD = Prepared(
+    lambda _: select(_s.c.head_pid).where(_s.c.node_id == P("node"), _s.c.series_id == P("sid"))
+)
+PID_EXISTS = Prepared(
+    lambda _: select(_r.c.id).where(_r.c.node_id == P("node"), _r.c.pid == P("pid"))
+)
+
+RECORD_COLUMNS = [c.name for c in _r.c if c.name != "id"]  # every value given
+RECORD_INSERT = Prepared(
+    lambda _: _r.insert().inline().values({name: P(name) for name in RECORD_COLUMNS})
+)
+SERIES_INSERT = Prepared(
+    lambda _: (
+        _s.insert()
+        .inline()
+        .values(
+            node_id=P("node"),
+            series_id=P("sid"),
+            source_url=P("source_url"),
+            head_pid=P("head_pid"),
+            content_key=P("content_key"),
+            describes_series=P("describes_series"),
+        )
+    )
+)
+SERIES_MOVE = Prepared(
+    lambda _: (
+        update(_s)
+        .where(_s.c.node_id == P("node"), _s.c.series_id == P("sid"))
+        .values(head_pid=P("head_pid"), content_key=P("content_key"))
+    )
+)
+EVENT_INSERT = Prepared(
+    lambda _: (
+        t.outbox.insert()
+        .inline()
+        .values(
+            node_id=P("node"),
+            event=P("event"),
+            pid=P("pid"),
+            series_id=P("sid"),
+            created_at=P("stamp"),
+        )
+    )
+)
+
+
+def _bump(obsolete: bool, archive: bool) -> Prepared:
+    """obsoletedBy null -> value and/or archived false -> true: one way (see ledger._bump)."""
+
+    def build(_: str) -> ClauseElement:
+        where = [_r.c.node_id == P("node"), _r.c.pid == P("pid")]
+        values: dict[str, Any] = {
+            "date_modified": P("stamp"),
+            "serial_version": _r.c.serial_version + literal_column("1"),
+        }
+        if obsolete:
+            where.append(_r.c.obsoleted_by.is_(None))
+            values["obsoleted_by"] = P("obsoleted_by")
+        if archive:
+            where.append(_r.c.archived.is_(false()))
+            values["archived"] = true()
+        return update(_r).where(*where).values(values)
+
+    return Prepared(build)
+
+
+BUMP = {(o, a): _bump(o, a) for o, a in product((True, False), repeat=2) if o or a}
+
+
+def _finish(validators: bool, checksum: bool, report: bool) -> Prepared:
+    """The frontier row's outcome; only while `owner` still holds the claim."""
+
+    def build(_: str) -> ClauseElement:
+        values: dict[str, Any] = {
+            "last_status": P("status"),
+            "http_status": P("http_status"),
+            "last_checked_at": P("checked_at"),
+            "due": false(),
+            "claimed_by": null(),
+            "lease_until": null(),
+        }
+        if validators:
+            values |= {"etag": P("etag"), "last_modified": P("last_modified")}
+        if checksum:
+            values["content_checksum"] = P("content_checksum")
+        if report:
+            values["last_report"] = P("last_report")
+        mine = (_f.c.id == P("row_id"), _f.c.claimed_by == P("owner"))
+        return update(_f).where(*mine).values(values)
+
+    return Prepared(build)
+
+
+FINISH = {flags: _finish(*flags) for flags in product((True, False), repeat=3)}
