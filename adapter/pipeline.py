@@ -6,7 +6,8 @@
 
 `check_landing_page` is what `adapter check-dataset` and the sync run for every
 page. It never raises for a site's problems: a fetch failure, an HTTP error
-or a broken document is a finding in the report, and the caller goes on.
+or a broken document is a finding in the report, and the caller goes on. The
+landing page's GET and its failure findings are in `adapter.pagefetch`.
 """
 
 from __future__ import annotations
@@ -18,16 +19,18 @@ from functools import partial
 from typing import TypeVar
 
 from adapter import extract as extract_stage
-from adapter import fetch as fetch_stage
 from adapter import normalize as normalize_stage
 from adapter import signposting
 from adapter.dataone import check_dataset, enforce_required
 from adapter.errors import FetchError
-from adapter.fetch import ACCEPT_HTML, ACCEPT_JSONLD, Fetcher
+from adapter.fetch import ACCEPT_JSONLD, Fetcher
 from adapter.findings import Finding, FindingType, Severity, has_errors
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, DatasetResult, Fetched, Link
 from adapter.normalize import NormalizedDataset
+from adapter.pagefetch import fetch_failure, fetch_page, status_finding
+
+__all__ = ["CheckOptions", "check_landing_page", "fetch_failure", "status_finding"]
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +77,7 @@ def check_landing_page(
 ) -> DatasetReport:
     """Fetch, read and check one landing page; every problem is a finding in the report."""
     report = DatasetReport(url=url)
-    fetched = _fetch_page(report, fetcher, url, (etag, last_modified), prefetched)
+    fetched = fetch_page(report, fetcher, url, (etag, last_modified), prefetched)
     if fetched is None:
         return report
     limits = options.limits
@@ -98,67 +101,6 @@ def check_landing_page(
     if options.required:
         _enforce(report, options.required)
     return report
-
-
-# -- fetch --------------------------------------------------------------------
-
-
-def _fetch_page(
-    report: DatasetReport,
-    fetcher: Fetcher,
-    url: str,
-    validators: tuple[str | None, str | None],
-    prefetched: Fetched | FetchError | None,
-) -> Fetched | None:
-    """The landing page's response, or None with the reason in report.findings."""
-    etag, last_modified = validators
-    try:
-        if isinstance(prefetched, FetchError):
-            raise prefetched
-        fetched = prefetched
-        if fetched is None:
-            fetched = fetcher.get(url, accept=ACCEPT_HTML, etag=etag, last_modified=last_modified)
-    except FetchError as exc:
-        report.findings.append(fetch_failure(exc, "The landing page", url))
-        report.path.append(url)
-        return None
-    report.final_url = fetched.final_url
-    report.status = fetched.status
-    report.fetched = fetched
-    report.path.extend([*fetched.redirects, fetched.final_url])
-    if fetched.status == 304:
-        report.not_modified = True
-        return None
-    problem = status_finding(fetched, "The landing page")
-    if problem is not None:
-        report.findings.append(problem)
-        return None
-    return fetched
-
-
-def fetch_failure(exc: FetchError, what: str, url: str) -> Finding:
-    """A FetchError fetching `url` as the finding its code names; the message says where."""
-    kind = _FETCH_TYPES.get(exc.code)
-    severity = kind.severity if kind is not None else Severity.ERROR
-    at = f" (at {exc.url})" if exc.url != url else ""
-    return Finding(exc.code, severity, f"{what} {url} could not be fetched{at}: {exc.message}", url)
-
-
-def status_finding(fetched: Fetched, what: str) -> Finding | None:
-    """None for 2xx, `fetch/gone` for 404/410, `fetch/http-error` for the rest."""
-    status, where = fetched.status, fetched.final_url
-    if 200 <= status < 300:
-        return None
-    if status in (404, 410):
-        return fetch_stage.GONE.at(
-            where, f"{what} {where} answered HTTP {status}: it is gone (or never existed)."
-        )
-    return fetch_stage.HTTP_STATUS.at(where, f"{what} {where} answered HTTP {status}.")
-
-
-_FETCH_TYPES: dict[str, FindingType] = {
-    v.code: v for v in vars(fetch_stage).values() if isinstance(v, FindingType)
-}
 
 
 # -- extract, normalize, check ------------------------------------------------
