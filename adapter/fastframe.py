@@ -125,6 +125,27 @@ class _Framer:
     def __init__(self, nodes: dict[str, dict[str, list[Any]]]) -> None:
         self.nodes = nodes
         self.blank_outputs: dict[str, list[dict[str, Any]]] = {}
+        self.plans: dict[str, list[tuple[str | None, list[Any]]]] = {}
+
+    def plan(self, ident: str) -> list[tuple[str | None, list[Any]]]:
+        """A node's properties, sorted and compacted once however often it is embedded:
+        (None, types) or (key, [(True, compacted value) or (False, referenced id)])."""
+        found = self.plans.get(ident)
+        if found is None:
+            node = self.nodes[ident]
+            found = []
+            for prop in sorted(node):
+                objects = node[prop]
+                if prop == "@type":
+                    found.append((None, [compact_vocab(k) for k in objects]))
+                else:
+                    items = [
+                        (True, compact_item(one)) if "@value" in one else (False, one["@id"])
+                        for one in objects
+                    ]
+                    found.append((compact_vocab(prop), items))
+            self.plans[ident] = found
+        return found
 
     def embed(self, ident: str, stack: list[str]) -> dict[str, Any]:
         out: dict[str, Any] = {"@id": compact_id(ident)}
@@ -132,19 +153,16 @@ class _Framer:
             self.blank_outputs.setdefault(ident, []).append(out)
         if ident in stack[:-1]:
             return out  # circular: a reference
-        node = self.nodes[ident]
         stack.append(ident)
-        for prop in sorted(node):
-            objects = node[prop]
-            if prop == "@type":
-                kinds = [compact_vocab(k) for k in objects]
-                out["@type"] = kinds[0] if len(kinds) == 1 else kinds
+        for key, items in self.plan(ident):
+            if key is None:
+                out["@type"] = items[0] if len(items) == 1 else list(items)
                 continue
-            items = [
-                compact_item(one) if "@value" in one else self.embed(one["@id"], stack)
-                for one in objects
+            written = [
+                (dict(v) if isinstance(v, dict) else v) if literal else self.embed(v, stack)
+                for literal, v in items
             ]
-            out[compact_vocab(prop)] = items[0] if len(items) == 1 else items
+            out[key] = written[0] if len(written) == 1 else written
         stack.pop()
         return out
 
