@@ -11,6 +11,7 @@ written is UTC; SQLite keeps naive text, so values read back get UTC attached.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -19,7 +20,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, func, or_, select
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
+from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlchemyError
 
 from adapter import schema as t
 from adapter.errors import StoreError
@@ -63,8 +64,13 @@ def _sqlite_engine(url: str) -> Engine:
     def _begin(conn: Connection) -> None:
         # writers take the lock up front: a deferred transaction that upgrades to a
         # writer fails at once with "database is locked" instead of waiting.
-        mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
-        conn.exec_driver_sql(f"BEGIN {mode}")
+        # On the driver's connection: `exec_driver_sql` cost more CPU than the page's
+        # statements (see adapter.prepared); its errors are wrapped as it would.
+        statement = f"BEGIN {conn.get_execution_options().get('sqlite_begin', 'DEFERRED')}"
+        try:
+            conn.connection.driver_connection.execute(statement)  # type: ignore[union-attr]
+        except sqlite3.Error as exc:
+            raise DBAPIError.instance(statement, (), exc, sqlite3.Error) from exc
 
     return engine
 
@@ -75,6 +81,7 @@ class Store(History, Outbox):
     def __init__(self, engine: Engine, url: str) -> None:
         self.engine = engine
         self.url = url
+        self._writer = engine.execution_options(sqlite_begin="IMMEDIATE")  # see _sqlite_engine
 
     # -- opening ----------------------------------------------------------------
 
@@ -138,10 +145,8 @@ class Store(History, Outbox):
     def write(self) -> Iterator[Connection]:
         """One transaction that commits on success and rolls back on any error."""
         try:
-            with self.engine.connect() as conn:
-                conn = conn.execution_options(sqlite_begin="IMMEDIATE")
-                with conn.begin():
-                    yield conn
+            with self._writer.connect() as conn, conn.begin():
+                yield conn
         except OperationalError as exc:
             raise StoreError(f"store {self.url} cannot be written: {exc.orig}") from exc
         except SQLAlchemyError as exc:
