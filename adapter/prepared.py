@@ -61,11 +61,16 @@ class Prepared:
         self._by_dialect: weakref.WeakKeyDictionary[Dialect, _Compiled] = (
             weakref.WeakKeyDictionary()
         )
+        self._last: tuple[Dialect, _Compiled] | None = None  # one store per process, mostly
 
     def _compiled(self, dialect: Dialect) -> _Compiled:
+        last = self._last
+        if last is not None and last[0] is dialect:
+            return last[1]
         found = self._by_dialect.get(dialect)
         if found is None:
             found = self._by_dialect[dialect] = _compile(self._build(dialect.name), dialect)
+        self._last = (dialect, found)
         return found
 
     def sql(self, dialect: Dialect) -> str:
