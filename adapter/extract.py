@@ -44,6 +44,7 @@ from adapter.jsonrepair import JsonFailure, parse_lenient
 from adapter.jsshell import shell_signs
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.markup import markup_syntaxes, read_markup
+from adapter.pagetree import PageTree
 from adapter.sniff import HTML_TYPES, JSON_TYPES, is_jsonld, looks_binary, mentions_dataset, route
 
 _DATASET_TYPE = re.compile(r'"@?type"\s*:\s*\[?\s*"[^"]{0,40}dataset"', re.IGNORECASE)
@@ -140,9 +141,13 @@ def _base_href(tree: HtmlElement, url: str) -> str:
     return url
 
 
-def _extract_html(html: bytes, url: str, limits: Limits, out: Extraction) -> None:
+def _extract_html(
+    html: bytes, url: str, limits: Limits, out: Extraction, shared: PageTree | None
+) -> None:
     try:
-        tree = parse_html(html, encoding="utf-8")
+        tree = shared.for_extract(html) if shared is not None else None
+        if tree is None:
+            tree = parse_html(html, encoding="utf-8")
     except (etree.ParserError, ValueError):
         out.findings.append(NO_JSONLD.at(url, "The page is empty: there is no JSON-LD to read."))
         return
@@ -201,8 +206,13 @@ def extract(
     content_type: str,
     charset: str | None,
     limits: Limits = DEFAULT_LIMITS,
+    tree: PageTree | None = None,
 ) -> Extraction:
-    """The JSON-LD blocks of one fetched landing page (or JSON-LD document), with findings."""
+    """The JSON-LD blocks of one fetched landing page (or JSON-LD document), with findings.
+
+    `tree`: the page's HTML parse, shared with the signposting links where it
+    is the same document (`adapter.pagetree`); else the page is parsed here.
+    """
     out = Extraction(blocks=[], findings=[], js_rendered=False, base_url=url)
     if len(body) > limits.max_page_bytes:
         message = (
@@ -235,5 +245,5 @@ def extract(
     if kind_of_body == "json":
         _extract_document(decoded.text, url, limits, out)
     else:
-        _extract_html(decoded.text.encode("utf-8"), url, limits, out)
+        _extract_html(decoded.text.encode("utf-8"), url, limits, out, tree)
     return out

@@ -19,6 +19,7 @@ from adapter.findings import FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS
 from adapter.linkheader import TOO_MANY, ParsedLinks, normalize_rel, resolve
 from adapter.models import Link
+from adapter.pagetree import PageTree
 from adapter.signposts import SIGNPOSTING_RELS
 
 IN_BODY = FindingType(
@@ -54,10 +55,16 @@ def parse_html_links(
     content_type: str = "text/html",
     charset: str | None = None,
     max_links: int = DEFAULT_LIMITS.max_links,
+    tree: PageTree | None = None,
 ) -> ParsedLinks:
-    """Every `<link rel href>` of the page at `url` (its final URL)."""
+    """Every `<link rel href>` of the page at `url` (its final URL).
+
+    `tree`: the page's parse shared with the extract stage, used where it is
+    the same document this function would parse (see `adapter.pagetree`).
+    """
     out = ParsedLinks()
-    root, is_html = _parse(body, content_type, charset)
+    shared = tree.for_links(body, content_type, charset) if tree is not None else None
+    root, is_html = (shared, True) if shared is not None else _parse(body, content_type, charset)
     if root is None:
         return out
     base = _base_url(root, url, is_html)

@@ -29,6 +29,7 @@ from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, DatasetResult, Fetched, Link
 from adapter.normalize import NormalizedDataset
 from adapter.pagefetch import fetch_failure, fetch_page, status_finding
+from adapter.pagetree import PageTree
 
 __all__ = ["CheckOptions", "check_landing_page", "fetch_failure", "status_finding"]
 
@@ -81,12 +82,13 @@ def check_landing_page(
     if fetched is None:
         return report
     limits = options.limits
+    tree = PageTree(fetched.body)  # parsed once for the links and the JSON-LD, where it can be
 
     def collect() -> None:
-        signposting.collect(report, fetched, fetcher, sitemap_links, limits=limits)
+        signposting.collect(report, fetched, fetcher, sitemap_links, limits=limits, tree=tree)
 
     def read() -> list[NormalizedDataset]:
-        found = _read_datasets(report, fetched, limits)
+        found = _read_datasets(report, fetched, limits, tree)
         return found or _linked_datasets(report, fetched, fetcher, limits)
 
     def crosscheck() -> None:
@@ -107,7 +109,7 @@ def check_landing_page(
 
 
 def _read_datasets(
-    report: DatasetReport, fetched: Fetched, limits: Limits
+    report: DatasetReport, fetched: Fetched, limits: Limits, tree: PageTree | None = None
 ) -> list[NormalizedDataset]:
     """The framed Datasets of one response (an HTML page or a JSON-LD document)."""
     url = fetched.final_url
@@ -117,6 +119,7 @@ def _read_datasets(
         content_type=fetched.content_type,
         charset=fetched.charset,
         limits=limits,
+        tree=tree,
     )
     report.findings.extend(extraction.findings)
     if not extraction.blocks:

@@ -31,6 +31,7 @@ from adapter.linkset import (
 )
 from adapter.linksources import check_sources
 from adapter.models import DatasetReport, Fetched, Link
+from adapter.pagetree import PageTree
 from adapter.proposal import proposal_finding
 from adapter.signposts import anchored_at, dedupe
 
@@ -52,8 +53,12 @@ def collect(
     sitemap_links: Sequence[Link] = (),
     *,
     limits: Limits = DEFAULT_LIMITS,
+    tree: PageTree | None = None,
 ) -> None:
-    """Fill `report.signposts` and add link-level findings to `report.findings`."""
+    """Fill `report.signposts` and add link-level findings to `report.findings`.
+
+    `tree`: the page's HTML parse, shared with the extract stage (`adapter.pagetree`).
+    """
     page = fetched.final_url
     pages = list(dict.fromkeys([report.url, *fetched.redirects, page]))
     fields = fetched.link_headers or (
@@ -67,6 +72,7 @@ def collect(
             content_type=fetched.content_type,
             charset=fetched.charset,
             max_links=max(0, limits.max_links - len(found.links)),
+            tree=tree,
         )
         _merge(found, html)
     found.links.extend(_normalized(link) for link in sitemap_links)
