@@ -9,10 +9,11 @@ URI vs its `.html` page vs the short id vs the Creative Commons deed URL,
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import unquote
 
 from adapter.doi import normalize_doi
-from adapter.signposts import url_key
+from adapter.signposts import URL_KEY_CACHE, url_key
 
 _ORCID = re.compile(r"(?:^|orcid\.org/|orcid:)\s*(\d{4}-\d{4}-\d{4}-\d{3}[\dXx])/?$", re.I)
 _SPDX_URI = re.compile(
@@ -47,8 +48,13 @@ def doi_of(text: str) -> str | None:
     return normalize_doi(unquote(found_path.group(1))) if found_path else None
 
 
+@lru_cache(maxsize=URL_KEY_CACHE)
 def iri_key(iri: str) -> str:
-    """Identifier IRIs: the same under http and https and with or without a trailing slash."""
+    """Identifier IRIs: the same under http and https and with or without a trailing slash.
+
+    Memoized like `url_key` (pure, and asked ~10 times a page for the same few IRIs);
+    `iri_key.__wrapped__` is the uncached reference.
+    """
     found = orcid(iri)
     if found:
         return f"orcid:{found}"
@@ -62,8 +68,12 @@ def iri_key(iri: str) -> str:
     return key.rstrip("/")
 
 
+@lru_cache(maxsize=URL_KEY_CACHE)
 def license_key(text: str) -> str:
-    """SPDX id for the usual spellings of a license (SPDX URI, .html, short id, CC deed)."""
+    """SPDX id for the usual spellings of a license (SPDX URI, .html, short id, CC deed).
+
+    Memoized (pure); `license_key.__wrapped__` is the uncached reference.
+    """
     value = text.strip()
     found = _SPDX_URI.match(value)
     if found:

@@ -1,7 +1,8 @@
 """Fast paths of the signposting stage against their references: they must agree everywhere.
 
-- `url_key` is memoized: the cached answer equals the uncached one (`__wrapped__`),
-  on first and repeated calls, and across cache evictions.
+- `url_key`, `iri_key` and `license_key` are memoized: the cached answer equals
+  the uncached one (`__wrapped__`), on first and repeated calls, and across
+  cache evictions.
 - HTML `<link>`/`<base>` are found by tag name in C for HTML-parsed trees: the
   result equals the generic per-element walk on every fixture page and on
   generated HTML with odd case, namespaces, comments and nesting.
@@ -23,6 +24,7 @@ from adapter.crosscheck import check_dataset
 from adapter.datasetlinks import dataset_links
 from adapter.fetch import Fetcher
 from adapter.htmllinks import parse_html_links
+from adapter.identities import iri_key, license_key
 from adapter.limits import DEFAULT_LIMITS
 from adapter.linkheader import ParsedLinks
 from adapter.models import DatasetReport, Fetched
@@ -65,6 +67,35 @@ def test_url_key_cache_equals_reference(url: str) -> None:
     reference = url_key.__wrapped__(url)
     assert url_key(url) == reference
     assert url_key(url) == reference  # a second time: now from the cache
+
+
+IRI_TOKENS = [
+    *URL_TOKENS,
+    "orcid.org/",
+    "0000-0002-1825-0097",
+    "000X",
+    "doi:",
+    "doi.org/",
+    "10.5072/",
+    "abc",
+    "%2F",
+    "spdx.org/licenses/",
+    "CC-BY-4.0",
+    ".html",
+    "creativecommons.org/licenses/by/4.0/",
+    "publicdomain/zero/1.0",
+    "opensource.org/licenses/MIT",
+    "MIT",
+]
+
+
+@given(pieces(IRI_TOKENS, max_size=12))
+@FUZZ
+def test_iri_and_license_key_caches_equal_reference(text: str) -> None:
+    for cached in (iri_key, license_key):
+        reference = cached.__wrapped__(text)
+        assert cached(text) == reference
+        assert cached(text) == reference
 
 
 def test_url_key_cache_survives_eviction_without_stale_answers() -> None:
