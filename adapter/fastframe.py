@@ -90,11 +90,11 @@ class _NodeMap:
             if subject is not None and prop is not None:
                 self.add(subject, prop, element, key)
             return
-        ident = element.get("@id")
-        if ident is None or (isinstance(ident, str) and ident.startswith("_:")):
+        ident = element.get("@id") if "@id" in element else None
+        if "@id" in element and (not isinstance(ident, str) or ident.startswith("@")):
+            raise _Decline  # e.g. None for "@null": pyld fails on it
+        if ident is None or ident.startswith("_:"):
             ident = self.label(ident)
-        if not isinstance(ident, str) or ident.startswith("@"):
-            raise _Decline
         if ident not in self.nodes:
             self.nodes[ident] = {}
             self.keys[ident] = {}

@@ -185,6 +185,7 @@ DECLINED_EXPAND: list[Any] = [
 ]
 
 DECLINED_FRAME: list[Any] = [
+    {"@context": "https://schema.org/", "@id": "@null", "@type": "Dataset"},
     {"@context": "https://schema.org/", "@type": "Dataset", "name": "@null"},
     {"@context": "https://schema.org/", "@type": "Dataset", "keywords": {"@list": ["a"]}},
     {"@context": "https://schema.org/", "@type": ["Dataset", "_:t"]},
@@ -207,7 +208,17 @@ def test_shapes_outside_the_framing_rules_are_declined(doc: Any) -> None:
 
 
 _IDS = st.sampled_from(
-    ["https://doi.org/10.1/x", "https://doi.org/10.1/y", "_:a", "_:b", "rel/p", "#f", "", "doi:1"]
+    [
+        "https://doi.org/10.1/x",
+        "https://doi.org/10.1/y",
+        "_:a",
+        "_:b",
+        "rel/p",
+        "#f",
+        "",
+        "doi:1",
+        "@null",
+    ]
 )
 _STRINGS = st.sampled_from(
     [
@@ -228,7 +239,9 @@ _STRINGS = st.sampled_from(
         "",
     ]
 ) | st.text(max_size=3)
-_SCALARS = st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from([1.0, 0.5]) | _STRINGS
+_SCALARS = (
+    st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from([1.0, 0.5, -0.0]) | _STRINGS
+)
 _KEYS = st.sampled_from(
     [
         "@id",
@@ -258,6 +271,11 @@ _KEYS = st.sampled_from(
         "@index",
         "@foo",
         "value",
+        "@graph",
+        "@reverse",
+        "@set",
+        "@nest",
+        "schema:@type",
     ]
 )
 _CONTEXTS = st.sampled_from(
@@ -281,18 +299,36 @@ _CONTEXTS = st.sampled_from(
             },
         ],
         {"@vocab": "http://schema.org/", "@language": "en"},
+        {"@vocab": "http://schema.org/", "graph": "@graph", "v": "@value", "x": None},
+        {
+            "@vocab": "http://schema.org/",
+            "name": {"@id": "http://schema.org/n", "@container": "@set"},
+        },
+        {},
     ]
 )
 
 
 def _node(children: st.SearchStrategy[Any]) -> st.SearchStrategy[dict[str, Any]]:
-    value = _SCALARS | children | _IDS.map(lambda i: {"@id": i})
+    value: st.SearchStrategy[Any] = (
+        _SCALARS
+        | children
+        | _IDS.map(lambda i: {"@id": i})
+        | st.just({})
+        | st.lists(st.lists(_SCALARS, max_size=2), max_size=2)
+    )
     special = st.fixed_dictionaries(
         {"@value": _SCALARS},
-        optional={"@language": _STRINGS, "@type": _STRINGS},
+        optional={
+            "@language": _STRINGS,
+            "@type": _STRINGS | st.lists(_STRINGS, max_size=2),
+            "@index": st.just("i"),
+        },
     )
     entries = st.dictionaries(_KEYS, value | st.lists(value | special, max_size=3), max_size=5)
-    kinds = st.sampled_from([None, "Dataset", ["Dataset", "PropertyValue"]])
+    kinds = st.sampled_from(
+        [None, "Dataset", ["Dataset", "PropertyValue"], [], "https://schema.org/Dataset"]
+    )
     return st.builds(_with, entries, st.none() | _IDS, kinds)
 
 
