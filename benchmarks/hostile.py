@@ -91,7 +91,9 @@ def render(
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}; "
         f"{len(selected)} cases x {len(COMMANDS)} commands as real `adapter` processes, "
-        f"{parallel} at a time, {wall:.0f} s in all. Times are wall-clock under that load; "
+        f"{parallel} at a time, {wall:.0f} s in all. Times are wall-clock under that load "
+        "(a case's wall limit, 20 s unless it names another; the quadratic-parser cases also "
+        "have a CPU budget, which the machine's load does not change); "
         "peak RSS is each process's own (ru_maxrss).",
         "",
         "Every case is served by `tests/fixture_server.py` (its mode or generator is named in "

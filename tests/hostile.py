@@ -66,6 +66,7 @@ class Run:
     codes: list[str] = field(default_factory=list)
     killed: bool = False
     store: tuple[str, set[str]] | None = None  # sync: integrity_check, record source URLs
+    cpu_seconds: float = 0.0  # user + system of the command and the children it waited for
 
     @property
     def traceback(self) -> bool:
@@ -124,7 +125,8 @@ if pid == 0:
     os.execv(sys.argv[2], sys.argv[2:])
 _, status, usage = os.wait4(pid, 0)
 with open(sys.argv[1], "w") as f:
-    f.write(f"{usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
+    cpu = usage.ru_utime + usage.ru_stime
+    f.write(f"{usage.ru_maxrss} {os.waitstatus_to_exitcode(status)} {cpu}")
 """
 
 
@@ -160,7 +162,7 @@ def run_command(
             proc.wait()
             killed = True
     seconds = time.monotonic() - start
-    rss_kib, exit_code = report.read_text().split() if report.exists() else ("0", "-9")
+    rss_kib, exit_code, cpu = report.read_text().split() if report.exists() else ("0", "-9", "0")
     run = Run(
         case=case["id"],
         command=command,
@@ -171,6 +173,7 @@ def run_command(
         stdout=Path(f"{stem}.out").read_text(errors="replace"),
         stderr=Path(f"{stem}.err").read_text(errors="replace"),
         killed=killed,
+        cpu_seconds=float(cpu),
     )
     run.codes = finding_codes(command, run.stdout)
     return run
@@ -231,6 +234,9 @@ def problems(case: dict[str, Any], run: Run, defaults: dict[str, Any]) -> list[s
         out.append(f"exit code {run.exit_code}, expected {wanted_exit}")
     if run.seconds > case.get("seconds", defaults["seconds"]):
         out.append(f"took {run.seconds:.1f} s")
+    # a quadratic parser shows in CPU time, whatever else shares the machine's cores
+    if run.cpu_seconds > case.get("cpu_seconds", float("inf")):
+        out.append(f"used {run.cpu_seconds:.1f} s of CPU")
     if run.rss_mb > case.get("max_rss_mb", defaults["max_rss_mb"]):
         out.append(f"peak RSS {run.rss_mb:.0f} MB")
     return out
