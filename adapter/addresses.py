@@ -17,7 +17,7 @@ import ipaddress
 import socket
 import threading
 from collections.abc import Iterable
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -48,24 +48,23 @@ class UnsafeAddress(Exception):
         self.reason = reason
 
 
+def _port(parts: SplitResult) -> int | None:
+    try:
+        return parts.port
+    except ValueError:  # not a number, or out of range: no port, as for a missing one
+        return None
+
+
 def origin(url: str) -> str:
     """scheme://host:port, with the default port made explicit."""
     parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return origin_of(parts.scheme, parts.hostname or "", port)
+    return origin_of(parts.scheme, parts.hostname or "", _port(parts))
 
 
 def host_key(url: str) -> str:
     """The unit of politeness: host and port."""
     parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return f"{(parts.hostname or '').lower()}:{port or ''}"
+    return f"{(parts.hostname or '').lower()}:{_port(parts) or ''}"
 
 
 def origin_of(scheme: str, host: str, port: int | None) -> str:
