@@ -19,7 +19,7 @@ compile time): the caller gives them all by name.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -85,6 +85,18 @@ class Prepared:
             return int(cursor.rowcount)
         finally:
             cursor.close()
+
+    def many(self, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Run it once for each mapping of `rows`, in one DBAPI executemany."""
+        compiled = self._compiled(conn.dialect)
+        args = [compiled.args(row) for row in rows]
+        cursor = conn.connection.cursor()
+        try:
+            cursor.executemany(compiled.sql, args)
+        except conn.dialect.loaded_dbapi.Error as exc:
+            cursor.close()
+            _reraise(conn, exc, cursor, compiled.sql, args)
+        cursor.close()
 
     def first(self, conn: Connection, **params: Any) -> tuple[Any, ...] | None:
         """Run it; its first row (processed as SQLAlchemy would), or None."""
