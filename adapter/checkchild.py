@@ -23,8 +23,8 @@ import threading
 from typing import Any
 
 from adapter import claims
-from adapter.checked import check_and_plan
 from adapter.frontier import FrontierRow
+from adapter.harvest import check_and_plan
 from adapter.settings import NodeSettings
 from adapter.store import Store
 

@@ -83,10 +83,29 @@ def check_page(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> Datase
     )
 
 
+@dataclass(slots=True)
+class CheckedPage:
+    """A page's outcome and what to write for it, not yet written.
+
+    A multi-process run checks in a child (`check_and_plan`, no store access)
+    and writes in the parent (`commit_checked`); `process_page` does both here.
+    """
+
+    row: FrontierRow
+    out: PageOutcome
+    page: PageUpdate
+    candidates: list[Candidate]
+
+
 def process_page(
     store: Store, node: NodeSettings, fetcher: Fetcher, row: FrontierRow, *, owner: str
 ) -> PageOutcome:
     """Check one claimed page and commit its outcome (see the module docstring)."""
+    return commit_checked(store, node, owner, check_and_plan(node, fetcher, row))
+
+
+def check_and_plan(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> CheckedPage:
+    """Check one claimed page and decide its writes; never raises for a page's fault."""
     try:
         report = check_page(node, fetcher, row)
     except FetchError as exc:
@@ -94,15 +113,17 @@ def process_page(
     except Exception as exc:  # the adapter's own fault: keep the run going, say where
         log.exception("checking %s failed", row.url)
         out = PageOutcome(row.url, "error", error=f"adapter/{type(exc).__name__}")
-        page = PageUpdate("error", keep_validators=True)
-        candidates: list[Candidate] = []
-    else:
-        out, page, candidates = _plan(node, fetcher, row, report)
+        return CheckedPage(row, out, PageUpdate("error", keep_validators=True), [])
+    return CheckedPage(row, *_plan(node, fetcher, row, report))
+
+
+def commit_checked(store: Store, node: NodeSettings, owner: str, c: CheckedPage) -> PageOutcome:
+    """Write a checked page in one transaction; its final outcome ("lost": claim gone)."""
     try:
-        _commit(store, row, owner, out, page, candidates, node)
+        _commit(store, c.row, owner, c.out, c.page, c.candidates, node)
     except _ClaimLost:
-        return PageOutcome(row.url, "lost")
-    return out
+        return PageOutcome(c.row.url, "lost")
+    return c.out
 
 
 def _fetch_finding(exc: FetchError) -> Finding:

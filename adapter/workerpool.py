@@ -26,10 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapter import checkchild, claims
-from adapter.checked import CheckedPage, commit_checked
 from adapter.fetch import Fetcher
 from adapter.frontier import FrontierRow
-from adapter.harvest import PageOutcome, process_page
+from adapter.harvest import CheckedPage, PageOutcome, commit_checked, process_page
 from adapter.settings import NodeSettings
 from adapter.store import Store
 from adapter.sync import RunSummary
@@ -37,7 +36,7 @@ from adapter.worker import WorkOptions, lease_keeper, process_here
 
 log = logging.getLogger(__name__)
 
-CPU_PER_PAGE = 0.008  # seconds of one core per landing page, measured (BENCHMARKS.md)
+CPU_PER_PAGE = 0.007  # seconds of one core per landing page, measured (BENCHMARKS.md)
 PAGES_PER_PROCESS = 300  # below this many due pages per process, starting one does not pay
 AHEAD = 2  # rows handed to a child per thread of it, so none waits for the next
 GROUP = 32  # checked pages written per look at the results
@@ -134,8 +133,8 @@ class _Children:
                 if all(c.done for c in self.children):
                     break
                 checked = self._receive()
-                for out in commit_checked(self.store, self.node, self.owner, checked):
-                    on_outcome(out)
+                for page in checked:
+                    on_outcome(commit_checked(self.store, self.node, self.owner, page))
                 if not checked:
                     self._reap()
         finally:
