@@ -17,22 +17,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import (
-    Boolean,
-    ClauseElement,
     Connection,
-    bindparam,
-    literal_column,
     or_,
     select,
-    true,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 
 from adapter import pagesql
 from adapter import schema as t
 from adapter.models import Link, SitemapEntry
-from adapter.prepared import Prepared
 from adapter.store import Store, utc_or_none
 
 UPSERT_BATCH = 500
@@ -129,43 +122,6 @@ def upsert_entries(store: Store, node_id: str, run_id: int, entries: Iterable[Si
     return seen
 
 
-def _new_pages(dialect: str) -> ClauseElement:
-    f = t.frontier
-    ins = postgresql.insert(f) if dialect == "postgresql" else sqlite.insert(f)
-    return ins.values(
-        node_id=bindparam("node_id"),
-        url=bindparam("url"),
-        sitemap=bindparam("sitemap"),
-        lastmod=bindparam("lastmod"),
-        links_json=bindparam("links_json"),
-        first_seen_run=bindparam("run_id"),
-        last_seen_run=bindparam("run_id"),
-        missing_runs=literal_column("0"),
-        due=true(),
-    ).on_conflict_do_nothing(index_elements=["node_id", "url"])
-
-
-def _seen_pages(_: str) -> ClauseElement:
-    f = t.frontier
-    return (
-        update(f)
-        .where(f.c.id == bindparam("row_id"))
-        .values(
-            sitemap=bindparam("sitemap"),
-            lastmod=bindparam("lastmod"),
-            links_json=bindparam("links_json"),
-            last_seen_run=bindparam("run_id"),
-            missing_runs=literal_column("0"),
-            due=or_(f.c.due, bindparam("make_due", type_=Boolean)),
-        )
-    )
-
-
-# a million-URL discovery runs these a million times: built once (see adapter.prepared)
-FRONTIER_NEW = Prepared(_new_pages)
-FRONTIER_SEEN = Prepared(_seen_pages)
-
-
 def _upsert_batch(store: Store, node_id: str, run_id: int, batch: dict[str, SitemapEntry]) -> int:
     """One transaction per batch: new pages in one multi-row insert, the rest updated."""
     f = t.frontier
@@ -199,9 +155,9 @@ def _upsert_batch(store: Store, node_id: str, run_id: int, batch: dict[str, Site
             seen.append({**values, "row_id": row["id"], "make_due": moved or back})
         run = {"node_id": node_id, "run_id": run_id}
         if new:
-            FRONTIER_NEW.many(conn, [{**row, **run} for row in new])
+            pagesql.FRONTIER_NEW.many(conn, [{**row, **run} for row in new])
         if seen:
-            FRONTIER_SEEN.many(conn, [{**row, **run} for row in seen])
+            pagesql.FRONTIER_SEEN.many(conn, [{**row, **run} for row in seen])
     return len(new) + len(seen)
 
 

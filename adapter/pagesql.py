@@ -1,9 +1,10 @@
-"""The statements of one landing page's transaction, built once (see `adapter.prepared`).
+"""The store's hot statements, built once (see `adapter.prepared`).
 
 `adapter.ledger` (records, series, outbox, node clock) and `adapter.frontier`
-(`finish_page`) run these instead of building Core constructs per call. Each is
-the same SQL the per-call construct compiled to, with its values as named
-parameters; tests/test_pagesql.py holds the old per-call code as the reference.
+(`finish_page`, discovery's upserts) run these instead of building Core
+constructs per call. Each is the same SQL the per-call construct compiled to,
+with its values as named parameters; tests/test_pagesql.py holds the old
+per-call code as the reference.
 """
 
 from __future__ import annotations
@@ -11,7 +12,18 @@ from __future__ import annotations
 from itertools import product
 from typing import Any
 
-from sqlalchemy import ClauseElement, bindparam, false, literal_column, null, select, true, update
+from sqlalchemy import (
+    Boolean,
+    ClauseElement,
+    bindparam,
+    false,
+    literal_column,
+    null,
+    or_,
+    select,
+    true,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from adapter import schema as t
@@ -138,3 +150,40 @@ def _finish(validators: bool, checksum: bool, report: bool) -> Prepared:
 
 
 FINISH = {flags: _finish(*flags) for flags in product((True, False), repeat=3)}
+
+
+def _new_pages(dialect: str) -> ClauseElement:
+    f = _f
+    ins = postgresql.insert(f) if dialect == "postgresql" else sqlite.insert(f)
+    return ins.values(
+        node_id=bindparam("node_id"),
+        url=bindparam("url"),
+        sitemap=bindparam("sitemap"),
+        lastmod=bindparam("lastmod"),
+        links_json=bindparam("links_json"),
+        first_seen_run=bindparam("run_id"),
+        last_seen_run=bindparam("run_id"),
+        missing_runs=literal_column("0"),
+        due=true(),
+    ).on_conflict_do_nothing(index_elements=["node_id", "url"])
+
+
+def _seen_pages(_: str) -> ClauseElement:
+    f = _f
+    return (
+        update(f)
+        .where(f.c.id == bindparam("row_id"))
+        .values(
+            sitemap=bindparam("sitemap"),
+            lastmod=bindparam("lastmod"),
+            links_json=bindparam("links_json"),
+            last_seen_run=bindparam("run_id"),
+            missing_runs=literal_column("0"),
+            due=or_(f.c.due, bindparam("make_due", type_=Boolean)),
+        )
+    )
+
+
+# discovery's upserts: a million-URL index runs each a million times
+FRONTIER_NEW = Prepared(_new_pages)
+FRONTIER_SEEN = Prepared(_seen_pages)
