@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 
-import requests
 import urllib3
 
 from adapter.connections import Exchange
@@ -73,7 +72,7 @@ def _decoder(url: str, encoding: str, cap: int) -> CappedDecoder | None:
 
 
 def read_body(
-    resp: requests.Response,
+    resp: urllib3.BaseHTTPResponse,
     url: str,
     cap: int,
     ex: Exchange,
@@ -95,7 +94,7 @@ def read_body(
         while True:
             if ex.expired or time.monotonic() > ex.deadline:
                 raise timeout_error(url, limits)
-            data = resp.raw.read1(CHUNK, decode_content=False)
+            data = resp.read1(CHUNK, decode_content=False)
             if not data:
                 break
             wire += len(data)
@@ -133,7 +132,7 @@ def read_body(
         if ex.expired:
             raise timeout_error(url, limits) from exc
         raise FetchError(BAD_ENCODING.code, url, f"broken {encoding} body: {exc}") from exc
-    except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+    except (urllib3.exceptions.HTTPError, OSError) as exc:
         if ex.expired:
             raise timeout_error(url, limits) from exc
         if caused_by(exc, (TimeoutError,)) is not None:

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from requests.adapters import HTTPAdapter
+from requests.utils import DEFAULT_CA_BUNDLE_PATH
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
@@ -181,9 +182,15 @@ class GuardedHTTPSConnectionPool(HTTPSConnectionPool):
 
 
 class GuardedAdapter(HTTPAdapter):
-    """A requests transport whose connections are guarded as above."""
+    """A requests transport whose connections are guarded as above.
+
+    Its pool manager verifies TLS as `requests` does by default (certifi's
+    bundle), also when the fetcher sends through it directly.
+    """
 
     def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("cert_reqs", "CERT_REQUIRED")
+        kwargs.setdefault("ca_certs", DEFAULT_CA_BUNDLE_PATH)
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {
             "http": GuardedHTTPConnectionPool,

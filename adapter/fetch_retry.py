@@ -15,7 +15,6 @@ import socket
 import time
 from collections.abc import Callable
 
-import requests
 import urllib3
 
 from adapter.addresses import host_key
@@ -36,7 +35,7 @@ from adapter.politeness import HostHealth, backoff_delay, retry_after_seconds
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
 # send(method, url, headers, exchange) -> the response, or FetchError
-Send = Callable[[str, str, dict[str, str], Exchange], requests.Response]
+Send = Callable[[str, str, dict[str, str], Exchange], urllib3.BaseHTTPResponse]
 
 
 class NotTransient(FetchError):
@@ -56,7 +55,7 @@ def transport_failure(exc: BaseException, url: str) -> FetchError:
         return FetchError(HEADERS_TOO_LARGE.code, url, f"response headers too large: {short(exc)}")
     if caused_by(exc, (socket.gaierror, urllib3.exceptions.NameResolutionError)):
         return NotTransient(CONNECTION.code, url, f"host name not resolved: {short(exc)}")
-    if isinstance(exc, requests.ConnectionError | urllib3.exceptions.HTTPError | OSError):
+    if isinstance(exc, urllib3.exceptions.HTTPError | OSError):
         return FetchError(CONNECTION.code, url, f"connection failed: {short(exc)}")
     return FetchError(UNSAFE_URL.code, url, f"unusable URL: {short(exc)}")
 
@@ -68,7 +67,7 @@ def send_with_retries(
     health: HostHealth,
     limits: Limits,
     base_delay: float,
-) -> requests.Response:
+) -> urllib3.BaseHTTPResponse:
     """`send(method, url, headers, ex)`, retried while it may help and time allows."""
     method, url, headers = request
     key = host_key(url)
@@ -88,10 +87,10 @@ def send_with_retries(
             wait = backoff_delay(base_delay, attempt)
             what = exc.message
         else:
-            if resp.status_code not in RETRY_STATUSES:
+            if resp.status not in RETRY_STATUSES:
                 health.succeeded(key)
                 return resp
-            what = f"HTTP {resp.status_code}"
+            what = f"HTTP {resp.status}"
             if attempt >= limits.max_retries:
                 health.failed(key, f"{what} after {attempt} retries")
                 return resp
