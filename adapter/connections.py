@@ -90,7 +90,11 @@ class Watchdog:
                 self._thread = threading.Thread(target=self._run, name="fetch-watchdog")
                 self._thread.daemon = True
                 self._thread.start()
-            self._cv.notify()
+            # the thread sleeps until the earliest deadline: wake it only for an earlier one
+            # (fetches share one total_timeout, so rarely; a wake-up per fetch cost a thread
+            # switch and the GIL each time)
+            if self._heap[0][2] is exchange:
+                self._cv.notify()
 
     def _run(self) -> None:
         while True:
