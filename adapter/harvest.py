@@ -1,30 +1,30 @@
-"""One landing page of the frontier, end to end: check, decide, write, in one transaction.
+"""One landing page of the frontier, end to end: check, decide, write.
 
 `process_page` is what the sync run and the scale-out workers call for each
 claimed page. It never raises for a repository's fault: a bad page is an
-outcome with findings. Its writes (records, outbox, frontier row) commit
-together, and only while this owner still holds the page's claim.
+outcome with findings. Checking and deciding are here (`check_and_plan`, no
+store access: a multi-process sync runs it in its children); the writes are
+in `adapter.pagewrite`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import logging
-from dataclasses import dataclass, field, replace
 from typing import Any
 
-from adapter.errors import FetchError, StoreError
+from adapter.errors import FetchError
 from adapter.fetch import ACCEPT_XML, Fetcher
 from adapter.findings import Finding, Severity
-from adapter.frontier import FrontierRow, PageUpdate, finish_page
-from adapter.ledger import RecordDefaults, apply_candidates, archive_page
+from adapter.frontier import FrontierRow, PageUpdate
 from adapter.models import DatasetReport, DatasetResult
+from adapter.pageresult import CheckedPage, PageOutcome, capped_findings
+from adapter.pagewrite import commit_checked, commit_group
 from adapter.records import (
     DUPLICATE_DOI,
     METADATA_COPY_FAILED,
     METADATA_FORMATS,
     NO_DOI,
-    STORE_WRITE_FAILED,
     UNKNOWN_METADATA_FORMAT,
     Candidate,
     dataset_candidate,
@@ -33,38 +33,20 @@ from adapter.records import (
 from adapter.settings import NodeSettings
 from adapter.store import Store
 
+__all__ = [  # the write side and the result types moved out; their callers import them here
+    "CheckedPage",
+    "PageOutcome",
+    "check_and_plan",
+    "commit_checked",
+    "commit_group",
+    "process_page",
+    "report_summary",
+]
+
 log = logging.getLogger(__name__)
 GONE_STATUSES = (404, 410)
 # not fetched by choice (robots.txt, the address policy): not an error to retry every run
 REFUSED = frozenset({"robots/disallowed", "fetch/unsafe-url"})
-MAX_REPORT_FINDINGS = 200
-
-
-@dataclass(slots=True)
-class PageOutcome:
-    """What happened to one page; the run adds these up into its summary."""
-
-    url: str
-    status: str  # harvested | unchanged | not-modified | not-harvestable | gone | error | lost
-    http_status: int | None = None
-    created: list[str] = field(default_factory=list)
-    versions: list[str] = field(default_factory=list)
-    archived: list[str] = field(default_factory=list)
-    findings: list[Finding] = field(default_factory=list)
-    error: str | None = None  # an error code (fetch/..., store/...) when status is error
-
-    def blocking_codes(self) -> list[str]:
-        """The error finding codes that kept this page's Datasets out."""
-        return sorted({f.code for f in self.findings if f.severity is Severity.ERROR})
-
-
-class _ClaimLost(Exception):
-    """Another worker took the page after our lease ran out: roll back."""
-
-
-def defaults_for(node: NodeSettings) -> RecordDefaults:
-    d1 = node.dataone
-    return RecordDefaults(node.id, d1.checksum_algorithm, d1.submitter, d1.rights_holder)
 
 
 def check_page(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> DatasetReport:
@@ -81,20 +63,6 @@ def check_page(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> Datase
         etag=row.etag,
         last_modified=row.last_modified,
     )
-
-
-@dataclass(slots=True)
-class CheckedPage:
-    """A page's outcome and what to write for it, not yet written.
-
-    A multi-process run checks in a child (`check_and_plan`, no store access)
-    and writes in the parent (`commit_checked`); `process_page` does both here.
-    """
-
-    row: FrontierRow
-    out: PageOutcome
-    page: PageUpdate
-    candidates: list[Candidate]
 
 
 def process_page(
@@ -115,15 +83,6 @@ def check_and_plan(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> Ch
         out = PageOutcome(row.url, "error", error=f"adapter/{type(exc).__name__}")
         return CheckedPage(row, out, PageUpdate("error", keep_validators=True), [])
     return CheckedPage(row, *_plan(node, fetcher, row, report))
-
-
-def commit_checked(store: Store, node: NodeSettings, owner: str, c: CheckedPage) -> PageOutcome:
-    """Write a checked page in one transaction; its final outcome ("lost": claim gone)."""
-    try:
-        _commit(store, c.row, owner, c.out, c.page, c.candidates, node)
-    except _ClaimLost:
-        return PageOutcome(c.row.url, "lost")
-    return c.out
 
 
 def _fetch_finding(exc: FetchError) -> Finding:
@@ -223,55 +182,14 @@ def _metadata_copy(
     return None
 
 
-def _commit(
-    store: Store,
-    row: FrontierRow,
-    owner: str,
-    out: PageOutcome,
-    page: PageUpdate,
-    candidates: list[Candidate],
-    node: NodeSettings,
-) -> None:
-    try:
-        with store.write() as conn:
-            if out.status == "gone":
-                out.archived = archive_page(conn, node.id, row.url)
-            elif candidates:
-                applied = apply_candidates(conn, defaults_for(node), candidates)
-                out.created, out.versions = applied.created, applied.versions
-                for sid, owner_url in applied.foreign:
-                    msg = f"{sid} is already published by {owner_url}"
-                    out.findings.append(DUPLICATE_DOI.at(row.url, msg))
-                if not (applied.created or applied.versions):
-                    out.status = "unchanged" if not applied.foreign else "not-harvestable"
-                    page = replace(page, status=out.status)
-            if page.report is not None:  # sync-level findings join the page's own
-                page = replace(page, report=_with_findings(page.report, out.findings))
-            if not finish_page(conn, row, owner, page):
-                raise _ClaimLost(row.url)
-    except StoreError as exc:
-        log.error("store write for %s failed: %s", row.url, exc)
-        out.status, out.error = "error", STORE_WRITE_FAILED.code
-
-
-def _with_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[str, Any]:
-    return {
-        **summary,
-        "findings": [f.as_dict() for f in findings[:MAX_REPORT_FINDINGS]],
-        "findings_dropped": max(0, len(findings) - MAX_REPORT_FINDINGS),
-    }
-
-
 def report_summary(report: DatasetReport) -> dict[str, Any]:
     """The part of a report kept on the frontier row (findings capped)."""
-    findings = report.all_findings()
-    return {
+    summary = {
         "url": report.url,
         "final_url": report.final_url,
         "status": report.status,
         "not_modified": report.not_modified,
         "harvestable": report.harvestable,
         "datasets": [{"doi": d.doi, "harvestable": d.harvestable} for d in report.datasets],
-        "findings": [f.as_dict() for f in findings[:MAX_REPORT_FINDINGS]],
-        "findings_dropped": max(0, len(findings) - MAX_REPORT_FINDINGS),
     }
+    return capped_findings(summary, report.all_findings())

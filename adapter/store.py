@@ -36,6 +36,7 @@ __all__ = [
     "Store",
     "SyncFailure",
     "record_from_row",
+    "store_error",
     "utc",
     "utc_or_none",
 ]
@@ -73,6 +74,13 @@ def _sqlite_engine(url: str) -> Engine:
             raise DBAPIError.instance(statement, (), exc, sqlite3.Error) from exc
 
     return engine
+
+
+def store_error(url: str, exc: SQLAlchemyError) -> StoreError:
+    """The StoreError a failed write is reported as."""
+    if isinstance(exc, OperationalError):
+        return StoreError(f"store {url} cannot be written: {exc.orig}")
+    return StoreError(f"store {url}: {exc}")
 
 
 class Store(History, Outbox):
@@ -147,10 +155,8 @@ class Store(History, Outbox):
         try:
             with self._writer.connect() as conn, conn.begin():
                 yield conn
-        except OperationalError as exc:
-            raise StoreError(f"store {self.url} cannot be written: {exc.orig}") from exc
         except SQLAlchemyError as exc:
-            raise StoreError(f"store {self.url}: {exc}") from exc
+            raise store_error(self.url, exc) from exc
 
     # -- records (read side, for the Member Node API) ------------------------------
 

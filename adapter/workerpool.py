@@ -5,9 +5,10 @@ overlap the fetches but not the checks. When a node's politeness lets pages
 arrive faster than one core can check them and enough pages are due, the run
 starts child processes (`forkserver`: no threads are forked; see
 `adapter.checkchild`) that fetch and check pages and send back what to write.
-This process claims the pages (renewing their leases), hands each child a few
-more rows than it has threads, and writes every outcome itself: SQLite has one
-writer per file, and children committing their own pages waited on each
+This process claims the pages (renewing their leases) a hundred at a time,
+hands each child a few more rows than it has threads, and writes every
+outcome itself, the pages that arrive together in one transaction: SQLite has
+one writer per file, and children committing their own pages waited on each
 other's locks for a third of the run. The store-backed pacer still holds the
 host's rate across all of them. Rows a child took and never answered (it
 died) are handed to the others, or checked here when none is left.
@@ -21,6 +22,7 @@ import multiprocessing
 import os
 import queue
 import threading
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,7 +30,7 @@ from typing import Any
 from adapter import checkchild, claims
 from adapter.fetch import Fetcher
 from adapter.frontier import FrontierRow
-from adapter.harvest import CheckedPage, PageOutcome, commit_checked, process_page
+from adapter.harvest import CheckedPage, PageOutcome, commit_group, process_page
 from adapter.settings import NodeSettings
 from adapter.store import Store
 from adapter.sync import RunSummary
@@ -39,6 +41,8 @@ log = logging.getLogger(__name__)
 CPU_PER_PAGE = 0.007  # seconds of one core per landing page, measured (BENCHMARKS.md)
 PAGES_PER_PROCESS = 300  # below this many due pages per process, starting one does not pay
 AHEAD = 2  # rows handed to a child per thread of it, so none waits for the next
+CLAIM = 100  # rows claimed at once: a claim is a transaction, a third of a sync's own CPU when
+# it took only the dozen rows the children were short of
 GROUP = 32  # checked pages written per look at the results
 WAIT = 0.2  # seconds between looks at the children while no result arrives
 
@@ -112,7 +116,8 @@ class _Children:
             args = (i, store.url, node, run_id, self.threads, tasks, self.results)
             proc = ctx.Process(target=checkchild.main, args=args, name=f"sync-{i}")
             self.children.append(_Child(proc, tasks))
-        self.exhausted = False
+        self.backlog: deque[FrontierRow] = deque()  # claimed, not handed out yet
+        self.drained = False  # a claim found no due row
 
     def run(
         self, stop: threading.Event, on_outcome: Callable[[PageOutcome], None]
@@ -133,8 +138,8 @@ class _Children:
                 if all(c.done for c in self.children):
                     break
                 checked = self._receive()
-                for page in checked:
-                    on_outcome(commit_checked(self.store, self.node, self.owner, page))
+                for out in commit_group(self.store, self.node, self.owner, checked):
+                    on_outcome(out)
                 if not checked:
                     self._reap()
         finally:
@@ -146,22 +151,28 @@ class _Children:
                     log.warning("%s: sync process %s ended with %s", self.node.id,
                                 child.process.pid, child.process.exitcode)  # fmt: skip
             self.results.close()
-        return [row for c in self.children for row in c.rows.values()]
+        return [*(row for c in self.children for row in c.rows.values()), *self.backlog]
+
+    @property
+    def exhausted(self) -> bool:
+        return self.drained and not self.backlog
 
     def _pending(self) -> int:
         return sum(len(c.rows) for c in self.children)
 
     def _hand_out(self) -> None:
-        """Top every live child up to AHEAD rows per thread; claim what that needs."""
+        """Top every live child up to AHEAD rows per thread, claiming when the backlog is short."""
         live = [c for c in self.children if not c.done]
         want = sum(self.threads * AHEAD - len(c.rows) for c in live)
         if want < self.threads or not live:
             return
-        rows = claims.claim_due(self.store, self.node.id, self.owner, batch=want,
-                                lease=self.options.lease)  # fmt: skip
-        self.exhausted = not rows
-        for row in rows:
-            self._give(min(live, key=lambda c: len(c.rows)), row)
+        if len(self.backlog) < want and not self.drained:
+            rows = claims.claim_due(self.store, self.node.id, self.owner,
+                                    batch=max(CLAIM, want), lease=self.options.lease)  # fmt: skip
+            self.backlog.extend(rows)
+            self.drained = not rows
+        for _ in range(min(want, len(self.backlog))):
+            self._give(min(live, key=lambda c: len(c.rows)), self.backlog.popleft())
 
     def _give(self, child: _Child, row: FrontierRow) -> None:
         child.rows[row.id] = row

@@ -63,7 +63,7 @@ def main(config: str, pages: int) -> dict[str, Any]:
     timed(normalize, "normalize", "normalize (all)")
     timed(pipeline, "check_dataset", "DataONE checks")
     timed(harvest, "_plan", "records: canonical JSON, checksums")
-    timed(harvest, "_commit", "store: one transaction per page")
+    timed(harvest, "commit_checked", "store: one transaction per page")
     cfg = load_config(config)
     node = cfg.nodes[0]
     run_node(cfg, node, enqueue_only=True)

@@ -1,0 +1,119 @@
+"""Writing checked landing pages: records, outbox and frontier row, while the claim holds.
+
+A page's writes commit together, and only while this owner still holds the
+page's claim (else they roll back: "lost"). `commit_checked` gives a page a
+transaction of its own; `commit_group` writes the pages a multi-process sync
+receives together in one transaction, a savepoint each.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import replace
+
+from sqlalchemy import Connection
+from sqlalchemy.exc import SQLAlchemyError
+
+from adapter.errors import StoreError
+from adapter.frontier import FrontierRow, PageUpdate, finish_page
+from adapter.ledger import RecordDefaults, apply_candidates, archive_page
+from adapter.pageresult import CheckedPage, PageOutcome, capped_findings
+from adapter.prepared import savepoint
+from adapter.records import DUPLICATE_DOI, STORE_WRITE_FAILED, Candidate
+from adapter.settings import NodeSettings
+from adapter.store import Store, store_error
+
+log = logging.getLogger(__name__)
+
+
+class _ClaimLost(Exception):
+    """Another worker took the page after our lease ran out: roll back."""
+
+
+def defaults_for(node: NodeSettings) -> RecordDefaults:
+    d1 = node.dataone
+    return RecordDefaults(node.id, d1.checksum_algorithm, d1.submitter, d1.rights_holder)
+
+
+def commit_checked(store: Store, node: NodeSettings, owner: str, c: CheckedPage) -> PageOutcome:
+    """Write a checked page in one transaction; its final outcome ("lost": claim gone)."""
+    try:
+        with store.write() as conn:
+            _write(conn, c.row, owner, c.out, c.page, c.candidates, node)
+    except _ClaimLost:
+        return PageOutcome(c.row.url, "lost")
+    except StoreError as exc:
+        _write_failed(c, exc)
+    return c.out
+
+
+def commit_group(
+    store: Store, node: NodeSettings, owner: str, group: Sequence[CheckedPage]
+) -> list[PageOutcome]:
+    """Write checked pages in one transaction, each page in a savepoint of its own.
+
+    Why: a transaction of its own (connection checkout, BEGIN, COMMIT) cost a
+    multi-process sync's writer more than the page's statements. A page whose
+    writes fail is rolled back alone; a commit that fails fails the group, whose
+    pages stay claimed and due, as a crash would leave them.
+    """
+    if len(group) == 1:
+        return [commit_checked(store, node, owner, group[0])]
+    outcomes: list[PageOutcome] = []
+    try:
+        with store.write() as conn:
+            for c in group:
+                outcomes.append(_write_in_savepoint(store, conn, c, owner, node))
+    except StoreError as exc:
+        for c in group:
+            _write_failed(c, exc)
+        return [c.out for c in group]
+    return outcomes
+
+
+def _write_in_savepoint(
+    store: Store, conn: Connection, c: CheckedPage, owner: str, node: NodeSettings
+) -> PageOutcome:
+    try:
+        with savepoint(conn, "page"):
+            _write(conn, c.row, owner, c.out, c.page, c.candidates, node)
+    except _ClaimLost:
+        return PageOutcome(c.row.url, "lost")
+    except SQLAlchemyError as exc:
+        _write_failed(c, store_error(store.url, exc))
+    return c.out
+
+
+def _write_failed(c: CheckedPage, exc: StoreError) -> None:
+    log.error("store write for %s failed: %s", c.row.url, exc)
+    out = c.out
+    out.status, out.error = "error", STORE_WRITE_FAILED.code
+    out.created, out.versions, out.archived = [], [], []  # rolled back: none of it happened
+
+
+def _write(
+    conn: Connection,
+    row: FrontierRow,
+    owner: str,
+    out: PageOutcome,
+    page: PageUpdate,
+    candidates: list[Candidate],
+    node: NodeSettings,
+) -> None:
+    """A checked page's writes, inside the caller's transaction; `_ClaimLost` undoes them."""
+    if out.status == "gone":
+        out.archived = archive_page(conn, node.id, row.url)
+    elif candidates:
+        applied = apply_candidates(conn, defaults_for(node), candidates)
+        out.created, out.versions = applied.created, applied.versions
+        for sid, owner_url in applied.foreign:
+            msg = f"{sid} is already published by {owner_url}"
+            out.findings.append(DUPLICATE_DOI.at(row.url, msg))
+        if not (applied.created or applied.versions):
+            out.status = "unchanged" if not applied.foreign else "not-harvestable"
+            page = replace(page, status=out.status)
+    if page.report is not None:  # sync-level findings join the page's own
+        page = replace(page, report=capped_findings(page.report, out.findings))
+    if not finish_page(conn, row, owner, page):
+        raise _ClaimLost(row.url)
