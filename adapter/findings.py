@@ -12,6 +12,8 @@ import importlib
 from dataclasses import dataclass
 from enum import StrEnum
 
+from adapter.slotpickle import fast_pickle
+
 
 class Severity(StrEnum):
     ERROR = "error"  # DataONE cannot harvest this as it stands
@@ -19,6 +21,7 @@ class Severity(StrEnum):
     INFO = "info"  # worth knowing; nothing to fix
 
 
+@fast_pickle  # crosses processes in a multi-process sync
 @dataclass(frozen=True, slots=True)
 class Finding:
     code: str

@@ -26,12 +26,14 @@ from sqlalchemy import (
 from adapter import pagesql
 from adapter import schema as t
 from adapter.models import Link, SitemapEntry
+from adapter.slotpickle import fast_pickle
 from adapter.store import Store, utc_or_none
 
 UPSERT_BATCH = 500
 ENDED = ("gone", "removed")  # a 404/410, or archived after missing from the sitemaps
 
 
+@fast_pickle  # crosses processes in a multi-process sync
 @dataclass(frozen=True, slots=True)
 class FrontierRow:
     id: int
@@ -48,6 +50,7 @@ class FrontierRow:
     missing_runs: int
 
 
+@fast_pickle  # crosses processes in a multi-process sync
 @dataclass(frozen=True, slots=True)
 class PageUpdate:
     """What processing a page learned, written to its frontier row."""

@@ -7,10 +7,12 @@ from datetime import datetime
 from typing import Any, Literal
 
 from adapter.findings import Finding
+from adapter.slotpickle import fast_pickle
 
 LinkSource = Literal["header", "html", "linkset", "signmap"]
 
 
+@fast_pickle  # crosses processes in a multi-process sync
 @dataclass(frozen=True, slots=True)
 class Link:
     """One typed link: one relation, absolute target, absolute context."""

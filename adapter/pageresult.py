@@ -12,10 +12,12 @@ from typing import Any
 from adapter.findings import Finding, Severity
 from adapter.frontier import FrontierRow, PageUpdate
 from adapter.records import Candidate
+from adapter.slotpickle import fast_pickle
 
 MAX_REPORT_FINDINGS = 200
 
 
+@fast_pickle  # crosses processes in a multi-process sync
 @dataclass(slots=True)
 class PageOutcome:
     """What happened to one page; the run adds these up into its summary."""
@@ -34,6 +36,7 @@ class PageOutcome:
         return sorted({f.code for f in self.findings if f.severity is Severity.ERROR})
 
 
+@fast_pickle  # crosses processes in a multi-process sync
 @dataclass(slots=True)
 class CheckedPage:
     """A page's outcome and what to write for it, not yet written.

@@ -26,6 +26,7 @@ import rfc8785
 from adapter import canonjson
 from adapter.findings import FindingType, Severity
 from adapter.models import SyncRecord
+from adapter.slotpickle import fast_pickle
 
 DATASET_FORMAT = "science-on-schema.org/Dataset;ld+json"
 DATASET_MEDIA_TYPE = "application/ld+json"
@@ -87,6 +88,7 @@ class Decision(StrEnum):
     FOREIGN = "foreign"  # the series belongs to another landing page
 
 
+@fast_pickle  # crosses processes in a multi-process sync
 @dataclass(frozen=True, slots=True)
 class Candidate:
     """What a page offers for one series: the object and what its record needs."""

@@ -9,7 +9,9 @@ back alone while the rest of its group is written.
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Iterator
+from dataclasses import fields, replace
 from datetime import timedelta
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from sqlalchemy import select, text, update
 from adapter import claims, harvest, ledger
 from adapter import schema as t
 from adapter.harvest import CheckedPage, PageOutcome
+from adapter.models import Link
 from adapter.records import STORE_WRITE_FAILED
 from adapter.settings import AdapterConfig
 from adapter.store import Store
@@ -140,3 +143,23 @@ def refuse_frontier_update(store: Store, url: str) -> None:
                 "FOR EACH ROW EXECUTE FUNCTION refuse()"
             )
         )
+
+
+def test_checked_pages_cross_processes_unchanged(site: Site, tmp_path: Path) -> None:
+    """What a child sends its parent (adapter.slotpickle) comes out equal, field for field."""
+    store = Store.open(stores.sqlite_url(tmp_path))
+    pages = checked_pages(site, store)
+    first = pages[0].row
+    row = replace(
+        first,
+        links=(Link("https://doi.org/10.5061/x", "cite-as", first.url, "signmap", "text/html"),),
+    )
+    pages.append(replace(pages[0], row=row))
+    for page in pages:
+        again = pickle.loads(pickle.dumps(page, protocol=pickle.HIGHEST_PROTOCOL))
+        assert again == page
+        assert [getattr(again, f.name) for f in fields(page)] == [
+            getattr(page, f.name) for f in fields(page)
+        ]
+    assert any(p.out.findings for p in pages) and any(p.candidates for p in pages)
+    store.close()
