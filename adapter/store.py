@@ -12,6 +12,7 @@ written is UTC; SQLite keeps naive text, so values read back get UTC attached.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime
@@ -49,6 +50,27 @@ def engine_url(url: str) -> str:
     return url
 
 
+def _journal_wal(cur: Any) -> None:
+    """Put the file in WAL mode, waiting out other connections as a busy write would.
+
+    Switching the journal mode does not wait on the busy timeout: two processes
+    opening a new store at once (the scheduler and a worker, say) had one fail
+    at once with "database is locked" while the other created the schema.
+    """
+    deadline = time.monotonic() + SQLITE_BUSY_MS / 1000
+    pause = 0.005
+    while True:
+        try:
+            if cur.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
+
+
 def _sqlite_engine(url: str) -> Engine:
     engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_MS / 1000})
 
@@ -56,8 +78,8 @@ def _sqlite_engine(url: str) -> Engine:
     def _connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (below)
         cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
         cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
+        _journal_wal(cur)
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.close()
 
