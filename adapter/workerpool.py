@@ -38,7 +38,7 @@ from adapter.worker import WorkOptions, lease_keeper, process_here
 
 log = logging.getLogger(__name__)
 
-CPU_PER_PAGE = 0.007  # seconds of one core per landing page, measured (BENCHMARKS.md)
+CPU_PER_PAGE = 0.0045  # seconds of CPU per landing page, checked and written (BENCHMARKS.md)
 PAGES_PER_PROCESS = 300  # below this many due pages per process, starting one does not pay
 AHEAD = 2  # rows handed to a child per thread of it, so none waits for the next
 CLAIM = 100  # rows claimed at once: a claim is a transaction, a third of a sync's own CPU when
