@@ -75,6 +75,8 @@ class Measure:
     load: float  # 1-minute load average at the end
     output: str = ""
     cpu_seconds: float = 0.0  # user + system of the command and the children it waited for
+    postgres_cpu: float = 0.0  # CPU seconds of the PostgreSQL server meanwhile (workers only)
+    cores_busy: float = 0.0  # the whole machine's busy cores on average meanwhile (workers only)
 
 
 def tree_rss_kb(pid: int) -> tuple[int, int]:
@@ -225,14 +227,41 @@ def workers(tmp: Path, origin: str, pages: int, base: str, count: int) -> tuple[
         )
         for _ in range(count)
     ]
-    cpu_before = _children_cpu()
+    cpu_before, pg_before, machine_before = _children_cpu(), postgres_cpu(), machine_jiffies()
     done = 0
     for proc in procs:
         out, _ = proc.communicate()
         done += sum(json.loads(x)["fetched"] for x in out.decode().splitlines() if x[:1] == "{")
     seconds = time.perf_counter() - began
     cpu = _children_cpu() - cpu_before
-    return Measure(seconds, 0.0, 0.0, os.getloadavg()[0], cpu_seconds=cpu), done
+    busy = [after - before for after, before in zip(machine_jiffies(), machine_before, strict=True)]
+    m = Measure(seconds, 0.0, 0.0, os.getloadavg()[0], cpu_seconds=cpu)
+    m.postgres_cpu = postgres_cpu() - pg_before
+    m.cores_busy = (os.cpu_count() or 1) * busy[0] / max(1, busy[1])
+    return m, done
+
+
+def machine_jiffies() -> tuple[int, int]:
+    """(busy, all) CPU time of the whole machine so far, from /proc/stat."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle + iowait
+    return sum(fields[:8]) - idle, sum(fields[:8])
+
+
+def postgres_cpu() -> float:
+    """CPU seconds used so far by PostgreSQL's processes, ended backends included."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:
+            continue
+        if "(postgres)" in text:
+            rest = text.rsplit(")", 1)[1].split()
+            # utime, stime, and cutime, cstime: the backends that ended (the server reaped them)
+            total += sum(int(x) for x in rest[11:15])
+    return total / tick
 
 
 def main() -> None:
@@ -429,18 +458,38 @@ def report(
         "the host's rate and concurrency across all of them). Seconds from the workers' "
         "start to the last one's exit, start-up included.",
         "",
-        "| workers | pages | seconds | pages/s | CPU seconds (all workers) | load |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| workers | pages | seconds | pages/s | CPU seconds: workers / PostgreSQL "
+        "| machine's cores busy | load |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     if not worker_rows:
-        out.append("| (ADAPTER_TEST_POSTGRES_URL not set: not measured) | | | | | |")
+        out.append("| (ADAPTER_TEST_POSTGRES_URL not set: not measured) | | | | | | |")
     for count, m, done in worker_rows:
         out.append(
             f"| {count} | {done:,} | {m.seconds:.1f} | {done / m.seconds:.0f} | "
-            f"{m.cpu_seconds:.1f} | {m.load:.1f} |"
+            f"{m.cpu_seconds:.1f} / {m.postgres_cpu:.1f} | {m.cores_busy:.2f} of "
+            f"{os.cpu_count()} | {m.load:.1f} |"
         )
-    out += ["", machine]
+    out += ["", *workers_why(worker_rows, os.cpu_count() or 1), "", machine]
     return out
+
+
+def workers_why(rows: list[tuple[int, Measure, int]], cpus: int) -> list[str]:
+    """What bounds the workers, from this run's own figures."""
+    if not rows:
+        return []
+    count, m, done = max(rows, key=lambda r: r[2] / r[1].seconds)
+    ms = 1000 * (m.cpu_seconds + m.postgres_cpu) / max(1, done)
+    return [
+        f"What bounds them: with {count} workers a page cost {ms:.1f} ms of CPU in the "
+        f"workers and PostgreSQL together (start-up included), so {cpus} cores shared with "
+        f"PostgreSQL and nginx give at most ~{cpus * 1000 / ms:.0f} pages/s; the machine was "
+        f"{m.cores_busy:.2f} of {cpus} cores busy. The rest is each worker's round trips to "
+        "PostgreSQL for its claims, commits and the shared pacer (three statements a "
+        "request), which a worker waits for with the GIL released. On a real repository the "
+        "host's politeness, not the CPU, sets the pace: workers add throughput across hosts "
+        "and machines, and more workers than cores add none on one machine."
+    ]
 
 
 def write_sections(text: str) -> None:
