@@ -35,7 +35,8 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -204,17 +205,28 @@ def change_one_percent(site: Path, origin: str, pages: int, round_: int) -> int:
     return len(changed)
 
 
-def postgres_store(base: str) -> str:
+@contextmanager
+def postgres_store(base: str) -> Iterator[str]:
+    """A store URL for a schema of its own in `base`'s database, dropped afterwards."""
     import psycopg
 
     schema = "bench_" + uuid.uuid4().hex[:8]
     with psycopg.connect(base, autocommit=True) as conn:
         conn.execute(f"CREATE SCHEMA {schema}")
-    return f"{base}?options=-csearch_path%3D{schema}"
+    try:
+        yield f"{base}?options=-csearch_path%3D{schema}"
+    finally:
+        with psycopg.connect(base, autocommit=True) as conn:
+            conn.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def workers(tmp: Path, origin: str, pages: int, base: str, count: int) -> tuple[Measure, int]:
-    cfg = write_config(tmp / f"workers-{count}.yaml", postgres_store(base), origin, 5000, 8)
+    with postgres_store(base) as store:
+        cfg = write_config(tmp / f"workers-{count}.yaml", store, origin, 5000, 8)
+        return _workers(tmp, cfg, pages, count)
+
+
+def _workers(tmp: Path, cfg: Path, pages: int, count: int) -> tuple[Measure, int]:
     enqueue = run([*ADAPTER, "sync", "--config", str(cfg), "--enqueue-only", "--json"], tmp)
     assert summary_of(enqueue)["due"] == pages
     began = time.perf_counter()
