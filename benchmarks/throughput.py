@@ -34,9 +34,7 @@ import sys
 import tempfile
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -46,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import discovery, synthrepo  # noqa: E402
+from tests import stores  # noqa: E402
 
 ADAPTER = [sys.executable, "-m", "adapter"]
 
@@ -205,23 +204,8 @@ def change_one_percent(site: Path, origin: str, pages: int, round_: int) -> int:
     return len(changed)
 
 
-@contextmanager
-def postgres_store(base: str) -> Iterator[str]:
-    """A store URL for a schema of its own in `base`'s database, dropped afterwards."""
-    import psycopg
-
-    schema = "bench_" + uuid.uuid4().hex[:8]
-    with psycopg.connect(base, autocommit=True) as conn:
-        conn.execute(f"CREATE SCHEMA {schema}")
-    try:
-        yield f"{base}?options=-csearch_path%3D{schema}"
-    finally:
-        with psycopg.connect(base, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {schema} CASCADE")
-
-
 def workers(tmp: Path, origin: str, pages: int, base: str, count: int) -> tuple[Measure, int]:
-    with postgres_store(base) as store:
+    with stores.postgres_schema(base) as store:
         cfg = write_config(tmp / f"workers-{count}.yaml", store, origin, 5000, 8)
         return _workers(tmp, cfg, pages, count)
 
@@ -229,6 +213,7 @@ def workers(tmp: Path, origin: str, pages: int, base: str, count: int) -> tuple[
 def _workers(tmp: Path, cfg: Path, pages: int, count: int) -> tuple[Measure, int]:
     enqueue = run([*ADAPTER, "sync", "--config", str(cfg), "--enqueue-only", "--json"], tmp)
     assert summary_of(enqueue)["due"] == pages
+    cpu_before, pg_before, machine_before = _children_cpu(), postgres_cpu(), machine_jiffies()
     began = time.perf_counter()
     procs = [
         subprocess.Popen(
@@ -239,17 +224,23 @@ def _workers(tmp: Path, cfg: Path, pages: int, count: int) -> tuple[Measure, int
         )
         for _ in range(count)
     ]
-    cpu_before, pg_before, machine_before = _children_cpu(), postgres_cpu(), machine_jiffies()
     done = 0
     for proc in procs:
         out, _ = proc.communicate()
         done += sum(json.loads(x)["fetched"] for x in out.decode().splitlines() if x[:1] == "{")
     seconds = time.perf_counter() - began
     cpu = _children_cpu() - cpu_before
-    busy = [after - before for after, before in zip(machine_jiffies(), machine_before, strict=True)]
-    m = Measure(seconds, 0.0, 0.0, os.getloadavg()[0], cpu_seconds=cpu)
-    m.postgres_cpu = postgres_cpu() - pg_before
-    m.cores_busy = (os.cpu_count() or 1) * busy[0] / max(1, busy[1])
+    (busy_after, total_after), (busy_before, total_before) = machine_jiffies(), machine_before
+    busy, total = busy_after - busy_before, total_after - total_before
+    m = Measure(
+        seconds,
+        0.0,
+        0.0,
+        os.getloadavg()[0],
+        cpu_seconds=cpu,
+        postgres_cpu=postgres_cpu() - pg_before,
+        cores_busy=(os.cpu_count() or 1) * busy / max(1, total),
+    )
     return m, done
 
 
