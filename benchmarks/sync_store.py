@@ -19,7 +19,7 @@ import shutil
 import sys
 import tempfile
 import time
-import uuid
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -34,21 +34,18 @@ from adapter.models import SitemapEntry  # noqa: E402
 from adapter.records import dataset_candidate  # noqa: E402
 from adapter.store import Store  # noqa: E402
 from adapter.sync import run_node  # noqa: E402
+from tests import stores  # noqa: E402
 
 SECTION = "## Sync store"
 NODE = "urn:node:BENCH"
 
 
-def engines(tmp: Path) -> list[tuple[str, str]]:
+def engines(tmp: Path, cleanup: ExitStack) -> list[tuple[str, str]]:
+    """The stores to measure; a PostgreSQL schema of its own, dropped by `cleanup`."""
     out = [("SQLite (file, WAL)", f"sqlite:///{tmp / 'bench.db'}")]
     base = os.environ.get("ADAPTER_TEST_POSTGRES_URL")
     if base:
-        import psycopg
-
-        schema = "bench_" + uuid.uuid4().hex[:8]
-        with psycopg.connect(base, autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {schema}")
-        out.append(("PostgreSQL 15 (local)", f"{base}?options=-csearch_path%3D{schema}"))
+        out.append(("PostgreSQL 15 (local)", cleanup.enter_context(stores.postgres_schema(base))))
     return out
 
 
@@ -138,11 +135,12 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-sync-"))
     rows = []
     try:
-        for name, url in engines(tmp):
-            up1, up2 = bench_upsert(url, args.entries)
-            commits = bench_commits(url, args.pages)
-            rows.append(f"| {name} | {up1:,.0f} | {up2:,.0f} | {commits:,.0f} |")
-            print(rows[-1], flush=True)
+        with ExitStack() as cleanup:
+            for name, url in engines(tmp, cleanup):
+                up1, up2 = bench_upsert(url, args.entries)
+                commits = bench_commits(url, args.pages)
+                rows.append(f"| {name} | {up1:,.0f} | {up2:,.0f} | {commits:,.0f} |")
+                print(rows[-1], flush=True)
         full, rerun = bench_site(tmp, args.site)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
