@@ -16,7 +16,7 @@ from email.message import EmailMessage
 from email.parser import BytesParser
 from typing import Any
 
-from lxml import etree  # type: ignore[import-untyped]
+from lxml import etree
 
 from adapter.errors import StoreError
 from adapter.server import Call, Response

@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from lxml import etree  # type: ignore[import-untyped]
+from lxml import etree
 
 from adapter.d1exceptions import D1Error
 from adapter.d1schedule import Schedule

@@ -69,7 +69,7 @@ _DECLARING_MODULES = (
     "adapter.sitemap_findings",
     "adapter.discover",
     "adapter.discover_findings",
-    "adapter.extract",
+    "adapter.page.extract",
     "adapter.normalize",
     "adapter.dataone",
     "adapter.signposts",

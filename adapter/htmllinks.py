@@ -19,7 +19,7 @@ from adapter.findings import FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS
 from adapter.linkheader import TOO_MANY, ParsedLinks, normalize_rel, resolve
 from adapter.models import Link
-from adapter.pagetree import PageTree
+from adapter.page.tree import PageTree
 from adapter.signposts import SIGNPOSTING_RELS
 
 IN_BODY = FindingType(
@@ -60,7 +60,7 @@ def parse_html_links(
     """Every `<link rel href>` of the page at `url` (its final URL).
 
     `tree`: the page's parse shared with the extract stage, used where it is
-    the same document this function would parse (see `adapter.pagetree`).
+    the same document this function would parse (see `adapter.page.tree`).
     """
     out = ParsedLinks()
     shared = tree.for_links(body, content_type, charset) if tree is not None else None

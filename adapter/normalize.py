@@ -45,13 +45,13 @@ from pyld import jsonld
 
 from adapter import fastexpand, fastframe
 from adapter.catalogrecords import explain, secondary_datasets, standalone_ids
-from adapter.extract import JsonLdBlock
 from adapter.findings import Finding, FindingType, Severity
 from adapter.framing import FRAME_CONTEXT, SCHEMA, embedded_size, frame_expanded
 from adapter.jsonld_loader import load_document, refused_url
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.locate import has_type, locate_datasets, near_misses, no_dataset_message
 from adapter.normalforms import IRI_PROPERTIES, simplify, to_http
+from adapter.page.extract import JsonLdBlock
 
 # pyld keeps its context caches in module-level LRU caches that are not thread-safe;
 # its work holds the GIL anyway, so serializing it costs threads nothing.

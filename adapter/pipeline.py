@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
-from adapter import extract as extract_stage
 from adapter import normalize as normalize_stage
 from adapter import signposting
 from adapter.dataone import check_dataset, enforce_required
@@ -28,8 +27,9 @@ from adapter.findings import Finding, FindingType, Severity, has_errors
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, DatasetResult, Fetched, Link
 from adapter.normalize import NormalizedDataset
+from adapter.page import extract as extract_stage
+from adapter.page.tree import PageTree
 from adapter.pagefetch import fetch_failure, fetch_page, status_finding
-from adapter.pagetree import PageTree
 
 __all__ = ["CheckOptions", "check_landing_page", "fetch_failure", "status_finding"]
 

@@ -31,7 +31,7 @@ from adapter.linkset import (
 )
 from adapter.linksources import check_sources
 from adapter.models import DatasetReport, Fetched, Link
-from adapter.pagetree import PageTree
+from adapter.page.tree import PageTree
 from adapter.proposal import proposal_finding
 from adapter.signposts import anchored_at, dedupe
 
@@ -57,7 +57,7 @@ def collect(
 ) -> None:
     """Fill `report.signposts` and add link-level findings to `report.findings`.
 
-    `tree`: the page's HTML parse, shared with the extract stage (`adapter.pagetree`).
+    `tree`: the page's HTML parse, shared with the extract stage (`adapter.page.tree`).
     """
     page = fetched.final_url
     pages = list(dict.fromkeys([report.url, *fetched.redirects, page]))

@@ -12,9 +12,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from adapter.extract import extract
 from adapter.framing import frame_expanded, frame_with_pyld
 from adapter.normalize import _expand, normalize
+from adapter.page.extract import extract
 
 ROOT = Path(__file__).resolve().parent.parent
 URL = "https://repo.example/dataset/soso-full"

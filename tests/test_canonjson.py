@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from adapter import canonjson
 from adapter import records as r
-from adapter.extract import extract
+from adapter.page.extract import extract
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 

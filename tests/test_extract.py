@@ -9,11 +9,11 @@ from extruct.utils import parse_html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter import extract as extract_module
-from adapter.extract import Extraction, extract
 from adapter.findings import FindingType, Severity
 from adapter.limits import Limits
-from adapter.markup import markup_syntaxes
+from adapter.page import extract as extract_module
+from adapter.page.extract import Extraction, extract
+from adapter.page.markup import markup_syntaxes
 
 URL = "https://repo.example/dataset/1"
 DATASET = '{"@context": "https://schema.org/", "@type": "Dataset", "name": "%s"}'

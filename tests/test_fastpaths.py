@@ -23,11 +23,11 @@ from pyld import jsonld
 
 import adapter.normalize as normalize_module
 from adapter import fastexpand, fastframe
-from adapter.extract import JsonLdBlock, extract
 from adapter.framing import FRAME_CONTEXT, embedded_size, frame_expanded
 from adapter.jsonld_loader import load_document
 from adapter.normalforms import to_http
 from adapter.normalize import normalize
+from adapter.page.extract import JsonLdBlock, extract
 from benchmarks import synthrepo
 from tests.fuzz_support import FUZZ
 

@@ -10,13 +10,13 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapter.charset import decode
 from adapter.dataone import check_dataset
 from adapter.doi import normalize_doi
-from adapter.extract import extract
-from adapter.jsonrepair import parse_lenient
 from adapter.limits import Limits
 from adapter.normalize import normalize
+from adapter.page.charset import decode
+from adapter.page.extract import extract
+from adapter.page.jsonrepair import parse_lenient
 from tests.fuzz_support import FUZZ, assert_documented, pieces
 
 PAGE = "https://repo.example/dataset/1"

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 
 from adapter.cli import cli
-from adapter.extract import extract
+from adapter.page.extract import extract
 from adapter.sitemap import parse_sitemap
 from tests.fixture_server import SiteServer
 from tests.hostile import ADAPTER, start_corpus, stop
@@ -71,7 +71,7 @@ def test_sitemap_sniffing_is_linear() -> None:
 
 @pytest.mark.timeout(10)  # a hang guard: without RDFa the page takes milliseconds
 def test_markup_extraction_is_not_quadratic_in_attributes() -> None:
-    """adapter/markup.py (extruct RDFa via pyRdfa): with no JSON-LD, a page that uses RDFa
+    """adapter/page/markup.py (extruct RDFa via pyRdfa): with no JSON-LD, a page that uses RDFa
     is parsed by pyRdfa, whose DOM rebuilds an element's attribute map on every access:
     one RDFa <div> with 1,000 more attributes (11 KB) takes 18 s, 5,000 never end."""
     attributes = b" ".join(b'data-a%d="v"' % i for i in range(5000))

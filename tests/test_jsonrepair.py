@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.jsonrepair import measure, parse_lenient
 from adapter.limits import Limits
+from adapter.page.jsonrepair import measure, parse_lenient
 
 
 def test_strict_json_needs_no_repair() -> None:

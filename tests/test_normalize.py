@@ -25,12 +25,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyld import jsonld
 
-from adapter.extract import JsonLdBlock, extract
 from adapter.framed import literal, node_id, types, values
 from adapter.framing import FAST_PATH, embedded_size, frame_expanded, frame_with_pyld
 from adapter.jsonld_loader import SCHEMA_ORG_CONTEXT_URLS, RemoteContextRefused, load_document
 from adapter.limits import Limits
 from adapter.normalize import NormalizedDataset, _expand, normalize
+from adapter.page.extract import JsonLdBlock, extract
 
 PAGES = Path(__file__).resolve().parent.parent / "fixtures" / "pages"
 CONTENT_TYPES = {".html": "text/html", ".jsonld": "application/ld+json"}

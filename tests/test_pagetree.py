@@ -1,4 +1,4 @@
-"""The page parse shared by htmllinks and extract (`adapter.pagetree`) against separate parses.
+"""The page parse shared by htmllinks and extract (`adapter.page.tree`) against separate parses.
 
 Differential: with the shared tree, `parse_html_links` and `extract` give exactly
 what each gives parsing on its own, on every fixture page and on generated
@@ -19,10 +19,10 @@ from extruct.utils import parse_html
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapter import charset as charsets
-from adapter.extract import Extraction, extract
 from adapter.htmllinks import parse_html_links
-from adapter.pagetree import PageTree
+from adapter.page import charset as charsets
+from adapter.page.extract import Extraction, extract
+from adapter.page.tree import PageTree
 from tests.fuzz_support import FUZZ, pieces
 
 PAGES = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "pages").glob("*.html"))

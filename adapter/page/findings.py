@@ -1,4 +1,4 @@
-"""The findings of the extract stage (`adapter.extract`, which re-exports them).
+"""The findings of the extract stage (`adapter.page.extract`, which re-exports them).
 
 Declared apart so the extract stage's reading code stays short; the codes
 and texts are what the reports, the docs and DataONE operators see.

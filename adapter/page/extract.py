@@ -7,7 +7,7 @@ a finding naming the block and where it broke, and the other blocks still count.
 RDFa are read (and turned into JSON-LD) only when no JSON-LD block mentions a
 Dataset. A body served as JSON-LD is the document itself. Pure: bytes in,
 values out; never raises on bad input. The finding types are declared in
-`adapter.extract_findings` and importable from here as before.
+`adapter.page.findings` and importable from here as before.
 """
 
 from __future__ import annotations
@@ -21,8 +21,10 @@ from extruct.utils import parse_html
 from lxml import etree
 from lxml.html import HtmlElement
 
-from adapter import charset as charsets
-from adapter.extract_findings import (
+from adapter.findings import Finding
+from adapter.limits import DEFAULT_LIMITS, Limits
+from adapter.page import charset as charsets
+from adapter.page.findings import (
     BODY_TOO_LARGE,
     EMPTY_BLOCK,
     INVALID_ENCODING,
@@ -39,13 +41,18 @@ from adapter.extract_findings import (
     UNKNOWN_CHARSET,
     WRONG_CONTENT_TYPE,
 )
-from adapter.findings import Finding
-from adapter.jsonrepair import JsonFailure, parse_lenient
-from adapter.jsshell import shell_signs
-from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.markup import markup_syntaxes, read_markup
-from adapter.pagetree import PageTree
-from adapter.sniff import HTML_TYPES, JSON_TYPES, is_jsonld, looks_binary, mentions_dataset, route
+from adapter.page.jsonrepair import JsonFailure, parse_lenient
+from adapter.page.jsshell import shell_signs
+from adapter.page.markup import markup_syntaxes, read_markup
+from adapter.page.sniff import (
+    HTML_TYPES,
+    JSON_TYPES,
+    is_jsonld,
+    looks_binary,
+    mentions_dataset,
+    route,
+)
+from adapter.page.tree import PageTree
 
 _DATASET_TYPE = re.compile(r'"@?type"\s*:\s*\[?\s*"[^"]{0,40}dataset"', re.IGNORECASE)
 _SCRIPTS = etree.XPath(
@@ -211,7 +218,7 @@ def extract(
     """The JSON-LD blocks of one fetched landing page (or JSON-LD document), with findings.
 
     `tree`: the page's HTML parse, shared with the signposting links where it
-    is the same document (`adapter.pagetree`); else the page is parsed here.
+    is the same document (`adapter.page.tree`); else the page is parsed here.
     """
     out = Extraction(blocks=[], findings=[], js_rendered=False, base_url=url)
     if len(body) > limits.max_page_bytes:
