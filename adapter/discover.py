@@ -21,7 +21,6 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import Literal
 from urllib.parse import urlsplit
 
-from adapter import fetch
 from adapter.discover_findings import (
     CYCLE,
     NO_SITEMAPS,
@@ -33,9 +32,10 @@ from adapter.discover_findings import (
 )
 from adapter.discover_findings import SITEMAP_READ as SITEMAP_READ
 from adapter.errors import FetchError
-from adapter.fetch import ACCEPT_XML, Fetcher
 from adapter.findings import Finding, FindingType
 from adapter.hostscope import _hosts, _prefix
+from adapter.http import fetcher as fetch
+from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.locset import LocSet
 from adapter.models import SitemapEntry

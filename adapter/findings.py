@@ -63,7 +63,7 @@ class FindingType:
 
 # Modules that declare finding types; imported by catalogue() so the list is complete.
 _DECLARING_MODULES = (
-    "adapter.fetch",
+    "adapter.http.fetcher",
     "adapter.robots",
     "adapter.sitemap",
     "adapter.sitemap_findings",

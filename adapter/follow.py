@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from adapter.errors import FetchError
-from adapter.fetch import ACCEPT_ANY, Fetcher
 from adapter.findings import Finding, FindingType, Severity
 from adapter.htmllinks import looks_like_html, parse_html_links
+from adapter.http.fetcher import ACCEPT_ANY, Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.linkheader import parse_link_fields
 from adapter.models import Fetched, Link

@@ -14,9 +14,9 @@ import logging
 from typing import Any
 
 from adapter.errors import FetchError
-from adapter.fetch import ACCEPT_XML, Fetcher
 from adapter.findings import Finding, Severity
 from adapter.frontier import FrontierRow, PageUpdate
+from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.models import DatasetReport, DatasetResult
 from adapter.pageresult import CheckedPage, PageOutcome, capped_findings
 from adapter.pagewrite import commit_checked, commit_group

@@ -8,10 +8,10 @@ readers.
 
 from __future__ import annotations
 
-from adapter import fetch as fetch_stage
 from adapter.errors import FetchError
-from adapter.fetch import ACCEPT_HTML, Fetcher
 from adapter.findings import Finding, FindingType, Severity
+from adapter.http import fetcher as fetch_stage
+from adapter.http.fetcher import ACCEPT_HTML, Fetcher
 from adapter.models import DatasetReport, Fetched
 
 

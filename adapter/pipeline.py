@@ -22,8 +22,8 @@ from adapter import normalize as normalize_stage
 from adapter import signposting
 from adapter.dataone import check_dataset, enforce_required
 from adapter.errors import FetchError
-from adapter.fetch import ACCEPT_JSONLD, Fetcher
 from adapter.findings import Finding, FindingType, Severity, has_errors
+from adapter.http.fetcher import ACCEPT_JSONLD, Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, DatasetResult, Fetched, Link
 from adapter.normalize import NormalizedDataset

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from adapter.doi import doi_url, normalize_doi
 from adapter.errors import FetchError
-from adapter.fetch import ACCEPT_HTML, Fetcher
 from adapter.findings import Finding, FindingType, Severity
 from adapter.htmllinks import looks_like_html, parse_html_links
+from adapter.http.fetcher import ACCEPT_HTML, Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.linkheader import parse_link_fields
 from adapter.models import Fetched, Link

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from adapter.errors import FetchError
-from adapter.fetch import Fetcher, host_key, origin
 from adapter.findings import Finding, FindingType, Severity
+from adapter.http.fetcher import Fetcher, host_key, origin
 from adapter.limits import DEFAULT_LIMITS
 from adapter.robotsparse import RobotsPolicy as RobotsPolicy
 from adapter.robotsparse import parse_robots as parse_robots

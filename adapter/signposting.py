@@ -16,10 +16,10 @@ from dataclasses import replace
 from adapter.crosscheck import check_dataset, primary_dataset
 from adapter.datasetlinks import dataset_links
 from adapter.errors import FetchError
-from adapter.fetch import Fetcher
 from adapter.findings import Finding, Severity
 from adapter.follow import follow_targets
 from adapter.htmllinks import looks_like_html, parse_html_links
+from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.linkheader import TOO_MANY, ParsedLinks, normalize_rel, parse_link_fields
 from adapter.linkset import (

@@ -16,7 +16,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from adapter.decompress import GZIP_MAGIC, CappedDecoder, DecompressionFailed, DecompressionLimit
+from adapter.http.decompress import (
+    GZIP_MAGIC,
+    CappedDecoder,
+    DecompressionFailed,
+    DecompressionLimit,
+)
 
 Format = Literal["urlset", "sitemapindex", "text"]
 ProblemKind = Literal["too-large", "bad-gzip", "html", "entities", "unsupported", "bad-xml"]

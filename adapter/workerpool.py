@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapter import checkchild, claims
-from adapter.fetch import Fetcher
 from adapter.frontier import FrontierRow
 from adapter.harvest import CheckedPage, PageOutcome, commit_group, process_page
+from adapter.http.fetcher import Fetcher
 from adapter.settings import NodeSettings
 from adapter.store import Store
 from adapter.sync import RunSummary

@@ -42,8 +42,8 @@ def timed(owner: Any, name: str, label: str) -> None:
 def main(config: str, pages: int) -> dict[str, Any]:
     from pyld import jsonld
 
-    import adapter.fetch as fetch
     import adapter.harvest as harvest
+    import adapter.http.fetcher as fetch
     import adapter.normalize as normalize
     import adapter.pipeline as pipeline
     import adapter.signposting as signposting

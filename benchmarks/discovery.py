@@ -88,7 +88,7 @@ def serve(root: Path) -> ThreadingHTTPServer:
 def child(url: str) -> None:
     """Run discovery over `url`; print counts and timings as JSON."""
     from adapter.discover import discover
-    from adapter.fetch import AddressPolicy, Fetcher
+    from adapter.http.fetcher import AddressPolicy, Fetcher
     from adapter.models import SitemapEntry
 
     entries = links = findings = 0

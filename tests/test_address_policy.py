@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from adapter.addresses import AddressPolicy, UnsafeAddress, non_public_reason, origin
+from adapter.http.addresses import AddressPolicy, UnsafeAddress, non_public_reason, origin
 
 MAX = 2048
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from adapter.cli import cli
 from adapter.commands.demo import DEMO_NODE, DEMO_PORT
 from adapter.demo.server import DemoServer, demo_site
-from adapter.fetch import AddressPolicy, Fetcher
+from adapter.http.fetcher import AddressPolicy, Fetcher
 from adapter.store import Store
 
 ROOT = Path(__file__).resolve().parent.parent

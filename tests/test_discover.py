@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from adapter.discover import classify, discover
-from adapter.fetch import AddressPolicy, Fetcher
 from adapter.findings import Finding
+from adapter.http.fetcher import AddressPolicy, Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.locset import LocSet
 from adapter.models import SitemapEntry
@@ -332,7 +332,7 @@ def test_every_discovery_finding_code_is_triggered(
 ) -> None:
     """Each robots/, sitemap/ and discover/ code declared anywhere comes out of some run here."""
     from adapter.findings import catalogue
-    from adapter.politeness import HostPacer
+    from adapter.http.politeness import HostPacer
     from adapter.robots import RobotsCache
     from adapter.sitemap import parse_sitemap
 

@@ -22,8 +22,8 @@ from hypothesis import given
 from adapter import htmllinks, signposting, signposts
 from adapter.crosscheck import check_dataset
 from adapter.datasetlinks import dataset_links
-from adapter.fetch import Fetcher
 from adapter.htmllinks import parse_html_links
+from adapter.http.fetcher import Fetcher
 from adapter.identities import iri_key, license_key
 from adapter.limits import DEFAULT_LIMITS
 from adapter.linkheader import ParsedLinks

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from adapter.errors import FetchError
-from adapter.fetch import AddressPolicy, Fetcher
-from adapter.fetch_findings import CONNECTION
+from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.findings import CONNECTION
 
 TLS = Path(__file__).resolve().parent.parent / "fixtures" / "tls"
 

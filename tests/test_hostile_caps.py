@@ -8,15 +8,15 @@ from dataclasses import fields
 
 import pytest
 
-from adapter.decompress import (
+from adapter.errors import ConfigError
+from adapter.http.decompress import (
     CappedDecoder,
     DecompressionFailed,
     DecompressionLimit,
     gunzip_capped,
 )
-from adapter.errors import ConfigError
+from adapter.http.politeness import backoff_delay, retry_after_seconds
 from adapter.limits import Limits, documented, limits_from_env, parse_overrides
-from adapter.politeness import backoff_delay, retry_after_seconds
 
 
 def test_every_limit_is_documented_with_a_unit() -> None:

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.errors import FetchError
-from adapter.fetch import AddressPolicy, Fetcher
-from adapter.politeness import HostPacer
+from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.politeness import HostPacer
 from adapter.robots import (
     RobotsCache,
     entry_robots_url,

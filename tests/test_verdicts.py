@@ -13,8 +13,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from adapter.fetch import AddressPolicy, Fetcher
 from adapter.findings import Severity
+from adapter.http.fetcher import AddressPolicy, Fetcher
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import DatasetReport
 from adapter.pipeline import CheckOptions, check_landing_page

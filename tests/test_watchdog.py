@@ -5,8 +5,8 @@ from __future__ import annotations
 import socket
 import time
 
-from adapter.addresses import AddressPolicy
-from adapter.connections import Exchange, Watchdog
+from adapter.http.addresses import AddressPolicy
+from adapter.http.connections import Exchange, Watchdog
 
 
 def test_an_earlier_deadline_wakes_the_watchdog_and_expires_its_sockets() -> None:

@@ -11,8 +11,8 @@ from urllib.parse import urlsplit
 
 import click
 
-from adapter.fetch import AddressPolicy, Fetcher
 from adapter.findings import catalogue
+from adapter.http.fetcher import AddressPolicy, Fetcher
 from adapter.models import DatasetReport
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.report import render_text, to_json

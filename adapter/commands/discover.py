@@ -28,11 +28,11 @@ import click
 
 from adapter.discover import SITEMAP_READ, plural
 from adapter.discover import discover as discover_pages
-from adapter.fetch import AddressPolicy, Fetcher
 from adapter.findings import Finding
+from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.politeness import HostPacer
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import SitemapEntry
-from adapter.politeness import HostPacer
 from adapter.robots import RobotsCache
 
 PROGRESS_EVERY = 1000

@@ -8,7 +8,7 @@ that shuts the socket down, because a read timeout alone is per `recv`.
 Connections go only to addresses the `AddressPolicy` allows, checked on the
 resolved address at connect time. Failures that leave nothing to inspect
 raise `FetchError` with a finding code; everything else is a `Fetched`. Retries and
-the mapping of transport errors to findings are in `adapter.fetch_retry`.
+the mapping of transport errors to findings are in `adapter.http.retry`.
 
 Each fetcher owns one `requests.Session` (connection pools, keep-alive, TLS
 verification against certifi's bundle), and sends through that session's
@@ -30,11 +30,11 @@ import urllib3
 from urllib3.exceptions import LocationValueError, NewConnectionError
 
 from adapter import USER_AGENT
-from adapter.addresses import AddressPolicy, UnsafeAddress, host_key, origin
-from adapter.body import read_body, short, timeout_error
-from adapter.connections import Exchange, GuardedAdapter, exchange
 from adapter.errors import FetchError
-from adapter.fetch_findings import (
+from adapter.http.addresses import AddressPolicy, UnsafeAddress, host_key, origin
+from adapter.http.body import read_body, short, timeout_error
+from adapter.http.connections import Exchange, GuardedAdapter, exchange
+from adapter.http.findings import (
     BAD_ENCODING,
     CONNECTION,
     DISALLOWED,
@@ -49,10 +49,10 @@ from adapter.fetch_findings import (
     TOO_MANY_REDIRECTS,
     UNSAFE_URL,
 )
-from adapter.fetch_retry import RETRY_STATUSES, send_with_retries, transport_failure
+from adapter.http.politeness import HostHealth, NoPacer, Pacer
+from adapter.http.retry import RETRY_STATUSES, send_with_retries, transport_failure
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import Fetched
-from adapter.politeness import HostHealth, NoPacer, Pacer
 
 __all__ = [
     "BAD_ENCODING",

@@ -1,11 +1,11 @@
-"""Retries, host health and the mapping of transport errors to findings, for `adapter.fetch`.
+"""Retries, host health and the mapping of transport errors to findings, for `adapter.http.fetcher`.
 
 A request is retried on a connection failure or a 429/502/503/504, after an
 exponential backoff or the Retry-After the server asked for, but never past
 the exchange's one deadline; a Retry-After longer than `max_retry_after`
 pauses the host instead. Each outcome is told to the host's `HostHealth`, so
 a host that keeps failing is paused for the rest of the run. Split from
-`adapter.fetch` (which re-exports these names) to keep each module short.
+`adapter.http.fetcher` (which re-exports these names) to keep each module short.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from collections.abc import Callable
 
 import urllib3
 
-from adapter.addresses import host_key
-from adapter.body import caused_by, short
-from adapter.connections import Exchange
 from adapter.errors import FetchError
-from adapter.fetch_findings import (
+from adapter.http.addresses import host_key
+from adapter.http.body import caused_by, short
+from adapter.http.connections import Exchange
+from adapter.http.findings import (
     CONNECTION,
     HEADERS_TOO_LARGE,
     HOST_PAUSED,
@@ -29,8 +29,8 @@ from adapter.fetch_findings import (
     TIMEOUT,
     UNSAFE_URL,
 )
+from adapter.http.politeness import HostHealth, backoff_delay, retry_after_seconds
 from adapter.limits import Limits
-from adapter.politeness import HostHealth, backoff_delay, retry_after_seconds
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 

@@ -11,10 +11,10 @@ import time
 
 import urllib3
 
-from adapter.connections import Exchange
-from adapter.decompress import CappedDecoder, DecompressionFailed, DecompressionLimit
 from adapter.errors import FetchError
-from adapter.fetch_findings import BAD_ENCODING, CONNECTION, TIMEOUT, TOO_LARGE
+from adapter.http.connections import Exchange
+from adapter.http.decompress import CappedDecoder, DecompressionFailed, DecompressionLimit
+from adapter.http.findings import BAD_ENCODING, CONNECTION, TIMEOUT, TOO_LARGE
 from adapter.limits import Limits
 
 WIRE_SLACK = 65_536  # compressed bytes allowed past the cap (an incompressible body's overhead)

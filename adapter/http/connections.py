@@ -30,7 +30,7 @@ from requests.utils import DEFAULT_CA_BUNDLE_PATH
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
-from adapter.addresses import AddressPolicy
+from adapter.http.addresses import AddressPolicy
 
 
 class Exchange:

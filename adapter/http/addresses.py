@@ -6,7 +6,7 @@ addresses only: never loopback, private, link-local, cloud metadata,
 unspecified, multicast or reserved ranges, whatever the spelling
 (`2130706433`, `0x7f.1`, `[::ffff:127.0.0.1]`, `localhost.`). The operator's
 origins (scheme, host, port) are trusted one by one. The check runs on the
-resolved address, and `adapter.connections` connects to exactly the address
+resolved address, and `adapter.http.connections` connects to exactly the address
 that was checked, so a DNS answer that changes between check and connect
 (rebinding) cannot slip through.
 """

@@ -1,0 +1,1 @@
+"""Polite, capped HTTP: fetcher, connections, address policy, body caps, retries, pacing."""
