@@ -15,8 +15,8 @@ from collections.abc import Sequence
 from adapter import relationchecks
 from adapter.datasetlinks import DatasetLinks, dataset_links
 from adapter.findings import Finding, FindingType, Severity
-from adapter.framed import node_id, values
 from adapter.identities import doi_of, iri_key, license_key
+from adapter.jsonld.framed import node_id, values
 from adapter.models import DatasetResult, Link
 from adapter.relationchecks import hrefs
 from adapter.resourcecheck import DESCRIBEDBY, ITEM, check_links, compare

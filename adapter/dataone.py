@@ -1,7 +1,7 @@
 """DataONE's requirements for one framed schema.org Dataset, as findings.
 
 Pure: a framed Dataset (compact keys under `{"@vocab": "http://schema.org/"}`,
-see `adapter.framed`) in, a `DataoneCheck` out. Severities follow DataONE's
+see `adapter.jsonld.framed`) in, a `DataoneCheck` out. Severities follow DataONE's
 onboarding grading (specs.md 2.4): a DOI `identifier`, `name`, `description`
 and `url` are essential (errors); `@id`, `dateModified`, `encoding` and
 `distribution` are recommended (warnings or info).
@@ -27,7 +27,7 @@ from typing import Any
 
 from adapter.doi import is_placeholder, normalize_doi
 from adapter.findings import Finding, FindingType, Severity
-from adapter.framed import first_literal, literal, node_id, values
+from adapter.jsonld.framed import first_literal, literal, node_id, values
 from adapter.mediaobjects import distribution_refs, encoding_refs
 from adapter.models import MediaObjectRef
 

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
-from adapter.framed import literal, node_id, types, values
 from adapter.identities import orcid
+from adapter.jsonld.framed import literal, node_id, types, values
 from adapter.models import DatasetResult
 
 SCHEMA_HTTP = "http://schema.org/"

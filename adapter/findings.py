@@ -70,7 +70,7 @@ _DECLARING_MODULES = (
     "adapter.discover",
     "adapter.discover_findings",
     "adapter.page.extract",
-    "adapter.normalize",
+    "adapter.jsonld.normalize",
     "adapter.dataone",
     "adapter.signposts",
     "adapter.signposting",

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from adapter.findings import Finding, FindingType, Severity
-from adapter.framed import first_literal, literal, node_id, types, values
+from adapter.jsonld.framed import first_literal, literal, node_id, types, values
 from adapter.models import MediaObjectRef
 
 # METADATA format ids of DataONE's object format list (DataONEorg/object-formats,

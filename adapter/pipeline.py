@@ -18,15 +18,15 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
-from adapter import normalize as normalize_stage
 from adapter import signposting
 from adapter.dataone import check_dataset, enforce_required
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity, has_errors
 from adapter.http.fetcher import ACCEPT_JSONLD, Fetcher
+from adapter.jsonld import normalize as normalize_stage
+from adapter.jsonld.normalize import NormalizedDataset
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, DatasetResult, Fetched, Link
-from adapter.normalize import NormalizedDataset
 from adapter.page import extract as extract_stage
 from adapter.page.tree import PageTree
 from adapter.pagefetch import fetch_failure, fetch_page, status_finding

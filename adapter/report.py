@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from adapter.framed import first_literal
+from adapter.jsonld.framed import first_literal
 from adapter.models import DatasetReport, DatasetResult, Link, MediaObjectRef
 from adapter.reporttext import render_text
 

@@ -7,7 +7,7 @@ severity, its code (to look up with `adapter findings`), the message and where.
 from __future__ import annotations
 
 from adapter.findings import Finding, Severity
-from adapter.framed import first_literal
+from adapter.jsonld.framed import first_literal
 from adapter.models import DatasetReport, DatasetResult, MediaObjectRef
 
 STAGES = ("fetch", "extract", "normalize", "dataone", "signposting")

@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from adapter.framing import frame_expanded, frame_with_pyld
-from adapter.normalize import _expand, normalize
+from adapter.jsonld.frame import frame_expanded, frame_with_pyld
+from adapter.jsonld.normalize import _expand, normalize
 from adapter.page.extract import extract
 
 ROOT = Path(__file__).resolve().parent.parent

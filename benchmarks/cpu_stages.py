@@ -44,7 +44,7 @@ def main(config: str, pages: int) -> dict[str, Any]:
 
     import adapter.harvest as harvest
     import adapter.http.fetcher as fetch
-    import adapter.normalize as normalize
+    import adapter.jsonld.normalize as normalize
     import adapter.pipeline as pipeline
     import adapter.signposting as signposting
     from adapter import claims

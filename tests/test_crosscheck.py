@@ -12,10 +12,10 @@ from adapter.crosscheck import check_dataset, primary_dataset
 from adapter.dataone import check_dataset as dataone_check
 from adapter.datasetlinks import dataset_links
 from adapter.identities import iri_key, license_key, orcid, spdx_uri
+from adapter.jsonld.normalize import normalize
 from adapter.linkheader import parse_link_fields
 from adapter.linksources import check_sources
 from adapter.models import DatasetResult, Link
-from adapter.normalize import normalize
 from adapter.page.extract import JsonLdBlock
 from adapter.proposal import propose
 

@@ -1,6 +1,6 @@
 """The fast expansion and framing give exactly what pyld gives, or step aside.
 
-Reference: pyld (`jsonld.expand`, `adapter.framing.frame_expanded`) and
+Reference: pyld (`jsonld.expand`, `adapter.jsonld.frame.frame_expanded`) and
 `normalize` with `FAST_PATHS = False`. Compared as JSON text, so key order
 counts too. Inputs: every JSON-LD block of every fixture, the benchmark's
 Dataset, and hypothesis-generated trees of schema.org terms (shared and blank
@@ -21,12 +21,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pyld import jsonld
 
-import adapter.normalize as normalize_module
-from adapter import fastexpand, fastframe
-from adapter.framing import FRAME_CONTEXT, embedded_size, frame_expanded
-from adapter.jsonld_loader import load_document
-from adapter.normalforms import to_http
-from adapter.normalize import normalize
+import adapter.jsonld.normalize as normalize_module
+from adapter.jsonld import expand as fastexpand
+from adapter.jsonld import frame_fast as fastframe
+from adapter.jsonld.frame import FRAME_CONTEXT, embedded_size, frame_expanded
+from adapter.jsonld.loader import load_document
+from adapter.jsonld.normalforms import to_http
+from adapter.jsonld.normalize import normalize
 from adapter.page.extract import JsonLdBlock, extract
 from benchmarks import synthrepo
 from tests.fuzz_support import FUZZ

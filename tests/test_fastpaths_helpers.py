@@ -18,11 +18,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapter import framing, locate
-from adapter.catalogrecords import secondary_datasets, standalone_ids
-from adapter.framing import embedded_size, frame_expanded
-from adapter.locate import has_type, near_misses
-from adapter.normalforms import IRI_PROPERTIES, simplify, to_http
+from adapter.jsonld import frame as framing
+from adapter.jsonld import locate
+from adapter.jsonld.catalogrecords import secondary_datasets, standalone_ids
+from adapter.jsonld.frame import embedded_size, frame_expanded
+from adapter.jsonld.locate import has_type, near_misses
+from adapter.jsonld.normalforms import IRI_PROPERTIES, simplify, to_http
 from tests.fuzz_support import FUZZ
 from tests.test_fastpaths import _DOCUMENTS, BASE, FIXTURE_BLOCKS, pyld_expand
 

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from adapter.dataone import check_dataset
 from adapter.doi import normalize_doi
+from adapter.jsonld.normalize import normalize
 from adapter.limits import Limits
-from adapter.normalize import normalize
 from adapter.page.charset import decode
 from adapter.page.extract import extract
 from adapter.page.jsonrepair import parse_lenient

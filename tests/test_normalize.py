@@ -25,11 +25,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pyld import jsonld
 
-from adapter.framed import literal, node_id, types, values
-from adapter.framing import FAST_PATH, embedded_size, frame_expanded, frame_with_pyld
-from adapter.jsonld_loader import SCHEMA_ORG_CONTEXT_URLS, RemoteContextRefused, load_document
+from adapter.jsonld.frame import FAST_PATH, embedded_size, frame_expanded, frame_with_pyld
+from adapter.jsonld.framed import literal, node_id, types, values
+from adapter.jsonld.loader import SCHEMA_ORG_CONTEXT_URLS, RemoteContextRefused, load_document
+from adapter.jsonld.normalize import NormalizedDataset, _expand, normalize
 from adapter.limits import Limits
-from adapter.normalize import NormalizedDataset, _expand, normalize
 from adapter.page.extract import JsonLdBlock, extract
 
 PAGES = Path(__file__).resolve().parent.parent / "fixtures" / "pages"
@@ -92,7 +92,7 @@ def test_there_are_enough_golden_cases() -> None:
 @pytest.mark.parametrize("page", _cases(), ids=lambda p: p.name)
 def test_fast_framing_equals_pyld_frame(page: Path) -> None:
     """The no-re-expansion path (pyld internals) must give what jsonld.frame gives."""
-    assert FAST_PATH, "pyld changed its internals: adapter.framing falls back to jsonld.frame"
+    assert FAST_PATH, "pyld changed its internals: adapter.jsonld.frame falls back to jsonld.frame"
     url = f"https://repo.example/dataset/{page.stem}"
     extraction = extract(
         page.read_bytes(), url=url, content_type=CONTENT_TYPES[page.suffix], charset=None

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pyld import jsonld
 
-from adapter.framing import FRAME_CONTEXT, frame_expanded, frame_with_pyld
-from adapter.jsonld_loader import load_document
-from adapter.vocabcompact import compact_framed
+from adapter.jsonld.compact import compact_framed
+from adapter.jsonld.frame import FRAME_CONTEXT, frame_expanded, frame_with_pyld
+from adapter.jsonld.loader import load_document
 from benchmarks import synthrepo
 
 CTX = "https://schema.org/"

@@ -1,6 +1,6 @@
 """Accessors for framed Dataset nodes, so checks never guess at JSON-LD shapes.
 
-A framed node (see `adapter.normalize`) has compact keys under
+A framed node (see `adapter.jsonld.normalize`) has compact keys under
 `{"@vocab": "http://schema.org/"}`: a property holds one value or a list of
 values; a value is a plain string/number/bool, a value object with a language
 (`{"@value": "x", "@language": "en"}`), an `{"@list": [...]}`, a node

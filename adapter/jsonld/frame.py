@@ -18,8 +18,8 @@ from pyld import jsonld
 from pyld.context_resolver import ContextResolver
 from pyld.identifier_issuer import IdentifierIssuer
 
-from adapter.jsonld_loader import load_document
-from adapter.vocabcompact import compact_framed
+from adapter.jsonld.compact import compact_framed
+from adapter.jsonld.loader import load_document
 
 SCHEMA = "http://schema.org/"
 FRAME_CONTEXT: dict[str, Any] = {"@vocab": SCHEMA, "spdx": "http://spdx.org/rdf/terms#"}

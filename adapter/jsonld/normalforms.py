@@ -1,8 +1,8 @@
 """Two rewritings of normalize's JSON-LD: https://schema.org/ read as http, and the framed shape.
 
-`to_http` is applied to pyld's expansion (`adapter.fastexpand` does the same
+`to_http` is applied to pyld's expansion (`adapter.jsonld.expand` does the same
 rewriting while it expands); `simplify` gives a framed Dataset the stable
-shape `adapter.normalize`'s docstring describes.
+shape `adapter.jsonld.normalize`'s docstring describes.
 """
 
 from __future__ import annotations

@@ -1,20 +1,20 @@
 """Normalize stage: JSON-LD blocks -> each schema.org Dataset, framed, offline.
 
 Per block: expand with pyld (base = the page URL, so relative `@id`s resolve;
-the bundled schema.org context from `adapter.jsonld_loader`, no network) --
-or, for the common plain shape, with `adapter.fastexpand` and
-`adapter.fastframe`, which give exactly pyld's results ~5x faster and leave
+the bundled schema.org context from `adapter.jsonld.loader`, no network) --
+or, for the common plain shape, with `adapter.jsonld.expand` and
+`adapter.jsonld.frame_fast`, which give exactly pyld's results ~5x faster and leave
 anything else to pyld (`FAST_PATHS = False` forces pyld; tests compare);
 rewrite https://schema.org/ IRIs to http://schema.org/ (SOSO: harvesters treat
 both as one; an info finding says so); frame the EXPANDED document with the
 small context `{"@vocab": "http://schema.org/"}` and `"@embed": "@always"`
-(`adapter.framing`: framing against the full schema.org context costs ~20 ms
+(`adapter.jsonld.frame`: framing against the full schema.org context costs ~20 ms
 against ~3 ms; `@once` would embed a node shared by two properties in only
 one of them). A block whose shared references would embed past
 `max_json_nodes` is refused before pyld sees it. A Dataset that only describes
 another Dataset of the block (a CDIF catalog record, a Dataset given only as
 another's subjectOf) stays embedded where it is and is not a Dataset of the
-page (`adapter.catalogrecords`).
+page (`adapter.jsonld.catalogrecords`).
 
 The framed shape (what `NormalizedDataset.framed` holds), kept simple for checks:
 - `@context` first (`{"@vocab": "http://schema.org/", "spdx": ...}` plus the
@@ -22,7 +22,7 @@ The framed shape (what `NormalizedDataset.framed` holds), kept simple for checks
 - keys are schema.org terms (`name`, `identifier`), types compact (`Dataset`);
   other vocabularies keep full IRIs, except the `spdx:` prefix;
 - one value is a scalar, several are a list (read them with
-  `adapter.framed.values`, which also unwraps `@list`);
+  `adapter.jsonld.framed.values`, which also unwraps `@list`);
 - literals are plain strings/numbers/booleans; a typed literal
   (`{"@value": "2024-01-02", "@type": "Date"}`) is given as its plain value;
   language-tagged strings stay `{"@value", "@language"}`;
@@ -43,14 +43,15 @@ from typing import Any
 
 from pyld import jsonld
 
-from adapter import fastexpand, fastframe
-from adapter.catalogrecords import explain, secondary_datasets, standalone_ids
 from adapter.findings import Finding, FindingType, Severity
-from adapter.framing import FRAME_CONTEXT, SCHEMA, embedded_size, frame_expanded
-from adapter.jsonld_loader import load_document, refused_url
+from adapter.jsonld import expand as fastexpand
+from adapter.jsonld import frame_fast as fastframe
+from adapter.jsonld.catalogrecords import explain, secondary_datasets, standalone_ids
+from adapter.jsonld.frame import FRAME_CONTEXT, SCHEMA, embedded_size, frame_expanded
+from adapter.jsonld.loader import load_document, refused_url
+from adapter.jsonld.locate import has_type, locate_datasets, near_misses, no_dataset_message
+from adapter.jsonld.normalforms import IRI_PROPERTIES, simplify, to_http
 from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.locate import has_type, locate_datasets, near_misses, no_dataset_message
-from adapter.normalforms import IRI_PROPERTIES, simplify, to_http
 from adapter.page.extract import JsonLdBlock
 
 # pyld keeps its context caches in module-level LRU caches that are not thread-safe;
@@ -125,7 +126,7 @@ def _expand(
 ) -> list[Any] | None:
     """The block expanded, https://schema.org/ read as http, or None with a finding.
 
-    `adapter.fastexpand` when it is sure (it also does `to_http`'s rewriting), else pyld.
+    `adapter.jsonld.expand` when it is sure (it also does `to_http`'s rewriting), else pyld.
     """
     where = f"block {block.index}"
     fast = _fast_expand(block, base_url)
@@ -184,7 +185,7 @@ def _reason(exc: jsonld.JsonLdError) -> str:
 
 
 def _frame(expanded: list[Any]) -> list[dict[str, Any]]:
-    """pyld's framed Datasets, blank-node ids still on (see `adapter.catalogrecords`)."""
+    """pyld's framed Datasets, blank-node ids still on (see `adapter.jsonld.catalogrecords`)."""
     framed = _fast_frame(expanded)
     if framed is None:
         with _PYLD_LOCK:

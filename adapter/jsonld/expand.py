@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapter.fastcontext import PROC, PYLD_LOCK, Context, Decline, absolute, context
+from adapter.jsonld.context import PROC, PYLD_LOCK, Context, Decline, absolute, context
 
 __all__ = ["PYLD_LOCK", "Decline", "expand"]
 _SCALARS = (str, int, float)  # bool is an int

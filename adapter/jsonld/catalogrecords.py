@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urljoin
 
-from adapter.framed import SCHEMA, node_id, values
+from adapter.jsonld.framed import SCHEMA, node_id, values
 
 _LOCAL_NAME = re.compile(r"[#/:]")
 NESTING_PROPERTIES = ("subjectOf", "about")

@@ -1,4 +1,4 @@
-"""The contexts `adapter.fastexpand` handles: processed once by pyld, checked simple.
+"""The contexts `adapter.jsonld.expand` handles: processed once by pyld, checked simple.
 
 A top-level `@context` made of schema.org's URL (any spelling the loader
 answers) and/or flat term maps of absolute IRIs cannot depend on the page's
@@ -18,7 +18,7 @@ from typing import Any
 from pyld import jsonld
 from pyld.context_resolver import ContextResolver
 
-from adapter.jsonld_loader import SCHEMA_ORG_CONTEXT_URLS, load_document
+from adapter.jsonld.loader import SCHEMA_ORG_CONTEXT_URLS, load_document
 
 # pyld keeps its context caches in module-level LRU caches that are not thread-safe.
 PYLD_LOCK = threading.Lock()

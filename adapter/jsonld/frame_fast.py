@@ -1,6 +1,6 @@
 """Framing an expanded block to its Datasets without pyld's general framing algorithm.
 
-`adapter.framing.frame_expanded` runs pyld's `_frame` (node map, merged
+`adapter.jsonld.frame.frame_expanded` runs pyld's `_frame` (node map, merged
 graph, `_match_frame` with flags and state dicts per node), ~2.5 ms for a
 5 KB Dataset. For our one frame (`@type` Dataset, `@embed @always`, no
 property patterns) the result is fixed by a few rules this module applies
@@ -16,7 +16,7 @@ directly, in pyld's order:
   written as a reference (pyld's circularity check skips the parent itself,
   so a node that references itself is embedded once more);
 - a blank node written once loses its @id; each node is written compacted by
-  `adapter.vocabcompact`'s rules as it is embedded (its `compact_framed`
+  `adapter.jsonld.compact`'s rules as it is embedded (its `compact_framed`
   would give the same from pyld's shape, one more walk).
 
 Lists, @reverse, @graph, @index, blank-node types or properties, and the
@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from adapter.vocabcompact import Unsupported, compact_id, compact_item, compact_vocab, handles
+from adapter.jsonld.compact import Unsupported, compact_id, compact_item, compact_vocab, handles
 
 SCHEMA = "http://schema.org/"
 DATASET = SCHEMA + "Dataset"

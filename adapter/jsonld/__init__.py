@@ -1,0 +1,1 @@
+"""JSON-LD to one framed Dataset: offline contexts, expansion, framing, normalization."""
