@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
-from adapter import signposting
 from adapter.dataone import check_dataset, enforce_required
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity, has_errors
@@ -30,6 +29,7 @@ from adapter.models import DatasetReport, DatasetResult, Fetched, Link
 from adapter.page import extract as extract_stage
 from adapter.page.tree import PageTree
 from adapter.pagefetch import fetch_failure, fetch_page, status_finding
+from adapter.signposting import stage as signposting
 
 __all__ = ["CheckOptions", "check_landing_page", "fetch_failure", "status_finding"]
 

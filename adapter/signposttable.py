@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from adapter.crosscheck import primary_dataset
-from adapter.datasetlinks import dataset_links
 from adapter.doi import doi_url
 from adapter.findings import Finding
 from adapter.models import DatasetReport
-from adapter.signposting import landing_urls
-from adapter.signposts import SIGNPOSTING_RELS, Signpost, anchored_at, group, url_key
+from adapter.signposting.crosscheck import primary_dataset
+from adapter.signposting.datasetlinks import dataset_links
+from adapter.signposting.links import SIGNPOSTING_RELS, Signpost, anchored_at, group, url_key
+from adapter.signposting.stage import landing_urls
 
 ORDER = (
     "cite-as",

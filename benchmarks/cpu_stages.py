@@ -46,7 +46,7 @@ def main(config: str, pages: int) -> dict[str, Any]:
     import adapter.http.fetcher as fetch
     import adapter.jsonld.normalize as normalize
     import adapter.pipeline as pipeline
-    import adapter.signposting as signposting
+    import adapter.signposting.stage as signposting
     from adapter import claims
     from adapter.config import load_config
     from adapter.store import Store

@@ -8,16 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.crosscheck import check_dataset, primary_dataset
 from adapter.dataone import check_dataset as dataone_check
-from adapter.datasetlinks import dataset_links
-from adapter.identities import iri_key, license_key, orcid, spdx_uri
 from adapter.jsonld.normalize import normalize
-from adapter.linkheader import parse_link_fields
-from adapter.linksources import check_sources
 from adapter.models import DatasetResult, Link
 from adapter.page.extract import JsonLdBlock
-from adapter.proposal import propose
+from adapter.signposting.crosscheck import check_dataset, primary_dataset
+from adapter.signposting.datasetlinks import dataset_links
+from adapter.signposting.identities import iri_key, license_key, orcid, spdx_uri
+from adapter.signposting.linkheader import parse_link_fields
+from adapter.signposting.proposal import propose
+from adapter.signposting.sources import check_sources
 
 PAGE = "https://repo.example/dataset/7"
 DOI = "10.5061/dryad.5d23f"

@@ -19,18 +19,20 @@ import lxml.html
 import pytest
 from hypothesis import given
 
-from adapter import htmllinks, signposting, signposts
-from adapter.crosscheck import check_dataset
-from adapter.datasetlinks import dataset_links
-from adapter.htmllinks import parse_html_links
 from adapter.http.fetcher import Fetcher
-from adapter.identities import iri_key, license_key
 from adapter.limits import DEFAULT_LIMITS
-from adapter.linkheader import ParsedLinks
 from adapter.models import DatasetReport, Fetched
 from adapter.pipeline import _check, _read_datasets
-from adapter.proposal import propose
-from adapter.signposts import url_key
+from adapter.signposting import htmllinks
+from adapter.signposting import links as signposts
+from adapter.signposting import stage as signposting
+from adapter.signposting.crosscheck import check_dataset
+from adapter.signposting.datasetlinks import dataset_links
+from adapter.signposting.htmllinks import parse_html_links
+from adapter.signposting.identities import iri_key, license_key
+from adapter.signposting.linkheader import ParsedLinks
+from adapter.signposting.links import url_key
+from adapter.signposting.proposal import propose
 from tests.fuzz_support import FUZZ, pieces
 
 PAGES = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "pages").glob("*.html"))

@@ -6,9 +6,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapter.htmllinks import parse_html_links
-from adapter.linkheader import parse_link_fields
-from adapter.linkset import parse_linkset
+from adapter.signposting.htmllinks import parse_html_links
+from adapter.signposting.linkheader import parse_link_fields
+from adapter.signposting.linkset import parse_linkset
 from tests.fuzz_support import FUZZ, assert_documented, pieces
 
 CONTEXT = "https://repo.example/dataset/1"

@@ -28,7 +28,7 @@ def site() -> Iterator[SiteServer]:
 
 
 def test_check_dataset_fetches_the_landing_page_once(site: SiteServer) -> None:
-    """adapter/resolve.py: the resolve step GETs an HTML page for its <link>s, then the
+    """adapter/signposting/resolve.py: the resolve step GETs an HTML page for its <link>s, then the
     pipeline GETs it again, so a trickling page holds check-dataset twice total_timeout."""
     before = len(site.log)
     result = CliRunner().invoke(cli, ["check-dataset", site.url("/good/1"), "--json"])
@@ -44,8 +44,8 @@ def test_check_dataset_fetches_the_landing_page_once(site: SiteServer) -> None:
 def test_a_page_that_timed_out_is_not_asked_again(
     site: SiteServer, path: str, allowed: list[str]
 ) -> None:
-    """adapter/commands/check.py with adapter/resolve.py: when the resolve step's HEAD or GET
-    of the landing page runs out of time, check_landing_page must not fetch it again (a
+    """adapter/commands/check.py with adapter/signposting/resolve.py: when the resolve step's
+    HEAD or GET of the landing page runs out of time, check_landing_page must not fetch it again (a
     trickling page would hold check-dataset for twice total_timeout)."""
     before = len(site.log)
     done = subprocess.run(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.htmllinks import parse_html_links
+from adapter.signposting.htmllinks import parse_html_links
 
 PAGE = "https://repo.example/dataset/7"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.linkheader import format_link_header, parse_link_fields
 from adapter.models import Link
+from adapter.signposting.linkheader import format_link_header, parse_link_fields
 
 PAGE = "https://repo.example/dataset/7"
 

@@ -7,8 +7,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.linkset import check_anchors, check_linkset_link, parse_linkset
 from adapter.models import Link
+from adapter.signposting.linkset import check_anchors, check_linkset_link, parse_linkset
 
 LS = "https://repo.example/linkset/7"
 PAGE = "https://repo.example/page/7"

@@ -19,10 +19,10 @@ from extruct.utils import parse_html
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapter.htmllinks import parse_html_links
 from adapter.page import charset as charsets
 from adapter.page.extract import Extraction, extract
 from adapter.page.tree import PageTree
+from adapter.signposting.htmllinks import parse_html_links
 from tests.fuzz_support import FUZZ, pieces
 
 PAGES = sorted((Path(__file__).resolve().parent.parent / "fixtures" / "pages").glob("*.html"))

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from click.testing import CliRunner
 
 from adapter.http.fetcher import AddressPolicy, Fetcher
-from adapter.resolve import Resolution, find_landing_page, resolver_url
+from adapter.signposting.resolve import Resolution, find_landing_page, resolver_url
 from tests.fixture_server import SiteServer
 
 Serve = Callable[[str], SiteServer]

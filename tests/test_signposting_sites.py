@@ -21,7 +21,7 @@ from adapter.limits import DEFAULT_LIMITS
 from adapter.models import DatasetReport, Link
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.report import render_text, to_json
-from adapter.signposts import group
+from adapter.signposting.links import group
 from tests.fixture_server import SiteServer, start_site, stop
 from tests.test_resolve import RESOLVE_CODES
 

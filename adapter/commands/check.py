@@ -16,7 +16,7 @@ from adapter.http.fetcher import AddressPolicy, Fetcher
 from adapter.models import DatasetReport
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.report import render_text, to_json
-from adapter.resolve import FAILED, Resolution, find_landing_page, resolver_url
+from adapter.signposting.resolve import FAILED, Resolution, find_landing_page, resolver_url
 
 # Someone is waiting at the terminal: retry a failed connection after 0.25, 0.5, 1 s
 # (the sync's fetcher waits 1, 2, 4 s).

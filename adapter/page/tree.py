@@ -1,7 +1,7 @@
 """One parse of a landing page's HTML, shared by the signposting links and the extract stage.
 
 Both read the page with lxml's HTML parser, but from different inputs:
-`adapter.htmllinks` from the bytes as served (decoded by the HTTP charset,
+`adapter.signposting.htmllinks` from the bytes as served (decoded by the HTTP charset,
 else by libxml2's own detection), `adapter.page.extract` from the text its charset
 rules decoded, re-encoded as UTF-8. They parse to the same document exactly
 when those inputs are the same bytes and no decoder can read them

@@ -13,10 +13,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from adapter.datasetlinks import Resource
 from adapter.findings import Finding, FindingType, Severity
 from adapter.models import Link
-from adapter.signposts import media_type, url_key
+from adapter.signposting.datasetlinks import Resource
+from adapter.signposting.links import media_type, url_key
 
 # Types too generic to say what the metadata is: FAIR-SP asks for a profile beside them.
 GENERIC_TYPES = frozenset(

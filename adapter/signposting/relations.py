@@ -2,19 +2,19 @@
 
 One comparison per relation family: cite-as, type, author, license, collection and
 describes. Pure: the page's own links and the Dataset's `DatasetLinks` in, findings out;
-`adapter.crosscheck` decides which links and which Dataset.
+`adapter.signposting.crosscheck` decides which links and which Dataset.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from adapter.datasetlinks import DatasetLinks
 from adapter.doi import normalize_doi
 from adapter.findings import Finding, FindingType, Severity
-from adapter.identities import doi_of, iri_key, license_key, orcid, spdx_uri
 from adapter.models import Link
-from adapter.signposts import SCHEMA_ABOUTPAGE, url_key
+from adapter.signposting.datasetlinks import DatasetLinks
+from adapter.signposting.identities import doi_of, iri_key, license_key, orcid, spdx_uri
+from adapter.signposting.links import SCHEMA_ABOUTPAGE, url_key
 
 CITE_AS_MISMATCH = FindingType(
     "signposting/cite-as-mismatch",

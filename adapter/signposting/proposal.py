@@ -12,14 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-from adapter.datasetlinks import DatasetLinks, Resource, dataset_links
 from adapter.doi import doi_url
 from adapter.findings import Finding, FindingType, Severity
-from adapter.identities import orcid, spdx_uri
-from adapter.linkheader import format_link_header
 from adapter.models import DatasetResult, Link
-from adapter.resourcecheck import format_uris, media_types
-from adapter.signposts import SCHEMA_ABOUTPAGE, SCHEMA_DATASET, same_url
+from adapter.signposting.datasetlinks import DatasetLinks, Resource, dataset_links
+from adapter.signposting.identities import orcid, spdx_uri
+from adapter.signposting.linkheader import format_link_header
+from adapter.signposting.links import SCHEMA_ABOUTPAGE, SCHEMA_DATASET, same_url
+from adapter.signposting.resources import format_uris, media_types
 
 PROPOSAL = FindingType(
     "signposting/proposal",

@@ -17,10 +17,10 @@ import lxml.html
 
 from adapter.findings import FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS
-from adapter.linkheader import TOO_MANY, ParsedLinks, normalize_rel, resolve
 from adapter.models import Link
 from adapter.page.tree import PageTree
-from adapter.signposts import SIGNPOSTING_RELS
+from adapter.signposting.linkheader import TOO_MANY, ParsedLinks, normalize_rel, resolve
+from adapter.signposting.links import SIGNPOSTING_RELS
 
 IN_BODY = FindingType(
     "signposting/html-link-in-body",

@@ -13,7 +13,7 @@ from functools import lru_cache
 from urllib.parse import unquote
 
 from adapter.doi import normalize_doi
-from adapter.signposts import URL_KEY_CACHE, url_key
+from adapter.signposting.links import URL_KEY_CACHE, url_key
 
 _ORCID = re.compile(r"(?:^|orcid\.org/|orcid:)\s*(\d{4}-\d{4}-\d{4}-\d{3}[\dXx])/?$", re.I)
 _SPDX_URI = re.compile(

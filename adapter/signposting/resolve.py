@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from adapter.doi import doi_url, normalize_doi
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity
-from adapter.htmllinks import looks_like_html, parse_html_links
 from adapter.http.fetcher import ACCEPT_HTML, Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.linkheader import parse_link_fields
 from adapter.models import Fetched, Link
-from adapter.signposts import anchored_at, url_key
+from adapter.signposting.htmllinks import looks_like_html, parse_html_links
+from adapter.signposting.linkheader import parse_link_fields
+from adapter.signposting.links import anchored_at, url_key
 
 NO_WAY_BACK = FindingType(
     "signposting/resolve-no-way-back",

@@ -17,9 +17,15 @@ from collections.abc import Iterable
 
 from adapter.findings import Finding, FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS
-from adapter.linkheader import TOO_MANY, ParsedLinks, normalize_rel, parse_link_fields, resolve
 from adapter.models import Link
-from adapter.signposts import url_key
+from adapter.signposting.linkheader import (
+    TOO_MANY,
+    ParsedLinks,
+    normalize_rel,
+    parse_link_fields,
+    resolve,
+)
+from adapter.signposting.links import url_key
 
 JSON_TYPES = ("application/linkset+json", "application/json+linkset")
 TEXT_TYPE = "application/linkset"

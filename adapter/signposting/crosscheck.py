@@ -4,23 +4,21 @@ FAIR Signposting is the repository's own statement of what the object is
 (cite-as), who made it (author), under which license, of which type and in
 which collection; the Dataset says the same in schema.org. Where they
 disagree, DataONE cannot tell which to trust. Pure: links and a Dataset in,
-findings out (each relation's comparison is in `adapter.relationchecks`, resource
-links in `adapter.resourcecheck`).
+findings out (each relation's comparison is in `adapter.signposting.relations`, resource
+links in `adapter.signposting.resources`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from adapter import relationchecks
-from adapter.datasetlinks import DatasetLinks, dataset_links
 from adapter.findings import Finding, FindingType, Severity
-from adapter.identities import doi_of, iri_key, license_key
 from adapter.jsonld.framed import node_id, values
 from adapter.models import DatasetResult, Link
-from adapter.relationchecks import hrefs
-from adapter.resourcecheck import DESCRIBEDBY, ITEM, check_links, compare
-from adapter.signposts import (
+from adapter.signposting import relations as relationchecks
+from adapter.signposting.datasetlinks import DatasetLinks, dataset_links
+from adapter.signposting.identities import doi_of, iri_key, license_key
+from adapter.signposting.links import (
     SCHEMA_ABOUTPAGE,
     SCHEMA_DATASET,
     SIGNPOSTING_RELS,
@@ -28,6 +26,8 @@ from adapter.signposts import (
     same_url,
     url_key,
 )
+from adapter.signposting.relations import hrefs
+from adapter.signposting.resources import DESCRIBEDBY, ITEM, check_links, compare
 
 ABSENT = FindingType(
     "signposting/absent",

@@ -17,9 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
-from adapter.identities import orcid
 from adapter.jsonld.framed import literal, node_id, types, values
 from adapter.models import DatasetResult
+from adapter.signposting.identities import orcid
 
 SCHEMA_HTTP = "http://schema.org/"
 

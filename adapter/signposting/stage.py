@@ -2,7 +2,7 @@
 
 `collect` reads every typed link for a landing page (HTTP Link headers, HTML
 <link>, the link sets they point to, Signmap links from the sitemap) into
-`report.signposts`, one `Link` per source (`adapter.signposts.group` folds
+`report.signposts`, one `Link` per source (`adapter.signposting.links.group` folds
 them per statement), and adds link-level findings to `report.findings`.
 `crosscheck` holds them against each Dataset once the Datasets are known and,
 with `follow`, visits the targets.
@@ -13,27 +13,27 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import replace
 
-from adapter.crosscheck import check_dataset, primary_dataset
-from adapter.datasetlinks import dataset_links
 from adapter.errors import FetchError
 from adapter.findings import Finding, Severity
-from adapter.follow import follow_targets
-from adapter.htmllinks import looks_like_html, parse_html_links
 from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.linkheader import TOO_MANY, ParsedLinks, normalize_rel, parse_link_fields
-from adapter.linkset import (
+from adapter.models import DatasetReport, Fetched, Link
+from adapter.page.tree import PageTree
+from adapter.signposting.crosscheck import check_dataset, primary_dataset
+from adapter.signposting.datasetlinks import dataset_links
+from adapter.signposting.follow import follow_targets
+from adapter.signposting.htmllinks import looks_like_html, parse_html_links
+from adapter.signposting.linkheader import TOO_MANY, ParsedLinks, normalize_rel, parse_link_fields
+from adapter.signposting.links import anchored_at, dedupe
+from adapter.signposting.linkset import (
     ACCEPT_LINKSET,
     UNREACHABLE,
     check_anchors,
     check_linkset_link,
     parse_linkset,
 )
-from adapter.linksources import check_sources
-from adapter.models import DatasetReport, Fetched, Link
-from adapter.page.tree import PageTree
-from adapter.proposal import proposal_finding
-from adapter.signposts import anchored_at, dedupe
+from adapter.signposting.proposal import proposal_finding
+from adapter.signposting.sources import check_sources
 
 
 def landing_urls(report: DatasetReport) -> list[str]:

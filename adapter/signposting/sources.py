@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from adapter.findings import Finding, FindingType, Severity
 from adapter.models import Link
-from adapter.signposts import SIGNPOSTING_RELS, url_key
+from adapter.signposting.links import SIGNPOSTING_RELS, url_key
 
 CONFLICT = FindingType(
     "signposting/conflicting-attributes",

@@ -13,13 +13,13 @@ from collections.abc import Sequence
 
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity
-from adapter.htmllinks import looks_like_html, parse_html_links
 from adapter.http.fetcher import ACCEPT_ANY, Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.linkheader import parse_link_fields
 from adapter.models import Fetched, Link
-from adapter.resolve import resolver_url
-from adapter.signposts import anchored_at, media_type, url_key
+from adapter.signposting.htmllinks import looks_like_html, parse_html_links
+from adapter.signposting.linkheader import parse_link_fields
+from adapter.signposting.links import anchored_at, media_type, url_key
+from adapter.signposting.resolve import resolver_url
 
 UNREACHABLE = FindingType(
     "signposting/follow-unreachable",

@@ -1,0 +1,1 @@
+"""FAIR Signposting: typed links from headers, HTML, linksets and Signmaps, cross-checked."""
