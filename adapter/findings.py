@@ -64,11 +64,10 @@ class FindingType:
 # Modules that declare finding types; imported by catalogue() so the list is complete.
 _DECLARING_MODULES = (
     "adapter.http.fetcher",
-    "adapter.robots",
-    "adapter.sitemap",
-    "adapter.sitemap_findings",
-    "adapter.discover",
-    "adapter.discover_findings",
+    "adapter.discovery.robots",
+    "adapter.discovery.sitemap",
+    "adapter.discovery.walk",
+    "adapter.discovery.findings",
     "adapter.page.extract",
     "adapter.jsonld.normalize",
     "adapter.dataone",

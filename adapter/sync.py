@@ -118,7 +118,7 @@ class RunSummary:
 def _discover(
     node: NodeSettings, fetcher: Fetcher, robots: Any
 ) -> Iterator[SitemapEntry | Finding]:
-    from adapter.discover import discover
+    from adapter.discovery.walk import discover
 
     return discover(
         node.start.urls(),

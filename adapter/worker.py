@@ -72,7 +72,7 @@ def node_pacer(store: Store, node: NodeSettings, owner: str) -> StorePacer:
 
 def node_fetcher(store: Store, node: NodeSettings, owner: str) -> tuple[Fetcher, Any]:
     """A fetcher with the node's limits, trusted origins, store pacer and robots.txt gate."""
-    from adapter.robots import RobotsCache
+    from adapter.discovery.robots import RobotsCache
 
     pol = node.politeness
     fetcher = Fetcher(

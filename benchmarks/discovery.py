@@ -87,7 +87,7 @@ def serve(root: Path) -> ThreadingHTTPServer:
 
 def child(url: str) -> None:
     """Run discovery over `url`; print counts and timings as JSON."""
-    from adapter.discover import discover
+    from adapter.discovery.walk import discover
     from adapter.http.fetcher import AddressPolicy, Fetcher
     from adapter.models import SitemapEntry
 
@@ -122,8 +122,8 @@ def parse_only(path: Path, url: str) -> tuple[int, float]:
     CPU time, not wall time: on a shared machine the wall clock measures the
     neighbours too; one process on one core is what the target is about.
     """
+    from adapter.discovery.sitemap import parse_sitemap
     from adapter.models import SitemapEntry
-    from adapter.sitemap import parse_sitemap
 
     body = path.read_bytes()
     best = float("inf")

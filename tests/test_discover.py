@@ -8,11 +8,11 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from adapter.discover import classify, discover
+from adapter.discovery.locset import LocSet
+from adapter.discovery.walk import classify, discover
 from adapter.findings import Finding
 from adapter.http.fetcher import AddressPolicy, Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.locset import LocSet
 from adapter.models import SitemapEntry
 from tests.fixture_server import SiteServer
 
@@ -309,7 +309,7 @@ def test_limits_cap_depth_and_number_of_sitemaps(
 def test_robots_served_as_html_and_past_the_size_cap(
     serve_site: Callable[[str], SiteServer],
 ) -> None:
-    from adapter.robots import RobotsCache
+    from adapter.discovery.robots import RobotsCache
 
     server = serve_site("disc-robots-odd")
     spa = server.rewrites["https://spa.example"]
@@ -331,10 +331,10 @@ def test_every_discovery_finding_code_is_triggered(
     serve_site: Callable[[str], SiteServer], fetcher_for: Callable[[SiteServer], Fetcher]
 ) -> None:
     """Each robots/, sitemap/ and discover/ code declared anywhere comes out of some run here."""
+    from adapter.discovery.robots import RobotsCache
+    from adapter.discovery.sitemap import parse_sitemap
     from adapter.findings import catalogue
     from adapter.http.politeness import HostPacer
-    from adapter.robots import RobotsCache
-    from adapter.sitemap import parse_sitemap
 
     seen: set[str] = set()
 
@@ -416,10 +416,10 @@ def test_a_sitemap_past_the_byte_cap_is_read_up_to_it(
 def test_cross_submission_checks_stop_after_a_number_of_hosts(
     fetcher_for: Callable[[SiteServer], Fetcher], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import adapter.discover
+    import adapter.discovery.walk
     from tests.fixture_server import start_site, stop
 
-    monkeypatch.setattr(adapter.discover, "MAX_FOREIGN_HOSTS", 0)
+    monkeypatch.setattr(adapter.discovery.walk, "MAX_FOREIGN_HOSTS", 0)
     servers = start_site("disc-basic")
     try:
         server, others = servers[0], servers[1:]

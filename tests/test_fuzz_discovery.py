@@ -8,11 +8,11 @@ from datetime import datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
+from adapter.discovery.robots import parse_robots
+from adapter.discovery.sitemap import ChildSitemap, parse_sitemap
+from adapter.discovery.w3cdate import parse_w3c_datetime
 from adapter.limits import Limits
 from adapter.models import SitemapEntry
-from adapter.robots import parse_robots
-from adapter.sitemap import ChildSitemap, parse_sitemap
-from adapter.w3cdate import parse_w3c_datetime
 from tests.fuzz_support import FUZZ, assert_documented, pieces
 
 ROBOTS_TOKENS = [

@@ -14,8 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from adapter.cli import cli
+from adapter.discovery.sitemap import parse_sitemap
 from adapter.page.extract import extract
-from adapter.sitemap import parse_sitemap
 from tests.fixture_server import SiteServer
 from tests.hostile import ADAPTER, start_corpus, stop
 
@@ -62,7 +62,7 @@ def test_a_page_that_timed_out_is_not_asked_again(
 
 @pytest.mark.timeout(10)  # a hang guard: the linear parse takes milliseconds
 def test_sitemap_sniffing_is_linear() -> None:
-    """adapter/sitemap_body.py: the root-element regex backtracks over a run of '<'
+    """adapter/discovery/sitemap_body.py: the root-element regex backtracks over a run of '<'
     (`<([^\\s/>]+)[\\s/>]` also matches '<'): 16 KB take 15 s, 1 MB never ends."""
     items = list(parse_sitemap(b"<" * 100_000, "http://repo.example/sitemap.xml"))
     codes = [getattr(i, "code", "") for i in items]

@@ -8,16 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.errors import FetchError
-from adapter.http.fetcher import AddressPolicy, Fetcher
-from adapter.http.politeness import HostPacer
-from adapter.robots import (
+from adapter.discovery.robots import (
     RobotsCache,
     entry_robots_url,
     parse_robots,
     product_token,
     robots_url,
 )
+from adapter.errors import FetchError
+from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.politeness import HostPacer
 from tests.fixture_server import SiteServer
 
 UA = "DataONE-SlenderAdapter/0.1.0 (+https://github.com/DataONEorg)"

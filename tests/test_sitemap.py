@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from adapter.discovery.sitemap import ChildSitemap, SitemapItem, SitemapParser, parse_sitemap
+from adapter.discovery.w3cdate import parse_w3c_datetime
 from adapter.findings import Finding
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import Link, SitemapEntry
-from adapter.sitemap import ChildSitemap, SitemapItem, SitemapParser, parse_sitemap
-from adapter.w3cdate import parse_w3c_datetime
 
 URL = "https://repo.example/sitemap.xml"
 HEAD = (
@@ -438,7 +438,7 @@ def test_parser_reports_gzip_and_format() -> None:
 
 
 def test_read_entries_leave_the_tree_so_memory_stays_flat() -> None:
-    from adapter.sitemap_xml import SitemapXml
+    from adapter.discovery.sitemap_xml import SitemapXml
 
     xml = SitemapXml()
     body = many(5000)

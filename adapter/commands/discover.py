@@ -1,6 +1,6 @@
 """`adapter discover URL [--json]`: list the landing pages a repository's sitemaps lead to.
 
-URL is a repository entry URL, a robots.txt or a sitemap (see `adapter.discover`).
+URL is a repository entry URL, a robots.txt or a sitemap (see `adapter.discovery.walk`).
 Each landing page is printed as soon as it is parsed, then a summary.
 `--json` prints one JSON object per line:
 
@@ -26,14 +26,14 @@ from urllib.parse import urlsplit
 
 import click
 
-from adapter.discover import SITEMAP_READ, plural
-from adapter.discover import discover as discover_pages
+from adapter.discovery.robots import RobotsCache
+from adapter.discovery.walk import SITEMAP_READ, plural
+from adapter.discovery.walk import discover as discover_pages
 from adapter.findings import Finding
 from adapter.http.fetcher import AddressPolicy, Fetcher
 from adapter.http.politeness import HostPacer
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import SitemapEntry
-from adapter.robots import RobotsCache
 
 PROGRESS_EVERY = 1000
 

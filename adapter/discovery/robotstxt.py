@@ -1,7 +1,7 @@
 """robots.txt (RFC 9309) parsing: the pure parser, no fetching.
 
 Matching is Protego's (our product token's group, longest match, Allow wins
-ties). `adapter.robots` fetches, caches and gates on top of this.
+ties). `adapter.discovery.robots` fetches, caches and gates on top of this.
 """
 
 from __future__ import annotations

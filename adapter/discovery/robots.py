@@ -18,13 +18,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from adapter.discovery.robotstxt import RobotsPolicy as RobotsPolicy
+from adapter.discovery.robotstxt import parse_robots as parse_robots
+from adapter.discovery.robotstxt import product_token as product_token
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity
 from adapter.http.fetcher import Fetcher, host_key, origin
 from adapter.limits import DEFAULT_LIMITS
-from adapter.robotsparse import RobotsPolicy as RobotsPolicy
-from adapter.robotsparse import parse_robots as parse_robots
-from adapter.robotsparse import product_token as product_token
 
 UNAVAILABLE = FindingType(
     "robots/unavailable",

@@ -21,27 +21,28 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import Literal
 from urllib.parse import urlsplit
 
-from adapter.discover_findings import (
+from adapter.discovery.findings import (
+    BAD_GZIP,
+    BAD_XML,
     CYCLE,
     NO_SITEMAPS,
     NOT_LISTED,
     OUT_OF_SCOPE,
     SITEMAP_FAILED,
     TOO_DEEP,
+    TOO_LARGE,
     TOO_MANY_SITEMAPS,
 )
-from adapter.discover_findings import SITEMAP_READ as SITEMAP_READ
+from adapter.discovery.findings import SITEMAP_READ as SITEMAP_READ
+from adapter.discovery.locset import LocSet
+from adapter.discovery.robots import RobotsCache
+from adapter.discovery.sitemap import ChildSitemap, SitemapParser
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType
-from adapter.hostscope import _hosts, _prefix
 from adapter.http import fetcher as fetch
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.locset import LocSet
 from adapter.models import SitemapEntry
-from adapter.robots import RobotsCache
-from adapter.sitemap import ChildSitemap, SitemapParser
-from adapter.sitemap_findings import BAD_GZIP, BAD_XML, TOO_LARGE
 
 StartKind = Literal["robots", "sitemap", "entry"]
 _FETCH_TYPES = {v.code: v for v in vars(fetch).values() if isinstance(v, FindingType)}
@@ -291,3 +292,21 @@ class _SitemapFile:
             known = not self.walk.out_of_scope(loc, self.chain)
             self.scope[prefix] = known
         return known
+
+
+def _prefix(url: str) -> str:
+    """scheme://netloc of an http(s) URL, lower-cased (fast path of urlsplit)."""
+    start = url.find("//") + 2
+    end = url.find("/", start)
+    return (url[:end] if end > 0 else url).lower()
+
+
+def _hosts(allowed: Collection[str]) -> frozenset[str]:
+    """Allowed hosts as host names and host:port, from names, origins or URLs."""
+    out: set[str] = set()
+    for item in allowed:
+        parts = urlsplit(item if "//" in item else "//" + item)
+        if parts.hostname:
+            out.add(parts.hostname.lower())
+            out.add(parts.netloc.lower())
+    return frozenset(out)

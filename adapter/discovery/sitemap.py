@@ -17,11 +17,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urljoin, urlsplit
 
-from adapter.findings import Finding, FindingType
-from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.models import Link, SitemapEntry
-from adapter.sitemap_body import ProblemKind, SitemapBody
-from adapter.sitemap_findings import (
+from adapter.discovery.findings import (
     BAD_GZIP,
     BAD_LASTMOD,
     BAD_SIGNMAP_LINK,
@@ -37,8 +33,12 @@ from adapter.sitemap_findings import (
     UNSUPPORTED,
     WRONG_NAMESPACE,
 )
-from adapter.sitemap_xml import Record, SitemapXml, XmlError
-from adapter.w3cdate import parse_w3c_datetime
+from adapter.discovery.sitemap_body import ProblemKind, SitemapBody
+from adapter.discovery.sitemap_xml import Record, SitemapXml, XmlError
+from adapter.discovery.w3cdate import parse_w3c_datetime
+from adapter.findings import Finding, FindingType
+from adapter.limits import DEFAULT_LIMITS, Limits
+from adapter.models import Link, SitemapEntry
 
 FINDINGS_PER_CODE = 10  # per file; the rest are counted in one closing finding
 _HTTP_PREFIXES = ("https://", "http://")

@@ -1,0 +1,1 @@
+"""Finding landing pages: robots.txt, sitemaps and Signmaps, walked within the node's scope."""
