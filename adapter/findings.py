@@ -70,7 +70,7 @@ _DECLARING_MODULES = (
     "adapter.discovery.findings",
     "adapter.page.extract",
     "adapter.jsonld.normalize",
-    "adapter.dataone",
+    "adapter.dataone.requirements",
     "adapter.signposting.links",
     "adapter.signposting.stage",
     "adapter.signposting.linkheader",
@@ -85,7 +85,7 @@ _DECLARING_MODULES = (
     "adapter.signposting.proposal",
     "adapter.pipeline",
     "adapter.sync",
-    "adapter.records",
+    "adapter.dataone.records",
 )
 
 

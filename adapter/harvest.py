@@ -13,14 +13,7 @@ import hashlib
 import logging
 from typing import Any
 
-from adapter.errors import FetchError
-from adapter.findings import Finding, Severity
-from adapter.frontier import FrontierRow, PageUpdate
-from adapter.http.fetcher import ACCEPT_XML, Fetcher
-from adapter.models import DatasetReport, DatasetResult
-from adapter.pageresult import CheckedPage, PageOutcome, capped_findings
-from adapter.pagewrite import commit_checked, commit_group
-from adapter.records import (
+from adapter.dataone.records import (
     DUPLICATE_DOI,
     METADATA_COPY_FAILED,
     METADATA_FORMATS,
@@ -30,6 +23,13 @@ from adapter.records import (
     dataset_candidate,
     metadata_candidate,
 )
+from adapter.errors import FetchError
+from adapter.findings import Finding, Severity
+from adapter.frontier import FrontierRow, PageUpdate
+from adapter.http.fetcher import ACCEPT_XML, Fetcher
+from adapter.models import DatasetReport, DatasetResult
+from adapter.pageresult import CheckedPage, PageOutcome, capped_findings
+from adapter.pagewrite import commit_checked, commit_group
 from adapter.settings import NodeSettings
 from adapter.store import Store
 

@@ -20,7 +20,7 @@ from sqlalchemy import Connection, select
 
 from adapter import pagesql as q
 from adapter import schema as t
-from adapter.records import Candidate, Decision, SeriesState, decide, new_record
+from adapter.dataone.records import Candidate, Decision, SeriesState, decide, new_record
 from adapter.schema import utc
 
 MS = timedelta(milliseconds=1)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from adapter.dataone.records import Candidate
 from adapter.findings import Finding, Severity
 from adapter.frontier import FrontierRow, PageUpdate
-from adapter.records import Candidate
 from adapter.slotpickle import fast_pickle
 
 MAX_REPORT_FINDINGS = 200

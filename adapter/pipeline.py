@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
-from adapter.dataone import check_dataset, enforce_required
+from adapter.dataone.requirements import check_dataset, enforce_required
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity, has_errors
 from adapter.http.fetcher import ACCEPT_JSONLD, Fetcher
@@ -56,7 +56,7 @@ _NO_METADATA = frozenset({"extract/no-jsonld", "extract/js-rendered"})
 @dataclass(frozen=True, slots=True)
 class CheckOptions:
     """How to check a page. `required` names checks a node makes blocking; see
-    `adapter.dataone.REQUIREMENTS` (``encoding``, ``distribution``,
+    `adapter.dataone.requirements.REQUIREMENTS` (``encoding``, ``distribution``,
     ``date-modified``, ``id``, or a finding code prefix such as
     ``signposting/cite-as``)."""
 

@@ -56,7 +56,7 @@ def _check_name(value: str) -> str:
     """A name in dataone.REQUIREMENTS, or a finding code (or prefix) with a slash."""
     from difflib import get_close_matches
 
-    from adapter.dataone import REQUIREMENTS
+    from adapter.dataone.requirements import REQUIREMENTS
 
     example = f"{', '.join(sorted(REQUIREMENTS))}, or a finding code such as 'signposting/cite-as'"
     if not CHECK_NAME.fullmatch(value):

@@ -127,7 +127,7 @@ class ScopeSettings(Settings):
 class ChecksSettings(Settings):
     """Checks whose warnings become errors (the record is then not synced).
 
-    Each entry is a requirement of `adapter.dataone.REQUIREMENTS` (`encoding`,
+    Each entry is a requirement of `adapter.dataone.requirements.REQUIREMENTS` (`encoding`,
     `distribution`, `date-modified`, `id`) or a finding code or prefix with a
     slash (`signposting/cite-as` covers `signposting/cite-as-missing`, ...).
     """

@@ -15,9 +15,9 @@ from sqlalchemy import Connection, and_, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
 from adapter import schema as t
+from adapter.dataone.records import Candidate, Decision, SeriesState, decide, new_record
 from adapter.frontier import FrontierRow, PageUpdate
 from adapter.ledger import Applied, RecordDefaults
-from adapter.records import Candidate, Decision, SeriesState, decide, new_record
 from adapter.schema import utc
 
 MS = timedelta(milliseconds=1)

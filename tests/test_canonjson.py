@@ -15,8 +15,8 @@ import rfc8785
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter import canonjson
-from adapter import records as r
+from adapter.dataone import canonjson
+from adapter.dataone import records as r
 from adapter.page.extract import extract
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"

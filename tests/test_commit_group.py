@@ -20,9 +20,9 @@ from sqlalchemy import select, text, update
 
 from adapter import claims, harvest, ledger
 from adapter import schema as t
+from adapter.dataone.records import STORE_WRITE_FAILED
 from adapter.harvest import CheckedPage, PageOutcome
 from adapter.models import Link
-from adapter.records import STORE_WRITE_FAILED
 from adapter.settings import AdapterConfig
 from adapter.store import Store
 from adapter.sync import run_node

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.dataone import check_dataset as dataone_check
+from adapter.dataone.requirements import check_dataset as dataone_check
 from adapter.jsonld.normalize import normalize
 from adapter.models import DatasetResult, Link
 from adapter.page.extract import JsonLdBlock

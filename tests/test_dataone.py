@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.dataone import check_dataset, enforce_required, is_known_requirement
+from adapter.dataone.requirements import check_dataset, enforce_required, is_known_requirement
 from adapter.findings import Severity, catalogue
 
 URL = "https://repo.example/dataset/1"

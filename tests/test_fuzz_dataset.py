@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapter.dataone import check_dataset
+from adapter.dataone.requirements import check_dataset
 from adapter.doi import normalize_doi
 from adapter.jsonld.normalize import normalize
 from adapter.limits import Limits

@@ -23,10 +23,10 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from adapter import claims, ledger, pagesql
 from adapter import frontier as fr
 from adapter import schema as t
+from adapter.dataone.records import Candidate, dataset_candidate, metadata_candidate
 from adapter.errors import StoreError
 from adapter.ledger import RecordDefaults
 from adapter.models import SitemapEntry
-from adapter.records import Candidate, dataset_candidate, metadata_candidate
 from adapter.store import Store
 from tests import ledger_reference as ref
 from tests.stores import postgres_schema, sqlite_url

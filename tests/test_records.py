@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapter import records as r
+from adapter.dataone import records as r
 
 DATASET = {
     "@context": {"@vocab": "http://schema.org/"},

@@ -15,10 +15,10 @@ from sqlalchemy import inspect, text, update
 from adapter import claims
 from adapter import frontier as fr
 from adapter import schema as t
+from adapter.dataone.records import dataset_candidate, metadata_candidate
 from adapter.errors import StoreError
 from adapter.ledger import RecordDefaults, apply_candidates, archive_page, next_stamp
 from adapter.models import Link, SitemapEntry
-from adapter.records import dataset_candidate, metadata_candidate
 from adapter.store import Store
 from tests import stores
 from tests.stores import sqlite_url

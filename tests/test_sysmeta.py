@@ -10,8 +10,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from adapter.config import quick_node
+from adapter.dataone.records import canonical_bytes, pid_for
 from adapter.models import SyncRecord
-from adapter.records import canonical_bytes, pid_for
 from adapter.sysmeta import sysmeta_xml, xml_datetime
 from tests.d1schemas import pyxb_parse, validate_types
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import rfc8785
 
-from adapter import canonjson
+from adapter.dataone import canonjson
 from adapter.findings import FindingType, Severity
 from adapter.models import SyncRecord
 from adapter.slotpickle import fast_pickle

@@ -25,10 +25,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from adapter.dataone.mediaobjects import distribution_refs, encoding_refs
 from adapter.doi import is_placeholder, normalize_doi
 from adapter.findings import Finding, FindingType, Severity
 from adapter.jsonld.framed import first_literal, literal, node_id, values
-from adapter.mediaobjects import distribution_refs, encoding_refs
 from adapter.models import MediaObjectRef
 
 IDENTIFIER_MISSING = FindingType(
