@@ -23,9 +23,9 @@ import threading
 from typing import Any
 
 from adapter import claims
+from adapter.config.settings import NodeSettings
 from adapter.frontier import FrontierRow
 from adapter.harvest import check_and_plan
-from adapter.settings import NodeSettings
 from adapter.store import Store
 
 log = logging.getLogger(__name__)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from adapter.crontab import MACROS
+from adapter.config.crontab import MACROS
 
 _FIELD = re.compile(r"^[\?\*\d/#,\-a-zA-Z]+$")  # D1-XSD CrontabEntry
 

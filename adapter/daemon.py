@@ -15,7 +15,7 @@ import signal
 from pathlib import Path
 from types import FrameType
 
-from adapter.config import load_config
+from adapter.config.load import load_config
 from adapter.errors import ConfigError
 from adapter.logging_setup import LogFormat, configure
 from adapter.scheduler import NodeScheduler, RunJob, run_node

@@ -13,6 +13,7 @@ import hashlib
 import logging
 from typing import Any
 
+from adapter.config.settings import NodeSettings
 from adapter.dataone.records import (
     DUPLICATE_DOI,
     METADATA_COPY_FAILED,
@@ -30,7 +31,6 @@ from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.models import DatasetReport, DatasetResult
 from adapter.pageresult import CheckedPage, PageOutcome, capped_findings
 from adapter.pagewrite import commit_checked, commit_group
-from adapter.settings import NodeSettings
 from adapter.store import Store
 
 __all__ = [  # the write side and the result types moved out; their callers import them here

@@ -24,9 +24,9 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from adapter.crontab import cron_trigger
+from adapter.config.crontab import cron_trigger
+from adapter.config.settings import AdapterConfig, NodeSettings, ScheduleSettings
 from adapter.errors import AdapterError
-from adapter.settings import AdapterConfig, NodeSettings, ScheduleSettings
 
 log = logging.getLogger("adapter.scheduler")
 

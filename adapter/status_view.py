@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
+from adapter.config.settings import NodeSettings
 from adapter.limits import DEFAULT_LIMITS
 from adapter.scheduler import next_fire, run_counts
-from adapter.settings import NodeSettings
 
 
 class LastRun(Protocol):

@@ -23,12 +23,12 @@ from sqlalchemy import func, select
 from adapter import claims
 from adapter import frontier as fr
 from adapter import schema as t
+from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.findings import Finding, FindingType, Severity
 from adapter.harvest import PageOutcome
 from adapter.http.fetcher import Fetcher
 from adapter.ledger import archive_page
 from adapter.models import SitemapEntry
-from adapter.settings import AdapterConfig, NodeSettings
 from adapter.store import Store
 
 CLAIM_BATCH = 20

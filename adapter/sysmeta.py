@@ -12,8 +12,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 
+from adapter.config.settings import NodeSettings
 from adapter.models import SyncRecord
-from adapter.settings import NodeSettings
 
 NS_V2 = "http://ns.dataone.org/service/types/v2.0"
 ET.register_namespace("d1", NS_V2)

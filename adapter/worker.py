@@ -36,11 +36,11 @@ from sqlalchemy import update
 
 from adapter import claims
 from adapter import schema as t
+from adapter.config.settings import NodeSettings
 from adapter.frontier import FrontierRow
 from adapter.harvest import CheckedPage, PageOutcome, check_and_plan, commit_group
 from adapter.hostrate import StorePacer
 from adapter.http.fetcher import AddressPolicy, Fetcher
-from adapter.settings import NodeSettings
 from adapter.store import Store
 from adapter.sync import RunSummary, due_count
 

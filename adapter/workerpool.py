@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from adapter import checkchild, claims
+from adapter.config.settings import NodeSettings
 from adapter.frontier import FrontierRow
 from adapter.harvest import CheckedPage, PageOutcome, commit_group, process_page
 from adapter.http.fetcher import Fetcher
-from adapter.settings import NodeSettings
 from adapter.store import Store
 from adapter.sync import RunSummary
 from adapter.worker import WorkOptions, lease_keeper, process_here

@@ -48,7 +48,7 @@ def main(config: str, pages: int) -> dict[str, Any]:
     import adapter.pipeline as pipeline
     import adapter.signposting.stage as signposting
     from adapter import claims
-    from adapter.config import load_config
+    from adapter.config.load import load_config
     from adapter.store import Store
     from adapter.sync import run_node
     from adapter.worker import node_fetcher

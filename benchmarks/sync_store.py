@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 
 from adapter import claims  # noqa: E402
 from adapter import frontier as fr  # noqa: E402
-from adapter.config import load_config  # noqa: E402
+from adapter.config.load import load_config  # noqa: E402
 from adapter.dataone.records import dataset_candidate  # noqa: E402
 from adapter.ledger import RecordDefaults, apply_candidates  # noqa: E402
 from adapter.models import SitemapEntry  # noqa: E402

@@ -13,11 +13,11 @@ import waitress
 from waitress.server import BaseWSGIServer
 
 from adapter.commands.serve import member_node
-from adapter.config import quick_node
+from adapter.config.load import quick_node
+from adapter.config.settings import NodeSettings
 from adapter.dataone.records import Candidate, canonical_bytes, content_key
 from adapter.ledger import Applied, RecordDefaults, apply_candidates, archive_page
 from adapter.server import MemberNodeApp
-from adapter.settings import NodeSettings
 from adapter.store import Store
 
 FORMAT = "science-on-schema.org/Dataset;ld+json"

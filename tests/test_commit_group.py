@@ -20,10 +20,10 @@ from sqlalchemy import select, text, update
 
 from adapter import claims, harvest, ledger
 from adapter import schema as t
+from adapter.config.settings import AdapterConfig
 from adapter.dataone.records import STORE_WRITE_FAILED
 from adapter.harvest import CheckedPage, PageOutcome
 from adapter.models import Link
-from adapter.settings import AdapterConfig
 from adapter.store import Store
 from adapter.sync import run_node
 from adapter.worker import node_fetcher

@@ -17,13 +17,19 @@ from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
 from adapter.cli import cli
-from adapter.config import load_config, parse_config, quick_node
-from adapter.config_errors import ConfigProblems
-from adapter.crontab import cron_trigger
+from adapter.config.crontab import cron_trigger
+from adapter.config.errors import ConfigProblems
+from adapter.config.load import load_config, parse_config, quick_node
+from adapter.config.settings import (
+    AdapterConfig,
+    NodeSettings,
+    ScheduleSettings,
+    field_model,
+    known_keys,
+)
 from adapter.errors import ConfigError
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.scheduler import next_fire
-from adapter.settings import AdapterConfig, NodeSettings, ScheduleSettings, field_model, known_keys
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "config").glob("*.yaml"))

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from adapter.claims import owner_id
-from adapter.config import load_config
+from adapter.config.load import load_config
 from adapter.hostrate import StorePacer, clear
 from adapter.store import Store
 from adapter.sync import run_node

@@ -27,11 +27,11 @@ from typing import Any
 
 import pytest
 
-from adapter.config import parse_config
+from adapter.config.load import parse_config
+from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.errors import AdapterError
 from adapter.logging_setup import configure
 from adapter.scheduler import NodeScheduler
-from adapter.settings import AdapterConfig, NodeSettings
 from tests.stores import store_url
 
 __all__ = ["store_url"]  # a fixture: SQLite and the real PostgreSQL
@@ -521,7 +521,7 @@ def test_sigterm_mid_sync_finishes_pages_in_flight_and_a_rerun_completes(
     serve_site: Callable[[str], Any],
     schedule_process: Callable[..., Process],
 ) -> None:
-    from adapter.config import load_config
+    from adapter.config.load import load_config
     from adapter.store import Store
     from adapter.sync import run_node
 
@@ -581,7 +581,7 @@ def _status(config_path: Path, *extra: str) -> tuple[Any, str]:
 def test_status_shows_last_and_next_run_of_each_node(
     tmp_path: Path, serve_site: Callable[[str], Any]
 ) -> None:
-    from adapter.config import load_config
+    from adapter.config.load import load_config
     from adapter.sync import run_node
 
     server = serve_site("sched-coastal")

@@ -26,9 +26,9 @@ from sqlalchemy import create_engine, select
 
 import adapter.d1read
 from adapter import schema
+from adapter.config.settings import NodeSettings
 from adapter.models import SyncRecord
 from adapter.server import MemberNodeApp
-from adapter.settings import NodeSettings
 from adapter.store import Store
 from tests import stores
 from tests.d1schemas import pyxb_parse, validate_error, validate_types

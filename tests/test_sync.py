@@ -19,10 +19,10 @@ import pytest
 from sqlalchemy import select
 
 from adapter import schema as t
-from adapter.config import quick_node
+from adapter.config.load import quick_node
+from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.frontier import frontier_rows
 from adapter.models import SyncRecord
-from adapter.settings import AdapterConfig, NodeSettings
 from adapter.store import Store
 from adapter.sync import RunSummary, run_node
 from adapter.sysmeta import sysmeta_xml

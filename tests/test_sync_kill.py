@@ -20,7 +20,7 @@ import pytest
 from sqlalchemy import select
 
 from adapter import schema as t
-from adapter.config import load_config
+from adapter.config.load import load_config
 from adapter.frontier import frontier_rows
 from adapter.store import Store
 from adapter.sync import run_node

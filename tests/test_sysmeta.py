@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
-from adapter.config import quick_node
+from adapter.config.load import quick_node
 from adapter.dataone.records import canonical_bytes, pid_for
 from adapter.models import SyncRecord
 from adapter.sysmeta import sysmeta_xml, xml_datetime

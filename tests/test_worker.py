@@ -22,7 +22,7 @@ from sqlalchemy import func, select, update
 
 from adapter import schema as t
 from adapter.commands.worker import worker
-from adapter.config import load_config
+from adapter.config.load import load_config
 from adapter.frontier import frontier_rows
 from adapter.store import Store
 from adapter.sync import run_node

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.config import load_config
+from adapter.config.load import load_config
 from adapter.store import Store
 from adapter.sync import RunSummary, run_node
 from tests import stores

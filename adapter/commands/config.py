@@ -13,11 +13,11 @@ from typing import Any
 
 import click
 
-from adapter.config import load_config
-from adapter.config_errors import ConfigProblems
+from adapter.config.errors import ConfigProblems
+from adapter.config.load import load_config
+from adapter.config.settings import AdapterConfig
 from adapter.errors import ConfigError
 from adapter.logging_setup import LogFormat
-from adapter.settings import AdapterConfig
 from adapter.status_view import node_lines, node_status, redacted
 
 CONFIG_FILE = click.Path(exists=False, dir_okay=False, path_type=Path)

@@ -14,8 +14,8 @@ import threading
 
 import click
 
-from adapter.config import quick_node
-from adapter.settings import AdapterConfig
+from adapter.config.load import quick_node
+from adapter.config.settings import AdapterConfig
 
 DEMO_STORE = "sqlite:///demo-harvest.db"
 DEMO_NODE = "urn:node:DEMO"

@@ -16,12 +16,12 @@ from types import FrameType
 
 import click
 
+from adapter.config.settings import NodeSettings
 from adapter.d1schedule import from_settings
 from adapter.d1xml import NodeInfo
 from adapter.errors import ConfigError
 from adapter.logging_setup import LogFormat, configure
 from adapter.server import MemberNode, MemberNodeApp
-from adapter.settings import NodeSettings
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +73,7 @@ def serve_settings(
     config_path: str | None, store_url: str | None, node_ids: tuple[str, ...]
 ) -> ServeSettings:
     """The store and nodes to serve, from a configuration file or `--store` and `--node-id`."""
-    from adapter.config import load_config, quick_node
+    from adapter.config.load import load_config, quick_node
 
     if config_path:
         config = load_config(config_path)

@@ -19,9 +19,9 @@ from typing import Any
 
 import click
 
-from adapter.config import load_config, quick_node
+from adapter.config.load import load_config, quick_node
+from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.errors import ConfigError
-from adapter.settings import AdapterConfig, NodeSettings
 from adapter.store import Store
 
 DEFAULT_STORE = "sqlite:///harvest.db"

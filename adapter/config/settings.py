@@ -3,9 +3,9 @@
 Pydantic lives at this one boundary: the YAML (or `quick_node`) goes in, frozen
 models with every meaning checked come out (cron parses, patterns compile, URLs
 are absolute http(s), ids are `urn:node:...`, rates are positive; the checked
-value types are in `adapter.setting_types`). Unknown keys are errors. Defaults
+value types are in `adapter.config.types`). Unknown keys are errors. Defaults
 sit beside each field; `config/full.yaml` documents them. Loading, `${VAR}`
-secrets and error messages are in `adapter.config`.
+secrets and error messages are in `adapter.config.load`.
 """
 
 from __future__ import annotations
@@ -18,8 +18,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
 
 from adapter import USER_AGENT
-from adapter.limits import DEFAULT_LIMITS, ZERO_ALLOWED, Limits
-from adapter.setting_types import (
+from adapter.config.types import (
     CheckName,
     Crontab,
     Host,
@@ -30,6 +29,7 @@ from adapter.setting_types import (
     TimeZone,
     non_empty,
 )
+from adapter.limits import DEFAULT_LIMITS, ZERO_ALLOWED, Limits
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 

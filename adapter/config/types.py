@@ -1,7 +1,7 @@
 """The checked value types of the settings: URLs, node ids, patterns, cron, ...
 
 Each is a `str` (or tuple) with a validator that says, in an operator's
-words, what is wrong and what a right value looks like. `adapter.settings`
+words, what is wrong and what a right value looks like. `adapter.config.settings`
 builds the configuration models from them.
 """
 
@@ -84,7 +84,7 @@ def non_empty(value: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _crontab(value: str) -> str:
-    from adapter.crontab import cron_trigger
+    from adapter.config.crontab import cron_trigger
 
     try:
         cron_trigger(value)

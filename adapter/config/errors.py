@@ -17,8 +17,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic_core import ErrorDetails
 
+from adapter.config.settings import field_model, known_keys
 from adapter.errors import ConfigError
-from adapter.settings import field_model, known_keys
 
 PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
 

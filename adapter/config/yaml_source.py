@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 
 import yaml
 
-from adapter.config_errors import Problem
+from adapter.config.errors import Problem
 from adapter.errors import ConfigError
 
 MAX_FILE_BYTES = 1024 * 1024  # a configuration file larger than this is refused

@@ -1,9 +1,9 @@
 """YAML file -> validated, frozen `AdapterConfig`, with every problem at once.
 
 The file is read safely, with secrets from the environment
-(`adapter.yaml_source`); `defaults:` are deep-merged under each node (a node's
+(`adapter.config.yaml_source`); `defaults:` are deep-merged under each node (a node's
 values win, lists are replaced, not joined); then each node is validated into
-`adapter.settings` models. Every problem, whatever its kind, is collected and
+`adapter.config.settings` models. Every problem, whatever its kind, is collected and
 raised together as one `ConfigError` whose lines read
 ``FILE: nodes[1].schedule.cron: reason (line N)``.
 """
@@ -19,9 +19,9 @@ from urllib.parse import urlsplit
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from adapter.config_errors import Problem, describe_error, kind_of, problems_error
-from adapter.settings import AdapterConfig, NodeSettings
-from adapter.yaml_source import (
+from adapter.config.errors import Problem, describe_error, kind_of, problems_error
+from adapter.config.settings import AdapterConfig, NodeSettings
+from adapter.config.yaml_source import (
     TooLarge,
     YamlPath,
     compose,

@@ -1,0 +1,1 @@
+"""The node configuration: YAML loaded, validated and turned into typed settings."""
