@@ -22,11 +22,11 @@ import signal
 import threading
 from typing import Any
 
-from adapter import claims
 from adapter.config.settings import NodeSettings
-from adapter.frontier import FrontierRow
 from adapter.harvest import check_and_plan
-from adapter.store import Store
+from adapter.store import claims
+from adapter.store.db import Store
+from adapter.store.frontier import FrontierRow
 
 log = logging.getLogger(__name__)
 

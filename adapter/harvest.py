@@ -26,12 +26,12 @@ from adapter.dataone.records import (
 )
 from adapter.errors import FetchError
 from adapter.findings import Finding, Severity
-from adapter.frontier import FrontierRow, PageUpdate
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.models import DatasetReport, DatasetResult
 from adapter.pageresult import CheckedPage, PageOutcome, capped_findings
 from adapter.pagewrite import commit_checked, commit_group
-from adapter.store import Store
+from adapter.store.db import Store
+from adapter.store.frontier import FrontierRow, PageUpdate
 
 __all__ = [  # the write side and the result types moved out; their callers import them here
     "CheckedPage",

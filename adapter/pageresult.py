@@ -11,8 +11,8 @@ from typing import Any
 
 from adapter.dataone.records import Candidate
 from adapter.findings import Finding, Severity
-from adapter.frontier import FrontierRow, PageUpdate
 from adapter.slotpickle import fast_pickle
+from adapter.store.frontier import FrontierRow, PageUpdate
 
 MAX_REPORT_FINDINGS = 200
 

@@ -33,7 +33,7 @@ StartResponse = Callable[[str, list[tuple[str, str]]], Any]
 
 
 class RecordStore(Protocol):
-    """What the API needs from the store (adapter.store.Store provides it)."""
+    """What the API needs from the store (adapter.store.db.Store provides it)."""
 
     def list_objects(
         self,

@@ -19,7 +19,7 @@ from adapter.scheduler import next_fire, run_counts
 
 
 class LastRun(Protocol):
-    """The fields of `adapter.store.RunInfo` shown here."""
+    """The fields of `adapter.store.db.RunInfo` shown here."""
 
     started_at: datetime
     finished_at: datetime | None

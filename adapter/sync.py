@@ -20,16 +20,16 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from adapter import claims
-from adapter import frontier as fr
-from adapter import schema as t
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.findings import Finding, FindingType, Severity
 from adapter.harvest import PageOutcome
 from adapter.http.fetcher import Fetcher
-from adapter.ledger import archive_page
 from adapter.models import SitemapEntry
-from adapter.store import Store
+from adapter.store import claims
+from adapter.store import frontier as fr
+from adapter.store import schema as t
+from adapter.store.db import Store
+from adapter.store.ledger import archive_page
 
 CLAIM_BATCH = 20
 LEASE = timedelta(minutes=10)

@@ -7,10 +7,10 @@ together in one transaction, a savepoint each). Around them this module adds:
 - a thread pool per node and process, one `Fetcher` (one `requests.Session`,
   kept-alive connections) per thread, all threads sharing the node's pacer,
   host health and robots.txt gate;
-- claims in batches (`adapter.claims.claim_due`, `FOR UPDATE SKIP LOCKED` on
+- claims in batches (`adapter.store.claims.claim_due`, `FOR UPDATE SKIP LOCKED` on
   PostgreSQL), refilled as pages finish, with leases renewed while a process
   is alive, so a worker killed at any point loses its pages to the others;
-- the store-backed pacer (`adapter.hostrate`), so per-host rate, concurrency
+- the store-backed pacer (`adapter.store.hostrate`), so per-host rate, concurrency
   and Crawl-delay hold across all processes sharing the store;
 - `process_due` for the sync run: in this process, or in several when the
   node's politeness lets pages arrive faster than one core can check them
@@ -34,14 +34,14 @@ from typing import Any
 
 from sqlalchemy import update
 
-from adapter import claims
-from adapter import schema as t
 from adapter.config.settings import NodeSettings
-from adapter.frontier import FrontierRow
 from adapter.harvest import CheckedPage, PageOutcome, check_and_plan, commit_group
-from adapter.hostrate import StorePacer
 from adapter.http.fetcher import AddressPolicy, Fetcher
-from adapter.store import Store
+from adapter.store import claims
+from adapter.store import schema as t
+from adapter.store.db import Store
+from adapter.store.frontier import FrontierRow
+from adapter.store.hostrate import StorePacer
 from adapter.sync import RunSummary, due_count
 
 log = logging.getLogger(__name__)

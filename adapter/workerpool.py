@@ -27,12 +27,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapter import checkchild, claims
+from adapter import checkchild
 from adapter.config.settings import NodeSettings
-from adapter.frontier import FrontierRow
 from adapter.harvest import CheckedPage, PageOutcome, commit_group, process_page
 from adapter.http.fetcher import Fetcher
-from adapter.store import Store
+from adapter.store import claims
+from adapter.store.db import Store
+from adapter.store.frontier import FrontierRow
 from adapter.sync import RunSummary
 from adapter.worker import WorkOptions, lease_keeper, process_here
 

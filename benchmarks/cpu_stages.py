@@ -47,9 +47,9 @@ def main(config: str, pages: int) -> dict[str, Any]:
     import adapter.jsonld.normalize as normalize
     import adapter.pipeline as pipeline
     import adapter.signposting.stage as signposting
-    from adapter import claims
     from adapter.config.load import load_config
-    from adapter.store import Store
+    from adapter.store import claims
+    from adapter.store.db import Store
     from adapter.sync import run_node
     from adapter.worker import node_fetcher
 

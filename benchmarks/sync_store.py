@@ -26,13 +26,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from adapter import claims  # noqa: E402
-from adapter import frontier as fr  # noqa: E402
 from adapter.config.load import load_config  # noqa: E402
 from adapter.dataone.records import dataset_candidate  # noqa: E402
-from adapter.ledger import RecordDefaults, apply_candidates  # noqa: E402
 from adapter.models import SitemapEntry  # noqa: E402
-from adapter.store import Store  # noqa: E402
+from adapter.store import claims  # noqa: E402
+from adapter.store import frontier as fr  # noqa: E402
+from adapter.store.db import Store  # noqa: E402
+from adapter.store.ledger import RecordDefaults, apply_candidates  # noqa: E402
 from adapter.sync import run_node  # noqa: E402
 from tests import stores  # noqa: E402
 

@@ -1,4 +1,4 @@
-"""The page-write code as it was before `adapter.pagesql`: Core constructs built per call.
+"""The page-write code as it was before `adapter.store.statements`: Core constructs built per call.
 
 Kept verbatim (ledger.py and frontier.finish_page at commit 30e3cb7, only the
 imports joined) as the reference the prepared statements are compared with in
@@ -14,11 +14,11 @@ from typing import Any
 from sqlalchemy import Connection, and_, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from adapter import schema as t
 from adapter.dataone.records import Candidate, Decision, SeriesState, decide, new_record
-from adapter.frontier import FrontierRow, PageUpdate
-from adapter.ledger import Applied, RecordDefaults
-from adapter.schema import utc
+from adapter.store import schema as t
+from adapter.store.frontier import FrontierRow, PageUpdate
+from adapter.store.ledger import Applied, RecordDefaults
+from adapter.store.schema import utc
 
 MS = timedelta(milliseconds=1)
 

@@ -16,9 +16,9 @@ from adapter.commands.serve import member_node
 from adapter.config.load import quick_node
 from adapter.config.settings import NodeSettings
 from adapter.dataone.records import Candidate, canonical_bytes, content_key
-from adapter.ledger import Applied, RecordDefaults, apply_candidates, archive_page
 from adapter.server import MemberNodeApp
-from adapter.store import Store
+from adapter.store.db import Store
+from adapter.store.ledger import Applied, RecordDefaults, apply_candidates, archive_page
 
 FORMAT = "science-on-schema.org/Dataset;ld+json"
 NODE_ID = "urn:node:TESTREPO"

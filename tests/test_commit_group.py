@@ -18,13 +18,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, text, update
 
-from adapter import claims, harvest, ledger
-from adapter import schema as t
+from adapter import harvest
 from adapter.config.settings import AdapterConfig
 from adapter.dataone.records import STORE_WRITE_FAILED
 from adapter.harvest import CheckedPage, PageOutcome
 from adapter.models import Link
-from adapter.store import Store
+from adapter.store import claims, ledger
+from adapter.store import schema as t
+from adapter.store.db import Store
 from adapter.sync import run_node
 from adapter.worker import node_fetcher
 from tests import stores

@@ -16,7 +16,7 @@ from adapter.cli import cli
 from adapter.commands.demo import DEMO_NODE, DEMO_PORT
 from adapter.demo.server import DemoServer, demo_site
 from adapter.http.fetcher import AddressPolicy, Fetcher
-from adapter.store import Store
+from adapter.store.db import Store
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -1,7 +1,7 @@
 """The prepared page statements against the per-call Core code they replace, on both engines.
 
 The same random scripts of pages (new series, new versions, reverts, foreign DOIs,
-metadata copies, archived pages, claims kept and lost) run through `adapter.ledger`
+metadata copies, archived pages, claims kept and lost) run through `adapter.store.ledger`
 + `frontier.finish_page` on one store and through tests/ledger_reference.py (the
 old code) on another, under the same fake clock (which sometimes goes back);
 every table must end up identical. Errors keep SQLAlchemy's classes.
@@ -20,14 +20,15 @@ import pytest
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from adapter import claims, ledger, pagesql
-from adapter import frontier as fr
-from adapter import schema as t
 from adapter.dataone.records import Candidate, dataset_candidate, metadata_candidate
 from adapter.errors import StoreError
-from adapter.ledger import RecordDefaults
 from adapter.models import SitemapEntry
-from adapter.store import Store
+from adapter.store import claims, ledger
+from adapter.store import frontier as fr
+from adapter.store import schema as t
+from adapter.store import statements as pagesql
+from adapter.store.db import Store
+from adapter.store.ledger import RecordDefaults
 from tests import ledger_reference as ref
 from tests.stores import postgres_schema, sqlite_url
 
@@ -172,7 +173,7 @@ def test_page_writes_equal_the_per_call_core_code(
 
 
 def test_statements_refuse_fixed_values(tmp_path: Path) -> None:
-    from adapter.prepared import Prepared
+    from adapter.store.prepared import Prepared
 
     store = Store.open(sqlite_url(tmp_path))
     bad = Prepared(lambda _: update(t.records).values(archived=True))

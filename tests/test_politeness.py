@@ -18,10 +18,10 @@ from typing import Any
 
 import pytest
 
-from adapter.claims import owner_id
 from adapter.config.load import load_config
-from adapter.hostrate import StorePacer, clear
-from adapter.store import Store
+from adapter.store.claims import owner_id
+from adapter.store.db import Store
+from adapter.store.hostrate import StorePacer, clear
 from adapter.sync import run_node
 from tests import stores
 from tests.fixture_server import SiteServer, start_site, stop

@@ -14,7 +14,7 @@ from click.testing import CliRunner, Result
 from adapter.cli import cli
 from adapter.demo.server import DemoServer
 from adapter.errors import StoreError
-from adapter.store import Store
+from adapter.store.db import Store
 from tests.d1schemas import pyxb_parse, validate_types
 
 NODE = "urn:node:QUEUE"

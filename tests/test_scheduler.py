@@ -477,7 +477,7 @@ def test_scheduled_real_syncs_never_overlap(
     scheduler_of: Callable[..., NodeScheduler],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    from adapter.store import Store
+    from adapter.store.db import Store
     from adapter.sync import run_node
 
     caplog.set_level(logging.INFO, logger="adapter.scheduler")
@@ -522,7 +522,7 @@ def test_sigterm_mid_sync_finishes_pages_in_flight_and_a_rerun_completes(
     schedule_process: Callable[..., Process],
 ) -> None:
     from adapter.config.load import load_config
-    from adapter.store import Store
+    from adapter.store.db import Store
     from adapter.sync import run_node
 
     server = serve_site("sched-coastal")
@@ -620,7 +620,7 @@ def test_a_scheduled_enqueue_only_node_leaves_the_pages_to_workers(
     scheduler_of: Callable[..., NodeScheduler],
 ) -> None:
     from adapter.scheduler import run_node
-    from adapter.store import Store
+    from adapter.store.db import Store
     from adapter.worker import WorkOptions, work
 
     server = serve_site("sched-coastal")

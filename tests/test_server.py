@@ -25,11 +25,11 @@ from lxml import etree
 from sqlalchemy import create_engine, select
 
 import adapter.d1read
-from adapter import schema
 from adapter.config.settings import NodeSettings
 from adapter.models import SyncRecord
 from adapter.server import MemberNodeApp
-from adapter.store import Store
+from adapter.store import schema
+from adapter.store.db import Store
 from tests import stores
 from tests.d1schemas import pyxb_parse, validate_error, validate_types
 from tests.member_node import (

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 from sqlalchemy import inspect, text, update
 
-from adapter import claims
-from adapter import frontier as fr
-from adapter import schema as t
 from adapter.dataone.records import dataset_candidate, metadata_candidate
 from adapter.errors import StoreError
-from adapter.ledger import RecordDefaults, apply_candidates, archive_page, next_stamp
 from adapter.models import Link, SitemapEntry
-from adapter.store import Store
+from adapter.store import claims
+from adapter.store import frontier as fr
+from adapter.store import schema as t
+from adapter.store.db import Store
+from adapter.store.ledger import RecordDefaults, apply_candidates, archive_page, next_stamp
 from tests import stores
 from tests.stores import sqlite_url
 
@@ -380,7 +380,7 @@ def test_a_version_1_store_is_upgraded_in_place(store_url: str) -> None:
 
 
 def test_obsoleted_by_and_archived_change_only_one_way(store: Store) -> None:
-    from adapter.ledger import _bump
+    from adapter.store.ledger import _bump
 
     v1 = dataset(1)
     write(store, v1)

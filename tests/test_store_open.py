@@ -6,7 +6,7 @@ import sqlite3
 import threading
 from pathlib import Path
 
-from adapter.store import Store
+from adapter.store.db import Store
 
 
 def _open(url: str, start: threading.Barrier, failures: list[str]) -> None:

@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from adapter import schema as t
 from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
-from adapter.frontier import frontier_rows
 from adapter.models import SyncRecord
-from adapter.store import Store
+from adapter.store import schema as t
+from adapter.store.db import Store
+from adapter.store.frontier import frontier_rows
 from adapter.sync import RunSummary, run_node
 from adapter.sysmeta import sysmeta_xml
 from tests import stores

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from adapter import schema as t
 from adapter.config.load import load_config
-from adapter.frontier import frontier_rows
-from adapter.store import Store
+from adapter.store import schema as t
+from adapter.store.db import Store
+from adapter.store.frontier import frontier_rows
 from adapter.sync import run_node
 from tests.fixture_server import SITES, SiteServer, start_site, stop
 

@@ -20,11 +20,11 @@ import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select, update
 
-from adapter import schema as t
 from adapter.commands.worker import worker
 from adapter.config.load import load_config
-from adapter.frontier import frontier_rows
-from adapter.store import Store
+from adapter.store import schema as t
+from adapter.store.db import Store
+from adapter.store.frontier import frontier_rows
 from adapter.sync import run_node
 from benchmarks import synthrepo
 from tests import stores

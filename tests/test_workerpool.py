@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from adapter.config.load import load_config
-from adapter.store import Store
+from adapter.store.db import Store
 from adapter.sync import RunSummary, run_node
 from tests import stores
 from tests.fixture_server import SiteServer, start_site, stop

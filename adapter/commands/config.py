@@ -117,7 +117,7 @@ def status(config_path: Path, as_json: bool) -> int:
 
 def _last_runs(loaded: AdapterConfig) -> dict[str, Any]:
     """The newest run of each node from the store; none when the store does not exist yet."""
-    from adapter.store import Store
+    from adapter.store.db import Store
 
     if loaded.store_url.startswith("sqlite:///"):
         database = loaded.store_url.removeprefix("sqlite:///")

@@ -88,7 +88,7 @@ def _serve_until_stopped(server: object) -> None:
 
 
 def _look_next(store_url: str) -> None:
-    from adapter.store import Store
+    from adapter.store.db import Store
 
     store = Store.open(store_url, create=False)
     try:

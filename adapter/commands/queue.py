@@ -15,7 +15,7 @@ import click
 
 from adapter.commands.sync import store_options, target
 from adapter.models import SyncRecord
-from adapter.store import OutboxEvent, Store
+from adapter.store.db import OutboxEvent, Store
 
 
 def event_json(event: OutboxEvent, record: SyncRecord | None) -> dict[str, Any]:

@@ -89,7 +89,7 @@ def serve_settings(
     if not store_url:
         raise click.UsageError("give --config FILE, or --store URL (with --node-id ID)")
     if not node_ids:
-        from adapter.store import Store
+        from adapter.store.db import Store
 
         store = Store.open(store_url, create=False)
         try:
@@ -131,7 +131,7 @@ def serve(
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
     import waitress
 
-    from adapter.store import Store
+    from adapter.store.db import Store
 
     chosen = serve_settings(config_path, store_url, node_ids)
     url, settings = chosen.store_url, chosen.nodes

@@ -22,7 +22,7 @@ import click
 from adapter.config.load import load_config, quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.errors import ConfigError
-from adapter.store import Store
+from adapter.store.db import Store
 
 DEFAULT_STORE = "sqlite:///harvest.db"
 QUICK_NODE_ID = "urn:node:EXAMPLE"

@@ -17,7 +17,7 @@ import click
 
 from adapter.commands.sync import graceful_stop, store_options, target
 from adapter.logging_setup import configure
-from adapter.store import Store
+from adapter.store.db import Store
 
 POSITIVE = click.FloatRange(min=0, min_open=True)
 

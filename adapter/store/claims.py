@@ -16,10 +16,10 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import or_, select, update
 
-from adapter import schema as t
-from adapter.frontier import FrontierRow, row_from_mapping
-from adapter.schema import utc
-from adapter.store import Store
+from adapter.store import schema as t
+from adapter.store.db import Store
+from adapter.store.frontier import FrontierRow, row_from_mapping
+from adapter.store.schema import utc
 
 
 def owner_id(run_id: int | None = None) -> str:

@@ -23,7 +23,7 @@ These two tables are coordination state, not data: they are created on first
 use and may be emptied at any time. On PostgreSQL they live in the store's
 database; on SQLite (one machine by construction) in a file beside the store
 (`store.db-hostrate`), because SQLite has one writer per file; that connection
-and the tables are in `adapter.hostrate_db`.
+and the tables are in `adapter.store.hostrate_db`.
 """
 
 from __future__ import annotations
@@ -34,8 +34,9 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from adapter.claims import dead_local_owner
-from adapter.hostrate_db import (
+from adapter.store.claims import dead_local_owner
+from adapter.store.db import Store
+from adapter.store.hostrate_db import (
     SQLITE_TABLES,
     SQLITE_WAIT,
     ScheduleDb,
@@ -43,7 +44,6 @@ from adapter.hostrate_db import (
     host_rate,
     host_slots,
 )
-from adapter.store import Store
 
 __all__ = [  # names this module had before the connection moved to hostrate_db
     "SQLITE_TABLES",

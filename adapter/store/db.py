@@ -2,9 +2,9 @@
 
 `Store.open(url)` connects (creating or upgrading the schema when asked). The
 read side here (`list_objects`, `get_record`, `resolve_sid`), with run history
-and sync failures (`adapter.history`) and the outbox (`adapter.outbox`), serves
-the Member Node API and the CLI. The write side (`adapter.ledger`,
-`adapter.frontier`) works inside `Store.write()` transactions, one landing page
+and sync failures (`adapter.store.history`) and the outbox (`adapter.store.outbox`), serves
+the Member Node API and the CLI. The write side (`adapter.store.ledger`,
+`adapter.store.frontier`) works inside `Store.write()` transactions, one landing page
 per transaction, so a crash loses at most the pages in flight. Every time
 written is UTC; SQLite keeps naive text, so values read back get UTC attached.
 """
@@ -23,12 +23,12 @@ from sqlalchemy import Connection, Engine, create_engine, event, func, or_, sele
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlchemyError
 
-from adapter import schema as t
 from adapter.errors import StoreError
-from adapter.history import History, RunInfo, SyncFailure
 from adapter.models import SyncRecord
-from adapter.outbox import Outbox, OutboxEvent
-from adapter.schema import utc, utc_or_none
+from adapter.store import schema as t
+from adapter.store.history import History, RunInfo, SyncFailure
+from adapter.store.outbox import Outbox, OutboxEvent
+from adapter.store.schema import utc, utc_or_none
 
 SQLITE_BUSY_MS = 30_000
 __all__ = [
@@ -88,7 +88,7 @@ def _sqlite_engine(url: str) -> Engine:
         # writers take the lock up front: a deferred transaction that upgrades to a
         # writer fails at once with "database is locked" instead of waiting.
         # On the driver's connection: `exec_driver_sql` cost more CPU than the page's
-        # statements (see adapter.prepared); its errors are wrapped as it would.
+        # statements (see adapter.store.prepared); its errors are wrapped as it would.
         statement = f"BEGIN {conn.get_execution_options().get('sqlite_begin', 'DEFERRED')}"
         try:
             conn.connection.driver_connection.execute(statement)  # type: ignore[union-attr]

@@ -1,6 +1,6 @@
-"""The store's hot statements, built once (see `adapter.prepared`).
+"""The store's hot statements, built once (see `adapter.store.prepared`).
 
-`adapter.ledger` (records, series, outbox, node clock) and `adapter.frontier`
+`adapter.store.ledger` (records, series, outbox, node clock) and `adapter.store.frontier`
 (`finish_page`, discovery's upserts) run these instead of building Core
 constructs per call. Each is the same SQL the per-call construct compiled to,
 with its values as named parameters; tests/test_pagesql.py holds the old
@@ -26,8 +26,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects import postgresql, sqlite
 
-from adapter import schema as t
-from adapter.prepared import Prepared
+from adapter.store import schema as t
+from adapter.store.prepared import Prepared
 
 P = bindparam
 _c, _r, _s, _f = t.node_clock, t.records, t.series, t.frontier

@@ -1,6 +1,6 @@
 """The outbox: every create, new version and archive, in order, until a consumer acks it.
 
-A mixin of `adapter.store.Store`. Events are written by `adapter.ledger` in the
+A mixin of `adapter.store.db.Store`. Events are written by `adapter.store.ledger` in the
 same transaction as the record they name; `seq` orders them.
 """
 
@@ -12,8 +12,8 @@ from datetime import UTC, datetime
 
 from sqlalchemy import Connection, select, update
 
-from adapter import schema as t
-from adapter.schema import utc, utc_or_none
+from adapter.store import schema as t
+from adapter.store.schema import utc, utc_or_none
 
 
 @dataclass(frozen=True, slots=True)

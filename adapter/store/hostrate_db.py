@@ -1,4 +1,4 @@
-"""The store connection and tables of `adapter.hostrate`'s cross-process host schedule.
+"""The store connection and tables of `adapter.store.hostrate`'s cross-process host schedule.
 
 One autocommit DBAPI connection per pacer, so a reservation is one round trip:
 on PostgreSQL the store's own database (its clock is every worker's clock), on
@@ -17,7 +17,7 @@ from typing import Any, cast
 
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table
 
-from adapter.store import Store
+from adapter.store.db import Store
 
 SQLITE_WAIT = 30.0  # seconds SQLite waits for the schedule file's lock
 SQLITE_TABLES = (

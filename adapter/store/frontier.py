@@ -3,7 +3,7 @@
 A run upserts what discovery found (a page is due when it is new or its sitemap
 lastmod moved), marks pages not checked for a while (or that failed) as due,
 counts pages missing from a complete discovery, then claims due pages in
-batches (`adapter.claims`). Finishing a page writes its outcome and clears its
+batches (`adapter.store.claims`). Finishing a page writes its outcome and clears its
 claim in the same transaction that writes its records (`finish_page`), so a
 crash loses only the pages in flight.
 """
@@ -23,11 +23,11 @@ from sqlalchemy import (
     update,
 )
 
-from adapter import pagesql
-from adapter import schema as t
 from adapter.models import Link, SitemapEntry
 from adapter.slotpickle import fast_pickle
-from adapter.store import Store, utc_or_none
+from adapter.store import schema as t
+from adapter.store import statements as pagesql
+from adapter.store.db import Store, utc_or_none
 
 UPSERT_BATCH = 500
 ENDED = ("gone", "removed")  # a 404/410, or archived after missing from the sitemaps

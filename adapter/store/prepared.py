@@ -4,7 +4,7 @@ Why: a landing page's transaction is about ten small statements, and building
 each as a Core construct and executing it through `Connection.execute` cost
 about 5 ms of CPU per page (coercions, cache keys, result objects) against a
 few microseconds of SQLite work. A `Prepared` statement is still written in
-Core (so the tables in `adapter.schema` stay the one source of names and
+Core (so the tables in `adapter.store.schema` stay the one source of names and
 types), compiled once for each dialect, and then run with the dialect's own
 bind and result processors (SQLite keeps datetimes as text, booleans as 0/1),
 inside the caller's transaction. DBAPI errors are raised as SQLAlchemy's

@@ -18,10 +18,10 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Connection, select
 
-from adapter import pagesql as q
-from adapter import schema as t
 from adapter.dataone.records import Candidate, Decision, SeriesState, decide, new_record
-from adapter.schema import utc
+from adapter.store import schema as t
+from adapter.store import statements as q
+from adapter.store.schema import utc
 
 MS = timedelta(milliseconds=1)
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

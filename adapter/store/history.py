@@ -1,6 +1,6 @@
 """Run history and the sync failures DataONE posts: the store's record of what happened.
 
-A mixin of `adapter.store.Store` (use it through a Store): `start_run`,
+A mixin of `adapter.store.db.Store` (use it through a Store): `start_run`,
 `finish_run`, `runs` (what `adapter runs` and `adapter status` show),
 `close_dead_runs`, `log_sync_failure` and `sync_failures`.
 """
@@ -16,9 +16,9 @@ from typing import Any
 
 from sqlalchemy import Connection, select, update
 
-from adapter import schema as t
 from adapter.errors import StoreError
-from adapter.schema import utc, utc_or_none
+from adapter.store import schema as t
+from adapter.store.schema import utc, utc_or_none
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,1 @@
+"""The database: schema, frontier, claims, record ledger, outbox, run history, host pacing."""
