@@ -84,7 +84,7 @@ _DECLARING_MODULES = (
     "adapter.signposting.resolve",
     "adapter.signposting.proposal",
     "adapter.pipeline",
-    "adapter.sync",
+    "adapter.sync.run",
     "adapter.dataone.records",
 )
 

@@ -4,7 +4,7 @@ Each node's schedule (cron or interval, with jitter) becomes a job with
 `max_instances=1` (a run still going when the next is due makes that one
 skipped, and logged), `coalesce=True` (runs missed while the process was
 busy or asleep collapse into one) and the node's misfire grace time. The job
-runs the same sync entry point as `adapter sync` (`adapter.sync.run_node`)
+runs the same sync entry point as `adapter sync` (`adapter.sync.run.run_node`)
 with a shared stop event, so a shutdown lets pages in flight finish and starts
 no new ones. Signals and the process loop live in `adapter.daemon`.
 """
@@ -34,7 +34,7 @@ MAX_PARALLEL_NODES = 16  # nodes synced at the same time (each has its own polit
 
 
 class RunJob(Protocol):
-    """The sync entry point: `adapter.sync.run_node` or a stand-in in tests."""
+    """The sync entry point: `adapter.sync.run.run_node` or a stand-in in tests."""
 
     def __call__(
         self, config: AdapterConfig, node: NodeSettings, *, stop: threading.Event
@@ -43,7 +43,7 @@ class RunJob(Protocol):
 
 def run_node(config: AdapterConfig, node: NodeSettings, *, stop: threading.Event) -> Any:
     """The real job: imported when it runs, so the scheduler loads without the sync stack."""
-    from adapter.sync import run_node as sync_run_node  # type: ignore[import-not-found,unused-ignore]
+    from adapter.sync.run import run_node as sync_run_node  # type: ignore[import-not-found,unused-ignore]
 
     return sync_run_node(config, node, stop=stop)
 

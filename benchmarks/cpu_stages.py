@@ -1,6 +1,6 @@
 """CPU time per landing page, by stage: where a sync's time goes, whatever the machine's load.
 
-Runs `adapter.harvest.process_page` sequentially (one thread) over the due pages
+Runs `adapter.sync.page.process_page` sequentially (one thread) over the due pages
 of a node after an enqueue-only sync, with a CPU-time counter around each stage.
 CPU time, not wall time: other jobs on a shared machine do not change it.
 Prints one JSON object: total and per-stage milliseconds of CPU per page.
@@ -42,16 +42,16 @@ def timed(owner: Any, name: str, label: str) -> None:
 def main(config: str, pages: int) -> dict[str, Any]:
     from pyld import jsonld
 
-    import adapter.harvest as harvest
     import adapter.http.fetcher as fetch
     import adapter.jsonld.normalize as normalize
     import adapter.pipeline as pipeline
     import adapter.signposting.stage as signposting
+    import adapter.sync.page as harvest
     from adapter.config.load import load_config
     from adapter.store import claims
     from adapter.store.db import Store
-    from adapter.sync import run_node
-    from adapter.worker import node_fetcher
+    from adapter.sync.fetchers import node_fetcher
+    from adapter.sync.run import run_node
 
     timed(fetch.Fetcher, "get", "fetch (HTTP, pacer)")
     timed(signposting, "collect", "signposting: collect links")

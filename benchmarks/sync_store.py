@@ -33,7 +33,7 @@ from adapter.store import claims  # noqa: E402
 from adapter.store import frontier as fr  # noqa: E402
 from adapter.store.db import Store  # noqa: E402
 from adapter.store.ledger import RecordDefaults, apply_candidates  # noqa: E402
-from adapter.sync import run_node  # noqa: E402
+from adapter.sync.run import run_node  # noqa: E402
 from tests import stores  # noqa: E402
 
 SECTION = "## Sync store"

@@ -18,16 +18,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select, text, update
 
-from adapter import harvest
 from adapter.config.settings import AdapterConfig
 from adapter.dataone.records import STORE_WRITE_FAILED
-from adapter.harvest import CheckedPage, PageOutcome
 from adapter.models import Link
 from adapter.store import claims, ledger
 from adapter.store import schema as t
 from adapter.store.db import Store
-from adapter.sync import run_node
-from adapter.worker import node_fetcher
+from adapter.sync import page as harvest
+from adapter.sync.fetchers import node_fetcher
+from adapter.sync.page import CheckedPage, PageOutcome
+from adapter.sync.run import run_node
 from tests import stores
 from tests.fixture_server import stop
 from tests.test_pagesql import fake_clock, tables, two_stores

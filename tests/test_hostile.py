@@ -112,7 +112,7 @@ def test_sqlite_store_locked_mid_run(hostile_results: Results) -> None:
 
 
 def test_a_store_failure_is_a_documented_code(hostile_results: Results) -> None:
-    """adapter/harvest.py counts a failed page write as `store/write-failed`, a code no
+    """adapter/sync/page.py counts a failed page write as `store/write-failed`, a code no
     FindingType declares, so `adapter findings` and the README cannot explain it."""
     if not sync_available():
         pytest.skip("adapter sync is not available")

@@ -22,7 +22,7 @@ from adapter.config.load import load_config
 from adapter.store.claims import owner_id
 from adapter.store.db import Store
 from adapter.store.hostrate import StorePacer, clear
-from adapter.sync import run_node
+from adapter.sync.run import run_node
 from tests import stores
 from tests.fixture_server import SiteServer, start_site, stop
 from tests.workersite import adapter_process, fixture_site, write_config

@@ -1,7 +1,7 @@
 """The scheduled sync process: no overlapping runs, clean stops, reloads, run logs.
 
 Jobs here are either stand-ins (slow or blocking, to pin down the scheduling
-rules) or the real `adapter.sync.run_node` against a fixture site served over
+rules) or the real `adapter.sync.run.run_node` against a fixture site served over
 real HTTP. The `adapter schedule` process itself is run as a subprocess and
 sent real signals.
 """
@@ -478,7 +478,7 @@ def test_scheduled_real_syncs_never_overlap(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     from adapter.store.db import Store
-    from adapter.sync import run_node
+    from adapter.sync.run import run_node
 
     caplog.set_level(logging.INFO, logger="adapter.scheduler")
     server = serve_site("sched-coastal")
@@ -523,7 +523,7 @@ def test_sigterm_mid_sync_finishes_pages_in_flight_and_a_rerun_completes(
 ) -> None:
     from adapter.config.load import load_config
     from adapter.store.db import Store
-    from adapter.sync import run_node
+    from adapter.sync.run import run_node
 
     server = serve_site("sched-coastal")
     config_path = tmp_path / "adapter.yaml"
@@ -582,7 +582,7 @@ def test_status_shows_last_and_next_run_of_each_node(
     tmp_path: Path, serve_site: Callable[[str], Any]
 ) -> None:
     from adapter.config.load import load_config
-    from adapter.sync import run_node
+    from adapter.sync.run import run_node
 
     server = serve_site("sched-coastal")
     store_url = f"sqlite:///{tmp_path / 'harvest.db'}"
@@ -621,7 +621,7 @@ def test_a_scheduled_enqueue_only_node_leaves_the_pages_to_workers(
 ) -> None:
     from adapter.scheduler import run_node
     from adapter.store.db import Store
-    from adapter.worker import WorkOptions, work
+    from adapter.sync.worker import WorkOptions, work
 
     server = serve_site("sched-coastal")
     yaml_text = coastal_yaml(server.origin, store_url, 50, "{interval_minutes: 60}")

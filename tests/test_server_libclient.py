@@ -29,7 +29,7 @@ from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.d1params import CHECKSUM_ALGORITHMS
 from adapter.store.db import Store
-from adapter.sync import run_node
+from adapter.sync.run import run_node
 from tests import stores
 from tests.d1schemas import validate_types
 from tests.fixture_server import SITES, start_site, stop

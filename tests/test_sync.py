@@ -24,7 +24,8 @@ from adapter.models import SyncRecord
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.frontier import frontier_rows
-from adapter.sync import RunSummary, run_node
+from adapter.sync.outcome import RunSummary
+from adapter.sync.run import run_node
 from adapter.sysmeta import sysmeta_xml
 from tests import stores
 from tests.d1schemas import pyxb_parse, validate_types

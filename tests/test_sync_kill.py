@@ -23,7 +23,7 @@ from adapter.config.load import load_config
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.frontier import frontier_rows
-from adapter.sync import run_node
+from adapter.sync.run import run_node
 from tests.fixture_server import SITES, SiteServer, start_site, stop
 
 PAGES = 60

@@ -25,7 +25,7 @@ from adapter.config.load import load_config
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.frontier import frontier_rows
-from adapter.sync import run_node
+from adapter.sync.run import run_node
 from benchmarks import synthrepo
 from tests import stores
 from tests.fixture_server import SiteServer, start_site, stop

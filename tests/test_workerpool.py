@@ -18,7 +18,8 @@ import pytest
 
 from adapter.config.load import load_config
 from adapter.store.db import Store
-from adapter.sync import RunSummary, run_node
+from adapter.sync.outcome import RunSummary
+from adapter.sync.run import run_node
 from tests import stores
 from tests.fixture_server import SiteServer, start_site, stop
 from tests.test_worker import check_each_page_once, page_requests

@@ -42,7 +42,7 @@ def _server() -> object:
 def demo(store_url: str, serve: bool) -> None:
     """Sync the bundled demo repository into a local store and show where to look next."""
     from adapter.demo.server import DemoServer
-    from adapter.sync import run_node
+    from adapter.sync.run import run_node
 
     server = _server()
     assert isinstance(server, DemoServer)

@@ -135,7 +135,7 @@ def sync(
     With --config, ARGS name the nodes to run (all when none). Without it, ARGS is one
     URL (a repository entry page, robots.txt or sitemap) synced as NODE_ID.
     """
-    from adapter.sync import run_node
+    from adapter.sync.run import run_node
 
     if config_path:
         tgt = target(config_path, store_url)

@@ -77,7 +77,7 @@ def worker(
     as_json: bool,
 ) -> None:
     """Claim and process the due pages of NODEs (all configured nodes when none)."""
-    from adapter.worker import WorkOptions, work
+    from adapter.sync.worker import WorkOptions, work
 
     if (
         batch < 1

@@ -107,3 +107,13 @@ def _dead_local(owner: str, host: str) -> bool:
     except PermissionError:
         return False
     return False
+
+
+def renew_leases(store: Store, owner: str, lease: timedelta) -> int:
+    """Push the lease of every page `owner` holds to now + `lease`; how many it holds."""
+    f = t.frontier
+    with store.write() as conn:
+        result = conn.execute(
+            update(f).where(f.c.claimed_by == owner).values(lease_until=datetime.now(UTC) + lease)
+        )
+    return int(result.rowcount)

@@ -18,6 +18,7 @@ from typing import Any
 
 from sqlalchemy import (
     Connection,
+    func,
     or_,
     select,
     update,
@@ -244,3 +245,10 @@ def frontier_rows(store: Store, node_id: str) -> list[FrontierRow]:
     with store.read() as conn:
         rows = conn.execute(select(f).where(f.c.node_id == node_id).order_by(f.c.id)).mappings()
         return [row_from_mapping(r) for r in rows]
+
+
+def due_count(store: Store, node_id: str) -> int:
+    f = t.frontier
+    with store.read() as conn:
+        q = select(func.count()).select_from(f).where(f.c.node_id == node_id, f.c.due.is_(True))
+        return int(conn.execute(q).scalar_one())

@@ -1,7 +1,7 @@
 """A child process of a sync run: fetch and check the pages it is handed, write nothing.
 
 Checking a landing page is CPU under the GIL, so a run that wants more than
-one core checks pages in child processes (`adapter.workerpool`). A child never
+one core checks pages in child processes (`adapter.sync.pool`). A child never
 writes to the store: SQLite has one writer per file, and children that each
 committed their own pages spent a third of their time waiting for each
 other's locks. It only reads its node's politeness from the store (the
@@ -23,10 +23,11 @@ import threading
 from typing import Any
 
 from adapter.config.settings import NodeSettings
-from adapter.harvest import check_and_plan
 from adapter.store import claims
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow
+from adapter.sync.fetchers import ThreadFetchers, node_fetcher
+from adapter.sync.page import check_and_plan
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +44,6 @@ def main(
     results: Any,
 ) -> None:
     """Check rows from `tasks` until a `None` per thread (or SIGTERM, or the parent's end)."""
-    from adapter.worker import ThreadFetchers, node_fetcher
 
     stop = threading.Event()
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which tells us

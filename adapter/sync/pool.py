@@ -4,7 +4,7 @@ Checking a landing page costs CPU under the GIL (pyld, lxml), so threads
 overlap the fetches but not the checks. When a node's politeness lets pages
 arrive faster than one core can check them and enough pages are due, the run
 starts child processes (`forkserver`: no threads are forked; see
-`adapter.checkchild`) that fetch and check pages and send back what to write.
+`adapter.sync.child`) that fetch and check pages and send back what to write.
 This process claims the pages (renewing their leases) a hundred at a time,
 hands each child a few more rows than it has threads, and writes every
 outcome itself, the pages that arrive together in one transaction: SQLite has
@@ -27,15 +27,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapter import checkchild
 from adapter.config.settings import NodeSettings
-from adapter.harvest import CheckedPage, PageOutcome, commit_group, process_page
 from adapter.http.fetcher import Fetcher
 from adapter.store import claims
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow
-from adapter.sync import RunSummary
-from adapter.worker import WorkOptions, lease_keeper, process_here
+from adapter.sync import child as checkchild
+from adapter.sync.outcome import RunSummary
+from adapter.sync.page import CheckedPage, PageOutcome, commit_group, process_page
+from adapter.sync.worker import WorkOptions, lease_keeper, process_here
 
 log = logging.getLogger(__name__)
 
@@ -109,7 +109,7 @@ class _Children:
         self.store, self.node, self.owner, self.options = store, node, owner, options
         self.threads = options.pool_size(node)
         ctx = multiprocessing.get_context("forkserver")
-        ctx.set_forkserver_preload(["adapter.checkchild", "adapter.pipeline"])
+        ctx.set_forkserver_preload(["adapter.sync.child", "adapter.pipeline"])
         self.results: Any = ctx.Queue()
         self.children: list[_Child] = []
         for i in range(count):

@@ -1,6 +1,6 @@
 """The sync run of one member node: discover -> upsert the frontier -> process due pages.
 
-Each page commits on its own (adapter.harvest), so a crash loses at most the
+Each page commits on its own (adapter.sync.page), so a crash loses at most the
 pages in flight and a rerun picks up the pages still due. Pages leave the
 node by a 404/410 (archived when processed) or by missing from a complete
 discovery `archive_after_missing_runs` times in a row; a discovery that hit
@@ -14,22 +14,23 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
-
 from adapter.config.settings import AdapterConfig, NodeSettings
+from adapter.discovery.walk import discover
 from adapter.findings import Finding, FindingType, Severity
-from adapter.harvest import PageOutcome
 from adapter.http.fetcher import Fetcher
 from adapter.models import SitemapEntry
 from adapter.store import claims
 from adapter.store import frontier as fr
-from adapter.store import schema as t
 from adapter.store.db import Store
+from adapter.store.frontier import due_count
 from adapter.store.ledger import archive_page
+from adapter.sync.fetchers import node_fetcher
+from adapter.sync.outcome import RunSummary
+from adapter.sync.pool import process_due
+from adapter.sync.worker import WorkOptions
 
 CLAIM_BATCH = 20
 LEASE = timedelta(minutes=10)
@@ -42,84 +43,9 @@ DISCOVERY_INCOMPLETE = FindingType(
 )
 
 
-@dataclass(slots=True)
-class RunSummary:
-    """What one run did; kept in the run history and logged by the scheduler."""
-
-    node_id: str
-    run_id: int = 0
-    status: str = "running"  # ok | interrupted | failed
-    started_at: str = ""
-    finished_at: str = ""
-    pages_seen: int = 0  # listed by this run's discovery
-    due: int = 0  # due when processing began
-    fetched: int = 0  # pages requested (a 304 included)
-    not_modified: int = 0  # answered 304 to our conditional GET
-    unchanged: int = 0  # fetched, same Datasets as stored
-    new_objects: int = 0  # new series (metadata copies included)
-    new_versions: int = 0  # new PIDs obsoleting the previous head
-    archived: int = 0  # heads archived (gone, or missing from the sitemaps)
-    gone: int = 0  # pages that answered 404/410
-    pages_not_harvestable: int = 0  # fetched, but no Dataset could be synced
-    not_harvestable: dict[str, int] = field(default_factory=dict)  # error code -> pages
-    errors: int = 0  # pages that failed (network, server, the adapter itself)
-    error_codes: dict[str, int] = field(default_factory=dict)
-    discovery_findings: dict[str, int] = field(default_factory=dict)
-    duration_s: float = 0.0
-    message: str | None = None  # why a run failed
-
-    def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-    def add(self, out: PageOutcome) -> None:
-        if out.status == "lost":
-            return
-        self.fetched += 1
-        self.not_modified += out.status == "not-modified"
-        self.unchanged += out.status == "unchanged"
-        self.new_objects += len(out.created)
-        self.new_versions += len(out.versions)
-        self.archived += len(out.archived)
-        self.gone += out.status == "gone"
-        if out.status == "not-harvestable":
-            self.pages_not_harvestable += 1
-            for code in out.blocking_codes() or ["sync/no-dataset"]:
-                self.not_harvestable[code] = self.not_harvestable.get(code, 0) + 1
-        if out.status == "error":
-            self.errors += 1
-            code = out.error or "error"
-            self.error_codes[code] = self.error_codes.get(code, 0) + 1
-
-    def lines(self) -> list[str]:
-        """The human summary printed at the end of `adapter sync`."""
-        out = [
-            f"{self.node_id}: run {self.run_id} {self.status} in {self.duration_s:.1f} s",
-            f"  pages seen {self.pages_seen}, due {self.due}, fetched {self.fetched}, "
-            f"not modified {self.not_modified}, unchanged {self.unchanged}",
-            f"  new objects {self.new_objects}, new versions {self.new_versions}, "
-            f"archived {self.archived}, gone {self.gone}, errors {self.errors}",
-        ]
-        for title, counts in (
-            (
-                f"not harvestable: {self.pages_not_harvestable} page(s), by code",
-                self.not_harvestable,
-            ),
-            ("errors", self.error_codes),
-            ("discovery", self.discovery_findings),
-        ):
-            if counts:
-                out.append(f"  {title}:")
-                out += [f"    {n:5d}  {code}" for code, n in sorted(counts.items())]
-        if self.message:
-            out.append(f"  {self.message}")
-        return out
-
-
 def _discover(
     node: NodeSettings, fetcher: Fetcher, robots: Any
 ) -> Iterator[SitemapEntry | Finding]:
-    from adapter.discovery.walk import discover
-
     return discover(
         node.start.urls(),
         fetcher,
@@ -145,7 +71,7 @@ def run_node(
     `enqueue_only` (or the node's `sync.enqueue_only`): discover and mark pages
     due, leave them to `adapter worker`s.
     `processes`: how many processes check pages (default: as many as pay, see
-    `adapter.workerpool.choose_processes`).
+    `adapter.sync.pool.choose_processes`).
     """
     store = Store.open(config.store_url)
     try:
@@ -170,8 +96,6 @@ def run_with_store(
     enqueue_only: bool = False,
     processes: int | None = None,
 ) -> RunSummary:
-    from adapter.worker import node_fetcher
-
     stop = stop or threading.Event()
     began = time.monotonic()
     summary = RunSummary(node.id, started_at=datetime.now(UTC).isoformat(timespec="seconds"))
@@ -240,13 +164,6 @@ def _archive_missing(store: Store, node: NodeSettings, summary: RunSummary) -> N
             fr.mark_removed(conn, row.id)
 
 
-def due_count(store: Store, node_id: str) -> int:
-    f = t.frontier
-    with store.read() as conn:
-        q = select(func.count()).select_from(f).where(f.c.node_id == node_id, f.c.due.is_(True))
-        return int(conn.execute(q).scalar_one())
-
-
 def _process_due(
     store: Store,
     node: NodeSettings,
@@ -258,8 +175,6 @@ def _process_due(
     processes: int | None,
 ) -> None:
     """Threads per process, one Session each; processes when the node's rate can feed them."""
-    from adapter.worker import WorkOptions
-    from adapter.workerpool import process_due
 
     bar = _bar(summary.due, node.id) if progress else None
     options = WorkOptions(batch=CLAIM_BATCH, lease=LEASE)

@@ -1,7 +1,7 @@
 """Processing due pages: threads for I/O, processes for CPU, any number of workers per store.
 
-Every page is checked by `adapter.harvest.check_and_plan` in a pool thread
-and written by `adapter.harvest.commit_group` (the pages that finished
+Every page is checked by `adapter.sync.page.check_and_plan` in a pool thread
+and written by `adapter.sync.page.commit_group` (the pages that finished
 together in one transaction, a savepoint each). Around them this module adds:
 
 - a thread pool per node and process, one `Fetcher` (one `requests.Session`,
@@ -29,20 +29,18 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from typing import Any
-
-from sqlalchemy import update
+from datetime import timedelta
 
 from adapter.config.settings import NodeSettings
-from adapter.harvest import CheckedPage, PageOutcome, check_and_plan, commit_group
-from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.fetcher import Fetcher
 from adapter.store import claims
-from adapter.store import schema as t
+from adapter.store.claims import renew_leases
 from adapter.store.db import Store
-from adapter.store.frontier import FrontierRow
+from adapter.store.frontier import FrontierRow, due_count
 from adapter.store.hostrate import StorePacer
-from adapter.sync import RunSummary, due_count
+from adapter.sync.fetchers import ThreadFetchers, node_fetcher
+from adapter.sync.outcome import RunSummary
+from adapter.sync.page import CheckedPage, PageOutcome, check_and_plan, commit_group
 
 log = logging.getLogger(__name__)
 
@@ -63,63 +61,6 @@ class WorkOptions:
         return max(1, self.threads or node.politeness.concurrency)
 
 
-def node_pacer(store: Store, node: NodeSettings, owner: str) -> StorePacer:
-    """The node's politeness, held across every process that shares `store`."""
-    pol = node.politeness
-    hold = node.limits().total_timeout + 30.0
-    return StorePacer(store, owner, pol.requests_per_second, pol.concurrency, hold_seconds=hold)
-
-
-def node_fetcher(store: Store, node: NodeSettings, owner: str) -> tuple[Fetcher, Any]:
-    """A fetcher with the node's limits, trusted origins, store pacer and robots.txt gate."""
-    from adapter.discovery.robots import RobotsCache
-
-    pol = node.politeness
-    fetcher = Fetcher(
-        node.limits(),
-        user_agent=pol.user_agent,
-        policy=AddressPolicy(node.trusted_origins()),
-        pacer=node_pacer(store, node, owner),
-    )
-    robots = RobotsCache(fetcher, pol.user_agent, honour_crawl_delay=pol.honour_crawl_delay)
-    fetcher.gate = robots.gate
-    return fetcher, robots
-
-
-class ThreadFetchers:
-    """One Fetcher (one Session) per thread, sharing `base`'s pacer, gate and host health."""
-
-    def __init__(self, base: Fetcher) -> None:
-        self.base = base
-        self._local = threading.local()
-        self._all: list[Fetcher] = []
-        self._lock = threading.Lock()
-
-    def get(self) -> Fetcher:
-        fetcher: Fetcher | None = getattr(self._local, "fetcher", None)
-        if fetcher is None:
-            b = self.base
-            fetcher = Fetcher(
-                b.limits,
-                user_agent=b.user_agent,
-                policy=b.policy,
-                pacer=b.pacer,
-                gate=b.gate,
-                retry_base_delay=b.retry_base_delay,
-            )
-            fetcher.health = b.health  # a host paused by one thread is paused for all
-            self._local.fetcher = fetcher
-            with self._lock:
-                self._all.append(fetcher)
-        return fetcher
-
-    def close(self) -> None:
-        with self._lock:
-            for fetcher in self._all:
-                fetcher.close()
-            self._all.clear()
-
-
 @contextmanager
 def lease_keeper(store: Store, owner: str, lease: timedelta) -> Iterator[None]:
     """Renew `owner`'s claims every third of the lease while the block runs."""
@@ -137,16 +78,6 @@ def lease_keeper(store: Store, owner: str, lease: timedelta) -> Iterator[None]:
     finally:
         done.set()
         thread.join(5)
-
-
-def renew_leases(store: Store, owner: str, lease: timedelta) -> int:
-    """Push the lease of every page `owner` holds to now + `lease`; how many it holds."""
-    f = t.frontier
-    with store.write() as conn:
-        result = conn.execute(
-            update(f).where(f.c.claimed_by == owner).values(lease_until=datetime.now(UTC) + lease)
-        )
-    return int(result.rowcount)
 
 
 def drain(

@@ -18,11 +18,11 @@ from sqlalchemy.exc import SQLAlchemyError
 from adapter.config.settings import NodeSettings
 from adapter.dataone.records import DUPLICATE_DOI, STORE_WRITE_FAILED, Candidate
 from adapter.errors import StoreError
-from adapter.pageresult import CheckedPage, PageOutcome, capped_findings
 from adapter.store.db import Store, store_error
 from adapter.store.frontier import FrontierRow, PageUpdate, finish_page
 from adapter.store.ledger import RecordDefaults, apply_candidates, archive_page
 from adapter.store.prepared import savepoint
+from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings
 
 log = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@
 claimed page. It never raises for a repository's fault: a bad page is an
 outcome with findings. Checking and deciding are here (`check_and_plan`, no
 store access: a multi-process sync runs it in its children); the writes are
-in `adapter.pagewrite`.
+in `adapter.sync.write`.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from adapter.errors import FetchError
 from adapter.findings import Finding, Severity
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.models import DatasetReport, DatasetResult
-from adapter.pageresult import CheckedPage, PageOutcome, capped_findings
-from adapter.pagewrite import commit_checked, commit_group
+from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow, PageUpdate
+from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings
+from adapter.sync.write import commit_checked, commit_group
 
 __all__ = [  # the write side and the result types moved out; their callers import them here
     "CheckedPage",
@@ -50,8 +51,6 @@ REFUSED = frozenset({"robots/disallowed", "fetch/unsafe-url"})
 
 
 def check_page(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> DatasetReport:
-    from adapter.pipeline import CheckOptions, check_landing_page
-
     options = CheckOptions(
         limits=node.limits(), follow=False, required=frozenset(node.checks.required)
     )

@@ -1,0 +1,133 @@
+"""A landing page's result between check and write: its outcome, and what to write.
+
+Shared by the checking side (`adapter.sync.page`, run in the child processes of a
+multi-process sync) and the writing side (`adapter.sync.write`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from adapter.dataone.records import Candidate
+from adapter.findings import Finding, Severity
+from adapter.slotpickle import fast_pickle
+from adapter.store.frontier import FrontierRow, PageUpdate
+
+MAX_REPORT_FINDINGS = 200
+
+
+@fast_pickle  # crosses processes in a multi-process sync
+@dataclass(slots=True)
+class PageOutcome:
+    """What happened to one page; the run adds these up into its summary."""
+
+    url: str
+    status: str  # harvested | unchanged | not-modified | not-harvestable | gone | error | lost
+    http_status: int | None = None
+    created: list[str] = field(default_factory=list)
+    versions: list[str] = field(default_factory=list)
+    archived: list[str] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    error: str | None = None  # an error code (fetch/..., store/...) when status is error
+
+    def blocking_codes(self) -> list[str]:
+        """The error finding codes that kept this page's Datasets out."""
+        return sorted({f.code for f in self.findings if f.severity is Severity.ERROR})
+
+
+@fast_pickle  # crosses processes in a multi-process sync
+@dataclass(slots=True)
+class CheckedPage:
+    """A page's outcome and what to write for it, not yet written.
+
+    A multi-process run checks in a child (`check_and_plan`, no store access)
+    and writes in the parent (`commit_checked`); `process_page` does both here.
+    """
+
+    row: FrontierRow
+    out: PageOutcome
+    page: PageUpdate
+    candidates: list[Candidate]
+
+
+def capped_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[str, Any]:
+    """`summary` with its findings replaced by `findings`, at most MAX_REPORT_FINDINGS of them."""
+    return {
+        **summary,
+        "findings": [f.as_dict() for f in findings[:MAX_REPORT_FINDINGS]],
+        "findings_dropped": max(0, len(findings) - MAX_REPORT_FINDINGS),
+    }
+
+
+@dataclass(slots=True)
+class RunSummary:
+    """What one run did; kept in the run history and logged by the scheduler."""
+
+    node_id: str
+    run_id: int = 0
+    status: str = "running"  # ok | interrupted | failed
+    started_at: str = ""
+    finished_at: str = ""
+    pages_seen: int = 0  # listed by this run's discovery
+    due: int = 0  # due when processing began
+    fetched: int = 0  # pages requested (a 304 included)
+    not_modified: int = 0  # answered 304 to our conditional GET
+    unchanged: int = 0  # fetched, same Datasets as stored
+    new_objects: int = 0  # new series (metadata copies included)
+    new_versions: int = 0  # new PIDs obsoleting the previous head
+    archived: int = 0  # heads archived (gone, or missing from the sitemaps)
+    gone: int = 0  # pages that answered 404/410
+    pages_not_harvestable: int = 0  # fetched, but no Dataset could be synced
+    not_harvestable: dict[str, int] = field(default_factory=dict)  # error code -> pages
+    errors: int = 0  # pages that failed (network, server, the adapter itself)
+    error_codes: dict[str, int] = field(default_factory=dict)
+    discovery_findings: dict[str, int] = field(default_factory=dict)
+    duration_s: float = 0.0
+    message: str | None = None  # why a run failed
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def add(self, out: PageOutcome) -> None:
+        if out.status == "lost":
+            return
+        self.fetched += 1
+        self.not_modified += out.status == "not-modified"
+        self.unchanged += out.status == "unchanged"
+        self.new_objects += len(out.created)
+        self.new_versions += len(out.versions)
+        self.archived += len(out.archived)
+        self.gone += out.status == "gone"
+        if out.status == "not-harvestable":
+            self.pages_not_harvestable += 1
+            for code in out.blocking_codes() or ["sync/no-dataset"]:
+                self.not_harvestable[code] = self.not_harvestable.get(code, 0) + 1
+        if out.status == "error":
+            self.errors += 1
+            code = out.error or "error"
+            self.error_codes[code] = self.error_codes.get(code, 0) + 1
+
+    def lines(self) -> list[str]:
+        """The human summary printed at the end of `adapter sync`."""
+        out = [
+            f"{self.node_id}: run {self.run_id} {self.status} in {self.duration_s:.1f} s",
+            f"  pages seen {self.pages_seen}, due {self.due}, fetched {self.fetched}, "
+            f"not modified {self.not_modified}, unchanged {self.unchanged}",
+            f"  new objects {self.new_objects}, new versions {self.new_versions}, "
+            f"archived {self.archived}, gone {self.gone}, errors {self.errors}",
+        ]
+        for title, counts in (
+            (
+                f"not harvestable: {self.pages_not_harvestable} page(s), by code",
+                self.not_harvestable,
+            ),
+            ("errors", self.error_codes),
+            ("discovery", self.discovery_findings),
+        ):
+            if counts:
+                out.append(f"  {title}:")
+                out += [f"    {n:5d}  {code}" for code, n in sorted(counts.items())]
+        if self.message:
+            out.append(f"  {self.message}")
+        return out
