@@ -12,11 +12,11 @@ from dataclasses import dataclass
 import waitress
 from waitress.server import BaseWSGIServer
 
+from adapter.api.app import MemberNodeApp
 from adapter.commands.serve import member_node
 from adapter.config.load import quick_node
 from adapter.config.settings import NodeSettings
 from adapter.dataone.records import Candidate, canonical_bytes, content_key
-from adapter.server import MemberNodeApp
 from adapter.store.db import Store
 from adapter.store.ledger import Applied, RecordDefaults, apply_candidates, archive_page
 

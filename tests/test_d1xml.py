@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapter.d1exceptions import DETAIL_CODES, STATUS, D1Error, invalid_request, not_found
-from adapter.d1params import (
+from adapter.api.exceptions import DETAIL_CODES, STATUS, D1Error, invalid_request, not_found
+from adapter.api.params import (
     decode_pid,
     parse_algorithm,
     parse_bool,
@@ -21,8 +21,8 @@ from adapter.d1params import (
     parse_query,
     valid_identifier,
 )
-from adapter.d1schedule import Schedule, from_cron, from_interval, from_settings
-from adapter.d1xml import (
+from adapter.api.schedule import Schedule, from_cron, from_interval, from_settings
+from adapter.api.xml import (
     LogEntry,
     NodeInfo,
     checksum_xml,

@@ -24,10 +24,10 @@ import requests
 from lxml import etree
 from sqlalchemy import create_engine, select
 
-import adapter.d1read
+import adapter.api.read
+from adapter.api.app import MemberNodeApp
 from adapter.config.settings import NodeSettings
 from adapter.models import SyncRecord
-from adapter.server import MemberNodeApp
 from adapter.store import schema
 from adapter.store.db import Store
 from tests import stores
@@ -238,7 +238,7 @@ def test_filters_format_identifier_replica_status_and_node(world: World) -> None
 
 
 def test_count_is_capped(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(adapter.d1read, "MAX_COUNT", 4)
+    monkeypatch.setattr(adapter.api.read, "MAX_COUNT", 4)
     page = xml(world.get("/object?count=5000"))
     assert (page.count, page.total) == (4, 7)
 
@@ -405,7 +405,7 @@ def multipart(parts: list[tuple[str, bytes]], boundary: str = "d1-boundary") -> 
 def test_synchronization_failed_is_recorded_and_logged(
     fresh_world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="adapter.d1syncfailed")
+    caplog.set_level(logging.WARNING, logger="adapter.api.syncfailed")
     response = requests.post(
         fresh_world.base + "/error",
         data=multipart([("other", b"x"), ("message", FAILURE)]),

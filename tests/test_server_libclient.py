@@ -25,9 +25,9 @@ import d1_client.mnclient_2_0
 import d1_common.types.exceptions
 import pytest
 
+from adapter.api.params import CHECKSUM_ALGORITHMS
 from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
-from adapter.d1params import CHECKSUM_ALGORITHMS
 from adapter.store.db import Store
 from adapter.sync.run import run_node
 from tests import stores

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
+from adapter.api.sysmeta import sysmeta_xml
 from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.models import SyncRecord
@@ -26,7 +27,6 @@ from adapter.store.db import Store
 from adapter.store.frontier import frontier_rows
 from adapter.sync.outcome import RunSummary
 from adapter.sync.run import run_node
-from adapter.sysmeta import sysmeta_xml
 from tests import stores
 from tests.d1schemas import pyxb_parse, validate_types
 from tests.fixture_server import SITES, SiteServer, start_site, stop

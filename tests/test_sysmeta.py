@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 
+from adapter.api.sysmeta import sysmeta_xml, xml_datetime
 from adapter.config.load import quick_node
 from adapter.dataone.records import canonical_bytes, pid_for
 from adapter.models import SyncRecord
-from adapter.sysmeta import sysmeta_xml, xml_datetime
 from tests.d1schemas import pyxb_parse, validate_types
 
 BODY = canonical_bytes({"@type": "Dataset", "name": "x", "identifier": "doi:10.5072/x"})

@@ -110,7 +110,7 @@ def show(
     as_json: bool,
 ) -> None:
     """One record: its fields, system metadata or object."""
-    from adapter.sysmeta import sysmeta_xml
+    from adapter.api.sysmeta import sysmeta_xml
 
     tgt = target(config_path, store_url)
     store = Store.open(tgt.store_url, create=False)

@@ -16,12 +16,13 @@ from types import FrameType
 
 import click
 
+from adapter.api.app import MemberNodeApp
+from adapter.api.call import MemberNode
+from adapter.api.schedule import from_settings
+from adapter.api.xml import NodeInfo
 from adapter.config.settings import NodeSettings
-from adapter.d1schedule import from_settings
-from adapter.d1xml import NodeInfo
 from adapter.errors import ConfigError
 from adapter.logging_setup import LogFormat, configure
-from adapter.server import MemberNode, MemberNodeApp
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +38,7 @@ def member_node(settings: NodeSettings, public_url: str | None = None) -> Member
     server sits behind a proxy), else the node's `dataone.base_url`, else it
     is taken from each request's Host header.
     """
-    from adapter.sysmeta import sysmeta_xml
+    from adapter.api.sysmeta import sysmeta_xml
 
     base_url = settings.dataone.base_url
     if public_url:

@@ -220,7 +220,7 @@ def runs(
 
 def _show_sync_failures(store: Store, node_ids: list[str], shown: int = 5) -> None:
     """What DataONE's coordinating node reported through POST /error, newest first."""
-    from adapter.d1syncfailed import parse_report
+    from adapter.api.syncfailed import parse_report
 
     for node_id in node_ids:
         failures = store.sync_failures(node_id, limit=shown)

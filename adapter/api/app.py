@@ -14,80 +14,19 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
-from typing import Any, Protocol
+from collections.abc import Iterable, Sequence
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from adapter.d1exceptions import D1Error, not_implemented, service_failure
-from adapter.d1params import decode_pid
-from adapter.d1xml import NodeInfo, error_headers, error_xml
+from adapter.api.call import Call, Handler, MemberNode, RecordStore, Response, StartResponse
+from adapter.api.exceptions import D1Error, not_implemented, service_failure
+from adapter.api.params import decode_pid
+from adapter.api.read import HANDLERS
+from adapter.api.xml import error_headers, error_xml
 from adapter.errors import StoreError
-from adapter.models import SyncRecord
 
 log = logging.getLogger(__name__)
 
-XML = "text/xml; charset=utf-8"
-StartResponse = Callable[[str, list[tuple[str, str]]], Any]
-
-
-class RecordStore(Protocol):
-    """What the API needs from the store (adapter.store.db.Store provides it)."""
-
-    def list_objects(
-        self,
-        node_id: str,
-        *,
-        from_date: datetime | None = None,
-        to_date: datetime | None = None,
-        format_id: str | None = None,
-        identifier: str | None = None,
-        start: int = 0,
-        count: int = 1000,
-    ) -> tuple[int, list[SyncRecord]]: ...
-
-    def get_record(
-        self, node_id: str, pid: str, *, with_bytes: bool = False
-    ) -> SyncRecord | None: ...
-
-    def resolve_sid(self, node_id: str, sid: str) -> str | None: ...
-
-    def log_sync_failure(self, node_id: str, pid: str | None, xml_text: str) -> int: ...
-
-
-@dataclass(frozen=True, slots=True)
-class MemberNode:
-    """One served node: what its Node document says, and how its sysmeta is written."""
-
-    info: NodeInfo
-    sysmeta: Callable[[SyncRecord], bytes]
-
-
-@dataclass(slots=True)
-class Call:
-    """One request, routed: the DataONE method it names and what it carries."""
-
-    method: str  # DataONE method name (listObjects, get, ...)
-    api: str  # v1 | v2
-    node: MemberNode
-    store: RecordStore
-    query: str  # raw query string, decoded by d1params
-    environ: dict[str, Any]
-    base_url: str  # this node's base URL without version
-    identifier: str | None = None  # decoded from the path
-    head: bool = False
-
-
-@dataclass(slots=True)
-class Response:
-    status: int
-    body: bytes = b""
-    headers: list[tuple[str, str]] = field(default_factory=list)
-    content_type: str = XML
-
-
-Handler = Callable[[Call], Response]
 
 # (resource, takes an identifier) -> {HTTP verb: DataONE method}; D1-API REST URLs.
 ROUTES: dict[tuple[str, bool], dict[str, str]] = {
@@ -120,8 +59,6 @@ class MemberNodeApp:
         nodes: Sequence[MemberNode],
         handlers: dict[str, Handler] | None = None,
     ) -> None:
-        from adapter.d1read import HANDLERS
-
         self.store = store
         self.nodes = {node.info.short_name: node for node in nodes}
         self.handlers = HANDLERS if handlers is None else handlers

@@ -14,8 +14,8 @@ from datetime import UTC, datetime
 
 from lxml import etree
 
-from adapter.d1exceptions import D1Error
-from adapter.d1schedule import Schedule
+from adapter.api.exceptions import D1Error
+from adapter.api.schedule import Schedule
 from adapter.models import SyncRecord
 
 NS_V1 = "http://ns.dataone.org/service/types/v1"

@@ -18,8 +18,8 @@ from typing import Any
 
 from lxml import etree
 
+from adapter.api.call import Call, Response
 from adapter.errors import StoreError
-from adapter.server import Call, Response
 
 log = logging.getLogger(__name__)
 

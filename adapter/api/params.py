@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from urllib.parse import unquote
 
-from adapter.d1exceptions import invalid_request, not_found
+from adapter.api.exceptions import invalid_request, not_found
 
 MAX_PID_CHARS = 800  # D1-XSD Identifier
 MAX_QUERY_CHARS = 8192  # a listObjects query is under 300 characters

@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from email.utils import format_datetime
 from urllib.parse import quote
 
-from adapter.d1exceptions import invalid_request, not_found, service_failure
-from adapter.d1params import (
+from adapter.api.call import Call, Handler, Response
+from adapter.api.exceptions import invalid_request, not_found, service_failure
+from adapter.api.params import (
     CHECKSUM_ALGORITHMS,
     algorithm_key,
     checked_identifier,
@@ -24,10 +25,9 @@ from adapter.d1params import (
     parse_date,
     parse_query,
 )
-from adapter.d1syncfailed import synchronization_failed
-from adapter.d1xml import checksum_xml, log_xml, node_xml, object_list_xml, sysmeta_v1
+from adapter.api.syncfailed import synchronization_failed
+from adapter.api.xml import checksum_xml, log_xml, node_xml, object_list_xml, sysmeta_v1
 from adapter.models import SyncRecord
-from adapter.server import Call, Handler, Response
 
 DEFAULT_COUNT = 100  # d1_common.const.DEFAULT_SLICE_SIZE, GMN's default page
 MAX_COUNT = 1000  # objectInfo per page; the CN pages on with start += len(page)

@@ -1,0 +1,77 @@
+"""What a Member Node request is to its handlers: the call, the response, the node, the store.
+
+The application (`adapter.api.app`) routes a request to a `Call`; the handlers
+(`adapter.api.read`, `adapter.api.syncfailed`) answer it with a `Response`.
+Both sides import these types from here, so neither imports the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from adapter.api.xml import NodeInfo
+from adapter.models import SyncRecord
+
+XML = "text/xml; charset=utf-8"
+StartResponse = Callable[[str, list[tuple[str, str]]], Any]
+
+
+class RecordStore(Protocol):
+    """What the API needs from the store (adapter.store.db.Store provides it)."""
+
+    def list_objects(
+        self,
+        node_id: str,
+        *,
+        from_date: datetime | None = None,
+        to_date: datetime | None = None,
+        format_id: str | None = None,
+        identifier: str | None = None,
+        start: int = 0,
+        count: int = 1000,
+    ) -> tuple[int, list[SyncRecord]]: ...
+
+    def get_record(
+        self, node_id: str, pid: str, *, with_bytes: bool = False
+    ) -> SyncRecord | None: ...
+
+    def resolve_sid(self, node_id: str, sid: str) -> str | None: ...
+
+    def log_sync_failure(self, node_id: str, pid: str | None, xml_text: str) -> int: ...
+
+
+@dataclass(frozen=True, slots=True)
+class MemberNode:
+    """One served node: what its Node document says, and how its sysmeta is written."""
+
+    info: NodeInfo
+    sysmeta: Callable[[SyncRecord], bytes]
+
+
+@dataclass(slots=True)
+class Call:
+    """One request, routed: the DataONE method it names and what it carries."""
+
+    method: str  # DataONE method name (listObjects, get, ...)
+    api: str  # v1 | v2
+    node: MemberNode
+    store: RecordStore
+    query: str  # raw query string, decoded by d1params
+    environ: dict[str, Any]
+    base_url: str  # this node's base URL without version
+    identifier: str | None = None  # decoded from the path
+    head: bool = False
+
+
+@dataclass(slots=True)
+class Response:
+    status: int
+    body: bytes = b""
+    headers: list[tuple[str, str]] = field(default_factory=list)
+    content_type: str = XML
+
+
+Handler = Callable[[Call], Response]
