@@ -15,7 +15,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from adapter.config.settings import NodeSettings
 from adapter.limits import DEFAULT_LIMITS
-from adapter.scheduler import next_fire, run_counts
+from adapter.service.scheduler import next_fire, run_counts
 
 
 class LastRun(Protocol):

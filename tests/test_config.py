@@ -29,7 +29,7 @@ from adapter.config.settings import (
 )
 from adapter.errors import ConfigError
 from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.scheduler import next_fire
+from adapter.service.scheduler import next_fire
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "config").glob("*.yaml"))

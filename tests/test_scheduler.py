@@ -30,8 +30,8 @@ import pytest
 from adapter.config.load import parse_config
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.errors import AdapterError
-from adapter.logging_setup import configure
-from adapter.scheduler import NodeScheduler
+from adapter.service.logsetup import configure
+from adapter.service.scheduler import NodeScheduler
 from tests.stores import store_url
 
 __all__ = ["store_url"]  # a fixture: SQLite and the real PostgreSQL
@@ -125,7 +125,7 @@ def events(caplog: pytest.LogCaptureFixture, name: str) -> list[logging.LogRecor
 def test_a_slow_run_is_never_overlapped(
     scheduler_of: Callable[..., NodeScheduler], caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="adapter.scheduler")
+    caplog.set_level(logging.INFO, logger="adapter.service.scheduler")
     job = SlowJob(seconds=0.3, wanted=3)
     config = make_config(node_yaml("SLOW", "{interval_minutes: 0.001}"))  # every 0.06 s
     scheduler = scheduler_of(config, job)
@@ -158,7 +158,7 @@ def test_two_nodes_run_side_by_side(scheduler_of: Callable[..., NodeScheduler]) 
 def test_shutdown_stops_the_running_sync_and_waits_for_it(
     scheduler_of: Callable[..., NodeScheduler], caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="adapter.scheduler")
+    caplog.set_level(logging.INFO, logger="adapter.service.scheduler")
     job = SlowJob(seconds=WAIT, wanted=1)
     scheduler = scheduler_of(make_config(node_yaml("A", "{interval_minutes: 60}")), job)
     scheduler.start(run_now=True)
@@ -175,7 +175,7 @@ def test_shutdown_stops_the_running_sync_and_waits_for_it(
 def test_a_failing_run_is_logged_and_the_schedule_goes_on(
     scheduler_of: Callable[..., NodeScheduler], caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="adapter.scheduler")
+    caplog.set_level(logging.INFO, logger="adapter.service.scheduler")
     calls: list[float] = []
     twice = threading.Event()
 
@@ -274,7 +274,7 @@ def test_json_lines_log_one_line_per_run_start_and_end(
     assert by_event["run-start"]["node"] == "urn:node:A"
     end = by_event["run-end"]
     assert end["counts"] == {"pages": 1}
-    assert end["level"] == "INFO" and end["logger"] == "adapter.scheduler"
+    assert end["level"] == "INFO" and end["logger"] == "adapter.service.scheduler"
     assert isinstance(end["seconds"], float) and end["ts"].endswith("+00:00")
 
 
@@ -282,12 +282,12 @@ def test_json_lines_log_one_line_per_run_start_and_end(
 def test_human_log_lines_carry_the_counts() -> None:
     stream = io.StringIO()
     configure("human", "INFO", stream)
-    logging.getLogger("adapter.scheduler").info(
+    logging.getLogger("adapter.service.scheduler").info(
         "run finished: %s", "urn:node:A", extra={"event": "run-end", "counts": {"fetched": 3}}
     )
     line = stream.getvalue().strip()
     assert line.endswith(
-        "INFO adapter.scheduler: run finished: urn:node:A event=run-end counts=fetched:3"
+        "INFO adapter.service.scheduler: run finished: urn:node:A event=run-end counts=fetched:3"
     )
 
 
@@ -480,7 +480,7 @@ def test_scheduled_real_syncs_never_overlap(
     from adapter.store.db import Store
     from adapter.sync.run import run_node
 
-    caplog.set_level(logging.INFO, logger="adapter.scheduler")
+    caplog.set_level(logging.INFO, logger="adapter.service.scheduler")
     server = serve_site("sched-coastal")
     # 10 requests at 8 per second make the first run longer than the 0.3 s interval
     config = parse_config(coastal_yaml(server.origin, store_url, 8, "{interval_minutes: 0.005}"))
@@ -619,8 +619,8 @@ def test_a_scheduled_enqueue_only_node_leaves_the_pages_to_workers(
     serve_site: Callable[[str], Any],
     scheduler_of: Callable[..., NodeScheduler],
 ) -> None:
-    from adapter.scheduler import run_node
     from adapter.store.db import Store
+    from adapter.sync.run import run_node
     from adapter.sync.worker import WorkOptions, work
 
     server = serve_site("sched-coastal")

@@ -17,7 +17,7 @@ from adapter.config.errors import ConfigProblems
 from adapter.config.load import load_config
 from adapter.config.settings import AdapterConfig
 from adapter.errors import ConfigError
-from adapter.logging_setup import LogFormat
+from adapter.service.logsetup import LogFormat
 from adapter.status_view import node_lines, node_status, redacted
 
 CONFIG_FILE = click.Path(exists=False, dir_okay=False, path_type=Path)
@@ -88,7 +88,7 @@ def _import_job(spec: str) -> Any:
 @click.option("--job", "job_spec", default=None, hidden=True, help="module:function (tests).")
 def schedule(config_path: Path, log_format: str | None, run_now: bool, job_spec: str | None) -> int:
     """Keep every node in sync on its schedule until SIGTERM or SIGINT (SIGHUP reloads)."""
-    from adapter.daemon import run_scheduler
+    from adapter.service.daemon import run_scheduler
 
     job = _import_job(job_spec) if job_spec else None
     options: dict[str, Any] = {"job": job} if job is not None else {}

@@ -22,7 +22,7 @@ from adapter.api.schedule import from_settings
 from adapter.api.xml import NodeInfo
 from adapter.config.settings import NodeSettings
 from adapter.errors import ConfigError
-from adapter.logging_setup import LogFormat, configure
+from adapter.service.logsetup import LogFormat, configure
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from datetime import timedelta
 import click
 
 from adapter.commands.sync import graceful_stop, store_options, target
-from adapter.logging_setup import configure
+from adapter.service.logsetup import configure
 from adapter.store.db import Store
 
 POSITIVE = click.FloatRange(min=0, min_open=True)

@@ -6,7 +6,7 @@ skipped, and logged), `coalesce=True` (runs missed while the process was
 busy or asleep collapse into one) and the node's misfire grace time. The job
 runs the same sync entry point as `adapter sync` (`adapter.sync.run.run_node`)
 with a shared stop event, so a shutdown lets pages in flight finish and starts
-no new ones. Signals and the process loop live in `adapter.daemon`.
+no new ones. Signals and the process loop live in `adapter.service.daemon`.
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ from apscheduler.triggers.interval import IntervalTrigger
 from adapter.config.crontab import cron_trigger
 from adapter.config.settings import AdapterConfig, NodeSettings, ScheduleSettings
 from adapter.errors import AdapterError
+from adapter.sync.run import run_node
 
-log = logging.getLogger("adapter.scheduler")
+log = logging.getLogger("adapter.service.scheduler")
 
 MAX_PARALLEL_NODES = 16  # nodes synced at the same time (each has its own politeness)
 
@@ -39,13 +40,6 @@ class RunJob(Protocol):
     def __call__(
         self, config: AdapterConfig, node: NodeSettings, *, stop: threading.Event
     ) -> Any: ...
-
-
-def run_node(config: AdapterConfig, node: NodeSettings, *, stop: threading.Event) -> Any:
-    """The real job: imported when it runs, so the scheduler loads without the sync stack."""
-    from adapter.sync.run import run_node as sync_run_node  # type: ignore[import-not-found,unused-ignore]
-
-    return sync_run_node(config, node, stop=stop)
 
 
 def build_trigger(schedule: ScheduleSettings, *, jitter: bool = True) -> BaseTrigger:

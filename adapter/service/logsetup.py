@@ -42,7 +42,7 @@ class JsonLinesFormatter(logging.Formatter):
 
 
 class HumanFormatter(logging.Formatter):
-    """`2026-11-22 03:00:00Z INFO adapter.scheduler: message key=value ...`."""
+    """`2026-11-22 03:00:00Z INFO adapter.service.scheduler: message key=value ...`."""
 
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s: %(message)s", "%Y-%m-%d %H:%M:%SZ")

@@ -17,10 +17,11 @@ from types import FrameType
 
 from adapter.config.load import load_config
 from adapter.errors import ConfigError
-from adapter.logging_setup import LogFormat, configure
-from adapter.scheduler import NodeScheduler, RunJob, run_node
+from adapter.service.logsetup import LogFormat, configure
+from adapter.service.scheduler import NodeScheduler, RunJob
+from adapter.sync.run import run_node
 
-log = logging.getLogger("adapter.scheduler")
+log = logging.getLogger("adapter.service.scheduler")
 
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 

@@ -1,0 +1,1 @@
+"""The long-running process: the scheduler, signals and reload, and logging set-up."""
