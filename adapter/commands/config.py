@@ -13,12 +13,12 @@ from typing import Any
 
 import click
 
+from adapter.commands.status_view import node_lines, node_status, redacted
 from adapter.config.errors import ConfigProblems
 from adapter.config.load import load_config
 from adapter.config.settings import AdapterConfig
 from adapter.errors import ConfigError
 from adapter.service.logsetup import LogFormat
-from adapter.status_view import node_lines, node_status, redacted
 
 CONFIG_FILE = click.Path(exists=False, dir_okay=False, path_type=Path)
 
