@@ -6,8 +6,9 @@
 
 `check_landing_page` is what `adapter check-dataset` and the sync run for every
 page. It never raises for a site's problems: a fetch failure, an HTTP error
-or a broken document is a finding in the report, and the caller goes on. The
-landing page's GET and its failure findings are in `adapter.pagefetch`.
+or a broken document is a finding in the report, and the caller goes on. A
+fetch failure, a 304 or an HTTP error ends the page's check with the reason in
+the report (`fetch_page`); everything else goes on to the readers.
 """
 
 from __future__ import annotations
@@ -21,17 +22,15 @@ from typing import TypeVar
 from adapter.dataone.requirements import check_dataset, enforce_required
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity, has_errors
-from adapter.http.fetcher import ACCEPT_JSONLD, Fetcher
+from adapter.http import findings as fetch_findings
+from adapter.http.fetcher import ACCEPT_HTML, ACCEPT_JSONLD, Fetcher
 from adapter.jsonld import normalize as normalize_stage
 from adapter.jsonld.normalize import NormalizedDataset
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, DatasetResult, Fetched, Link
 from adapter.page import extract as extract_stage
 from adapter.page.tree import PageTree
-from adapter.pagefetch import fetch_failure, fetch_page, status_finding
 from adapter.signposting import stage as signposting
-
-__all__ = ["CheckOptions", "check_landing_page", "fetch_failure", "status_finding"]
 
 log = logging.getLogger(__name__)
 
@@ -250,3 +249,61 @@ def _guard(report: DatasetReport, stage: str, step: Callable[[], T]) -> T | None
             )
         )
         return None
+
+
+def fetch_page(
+    report: DatasetReport,
+    fetcher: Fetcher,
+    url: str,
+    validators: tuple[str | None, str | None],
+    prefetched: Fetched | FetchError | None,
+) -> Fetched | None:
+    """The landing page's response, or None with the reason in report.findings."""
+    etag, last_modified = validators
+    try:
+        if isinstance(prefetched, FetchError):
+            raise prefetched
+        fetched = prefetched
+        if fetched is None:
+            fetched = fetcher.get(url, accept=ACCEPT_HTML, etag=etag, last_modified=last_modified)
+    except FetchError as exc:
+        report.findings.append(fetch_failure(exc, "The landing page", url))
+        report.path.append(url)
+        return None
+    report.final_url = fetched.final_url
+    report.status = fetched.status
+    report.fetched = fetched
+    report.path.extend([*fetched.redirects, fetched.final_url])
+    if fetched.status == 304:
+        report.not_modified = True
+        return None
+    problem = status_finding(fetched, "The landing page")
+    if problem is not None:
+        report.findings.append(problem)
+        return None
+    return fetched
+
+
+def fetch_failure(exc: FetchError, what: str, url: str) -> Finding:
+    """A FetchError fetching `url` as the finding its code names; the message says where."""
+    kind = _FETCH_TYPES.get(exc.code)
+    severity = kind.severity if kind is not None else Severity.ERROR
+    at = f" (at {exc.url})" if exc.url != url else ""
+    return Finding(exc.code, severity, f"{what} {url} could not be fetched{at}: {exc.message}", url)
+
+
+def status_finding(fetched: Fetched, what: str) -> Finding | None:
+    """None for 2xx, `fetch/gone` for 404/410, `fetch/http-error` for the rest."""
+    status, where = fetched.status, fetched.final_url
+    if 200 <= status < 300:
+        return None
+    if status in (404, 410):
+        return fetch_findings.GONE.at(
+            where, f"{what} {where} answered HTTP {status}: it is gone (or never existed)."
+        )
+    return fetch_findings.HTTP_STATUS.at(where, f"{what} {where} answered HTTP {status}.")
+
+
+_FETCH_TYPES: dict[str, FindingType] = {
+    v.code: v for v in vars(fetch_findings).values() if isinstance(v, FindingType)
+}

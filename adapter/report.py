@@ -1,5 +1,14 @@
 """A `DatasetReport` as a repository manager reads it (text) and as programs read it (JSON).
 
+The text puts the verdict first, then the Datasets, the findings by stage and
+the links: every finding shows its severity, its code (to look up with
+`adapter findings`), the message and where. The signposts are a table: one row
+per statement (anchor, rel, href) with all its sources, what the Dataset says
+for the same relation and the findings about it; rows the Dataset has but the
+page does not link read "(no link)", so gaps show as plainly as disagreements.
+Links about other resources (the link set's item/metadata contexts) follow in
+their own table; other relations (stylesheet, icon, ...) are only counted.
+
 JSON schema, ``schema_version`` 1 (stable: fields are only ever added; a
 removal or a change of meaning bumps the version)::
 
@@ -42,16 +51,19 @@ publisher's block; one read from the JSON-LD document the page links to says
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+from adapter.doi import doi_url
+from adapter.findings import Finding, Severity
 from adapter.jsonld.framed import first_literal
 from adapter.models import DatasetReport, DatasetResult, Link, MediaObjectRef
-from adapter.reporttext import render_text
+from adapter.signposting.crosscheck import primary_dataset
+from adapter.signposting.datasetlinks import dataset_links
+from adapter.signposting.links import SIGNPOSTING_RELS, Signpost, anchored_at, group, url_key
+from adapter.signposting.stage import landing_urls
 
 SCHEMA_VERSION = 1
-
-__all__ = ["SCHEMA_VERSION", "render_text", "to_json"]
 
 
 def to_json(report: DatasetReport) -> dict[str, Any]:
@@ -115,3 +127,212 @@ def _link(link: Link) -> dict[str, Any]:
         "anchor": link.anchor,
         "source": link.source,
     }
+
+
+# The human report
+STAGES = ("fetch", "extract", "normalize", "dataone", "signposting")
+_STAGE_TITLES = {
+    "fetch": "fetch (the landing page over HTTP)",
+    "robots": "robots (robots.txt)",
+    "extract": "extract (JSON-LD blocks in the page)",
+    "normalize": "normalize (JSON-LD to a schema.org Dataset)",
+    "dataone": "dataone (what DataONE needs from the Dataset)",
+    "signposting": "signposting (typed links vs the Dataset)",
+}
+_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+def render_text(report: DatasetReport) -> str:
+    lines = [_verdict(report), *_summary(report)]
+    for i, dataset in enumerate(report.datasets, start=1):
+        lines += ["", *_dataset_lines(dataset, i, len(report.datasets))]
+    lines += ["", *_findings_lines(report)]
+    lines += ["", *signpost_lines(report)]
+    return "\n".join(lines) + "\n"
+
+
+def _verdict(report: DatasetReport) -> str:
+    if report.not_modified:
+        return f"NOT MODIFIED  {report.url}  (HTTP 304: unchanged since the last check)"
+    word = "HARVESTABLE" if report.harvestable else "NOT HARVESTABLE"
+    return f"{word}  {report.url}"
+
+
+def _summary(report: DatasetReport) -> list[str]:
+    out: list[str] = []
+    if report.final_url and report.final_url != report.url:
+        out.append(f"  reached {report.final_url}")
+    if len(report.path) > 2 or (report.path and report.path[-1] != report.final_url):
+        out.append(f"  path: {' -> '.join(report.path)}")
+    every = report.all_findings()
+    counts = {s: sum(f.severity is s for f in every) for s in Severity}
+    status = f"HTTP {report.status}" if report.status is not None else "no HTTP answer"
+    datasets = _plural(len(report.datasets), "Dataset")
+    if len(report.datasets) > 1:
+        datasets += f" ({sum(d.harvestable for d in report.datasets)} harvestable)"
+    out.append(
+        f"  {status}; {datasets}; "
+        f"{_plural(counts[Severity.ERROR], 'error')}, "
+        f"{_plural(counts[Severity.WARNING], 'warning')}, {counts[Severity.INFO]} info"
+    )
+    blocking = list(dict.fromkeys(f.code for f in every if f.severity is Severity.ERROR))
+    if blocking and not report.not_modified:
+        out.append(f"  to fix: {', '.join(blocking)}")
+    return out
+
+
+def _dataset_lines(d: DatasetResult, index: int, count: int) -> list[str]:
+    name = first_literal(d.framed, "name") or "(no name)"
+    verdict = "harvestable" if d.harvestable else "not harvestable"
+    label = f"Dataset {index} of {count}" if count > 1 else "Dataset"
+    out = [f"{label}: {name}  [{verdict}]"]
+    out.append(f"  @id            {d.id or '-'}")
+    out.append(f"  DOI            {d.doi or '-'}")
+    out.append(f"  identifiers    {', '.join(d.identifiers) or '-'}")
+    out += _refs("encoding", d.encoding)
+    out += _refs("distributions", d.distributions)
+    return out
+
+
+def _refs(title: str, refs: list[MediaObjectRef]) -> list[str]:
+    if not refs:
+        return [f"  {title:<14} -"]
+    out = []
+    for i, r in enumerate(refs):
+        head = title if i == 0 else ""
+        formats = ", ".join(r.encoding_format) or "no encodingFormat"
+        via = f" via {r.property}" if r.property == "subjectOf" else ""
+        out.append(f"  {head:<14} {r.content_url or '(no contentUrl)'}  [{formats}]{via}")
+    return out
+
+
+def _findings_lines(report: DatasetReport) -> list[str]:
+    tagged: list[tuple[str, Finding]] = [("", f) for f in report.findings]
+    several = len(report.datasets) > 1
+    for i, d in enumerate(report.datasets, start=1):
+        tag = f"Dataset {i}" if several else "Dataset"
+        tagged += [(tag, f) for f in d.findings]
+    by_stage: dict[str, list[tuple[str, Finding]]] = {}
+    for tag, f in tagged:
+        by_stage.setdefault(f.code.split("/", 1)[0], []).append((tag, f))
+    reached = _reached(report)
+    out = ["Findings by stage"]
+    order = [*STAGES, *sorted(set(by_stage) - set(STAGES))]
+    for stage in order:
+        items = by_stage.get(stage, [])
+        if not items:
+            if stage in STAGES:
+                state = "ok" if stage in reached else "not reached"
+                out.append(f"  {_STAGE_TITLES[stage]}: {state}")
+            continue
+        out.append(f"  {_STAGE_TITLES.get(stage, stage)}:")
+        items.sort(key=lambda tf: _SEVERITY_ORDER[tf[1].severity])
+        for tag, f in items:
+            out.append(f"    {f.severity.upper():<8} {f.code}")
+            out.append("             " + f.message.replace("\n", "\n             "))
+            where = ", ".join(x for x in (tag, f"at {f.where}" if f.where else "") if x)
+            if where:
+                out.append(f"             ({where})")
+    return out
+
+
+def _reached(report: DatasetReport) -> set[str]:
+    if report.fetched is None or not 200 <= (report.status or 0) < 300:
+        return {"fetch"}
+    if not report.datasets:
+        return {"fetch", "extract", "normalize", "signposting"}
+    return set(STAGES)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
+# The signpost table
+ORDER = (
+    "cite-as",
+    "type",
+    "author",
+    "license",
+    "describedby",
+    "item",
+    "collection",
+    "describes",
+    "linkset",
+)
+
+
+def signpost_lines(report: DatasetReport) -> list[str]:
+    if not report.signposts:
+        return ["Signposts: none"]
+    pages = landing_urls(report)
+    landing = anchored_at(report.signposts, pages)
+    own = [s for s in group(landing) if s.rel in SIGNPOSTING_RELS]
+    others = [
+        s
+        for s in group(report.signposts)
+        if url_key(s.anchor) not in {url_key(p) for p in pages} and s.rel in SIGNPOSTING_RELS
+    ]
+    ignored = sorted({x.rel for x in landing if x.rel not in SIGNPOSTING_RELS})
+    findings = [f for f in report.all_findings() if f.code.startswith("signposting/")]
+    says = _dataset_says(report, pages)
+    rows: list[tuple[str, ...]] = [("rel", "target", "type / profile", "from", "findings")]
+    for rel in ORDER:
+        mine = [s for s in own if s.rel == rel]
+        for s in mine:
+            rows.append((rel, s.href, _tp(s), ", ".join(s.sources), _codes(findings, rel, s.href)))
+        for i, (url, formats) in enumerate(says.get(rel, [])):
+            label = rel if not mine and i == 0 else ""
+            rows.append((label, f"Dataset: {url}", formats, "", _codes(findings, rel, url)))
+    out = ["Signposts of the landing page (beside what the Dataset says)", *_table(rows)]
+    if others:
+        rows = [("anchor", "rel", "target", "type / profile", "from")]
+        rows += [(s.anchor, s.rel, s.href, _tp(s), ", ".join(s.sources)) for s in others]
+        out += ["", "Links about other resources (from link sets and Signmaps)", *_table(rows)]
+    if ignored:
+        out.append(
+            f"  (also {len(ignored)} other relation(s) not used by signposting: "
+            f"{', '.join(ignored)})"
+        )
+    return out
+
+
+def _tp(s: Signpost) -> str:
+    return " ".join(x for x in (s.type or "-", s.profile or "") if x)
+
+
+def _codes(findings: Sequence[Finding], rel: str, href: str | None) -> str:
+    """Codes of the findings about this row: they name the relation and (if any) the target."""
+    out = []
+    for f in findings:
+        about_rel = rel in f.code or f"rel={rel}" in f"{f.where or ''} {f.message}"
+        if about_rel and (href is None or href in f.message or url_key(href) in f.message):
+            out.append(f.code.removeprefix("signposting/"))
+    return "! " + ", ".join(dict.fromkeys(out)) if out else ""
+
+
+def _dataset_says(report: DatasetReport, pages: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """Per relation, (URL, encodingFormat) pairs from the Dataset the links are about."""
+    dataset, _ = primary_dataset(report.datasets, report.signposts, pages)
+    if dataset is None:
+        return {}
+    d = dataset_links(dataset, pages[-1])
+    cite = [doi_url(d.doi)] if d.doi else [d.id] if d.id else []
+    return {
+        "cite-as": [(c, "") for c in cite],
+        "type": [(t, "") for t in [*d.types, *d.additional_types]],
+        "author": [(p.ids[0], "") for p in d.people if p.ids],
+        "license": [(r.url, "") for r in d.licenses],
+        "describedby": [(r.url, " ".join(r.formats)) for r in d.metadata],
+        "item": [(r.url, " ".join(r.formats)) for r in d.parts],
+        "collection": [(r.url, "") for r in d.collections],
+    }
+
+
+def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]) - 1)]
+    out = []
+    for row in rows:
+        cells = [row[i].ljust(widths[i]) for i in range(len(widths))]
+        out.append(("  " + "  ".join([*cells, row[-1]])).rstrip())
+    return out
