@@ -286,7 +286,7 @@ def fetch_page(
 
 def fetch_failure(exc: FetchError, what: str, url: str) -> Finding:
     """A FetchError fetching `url` as the finding its code names; the message says where."""
-    kind = _FETCH_TYPES.get(exc.code)
+    kind = fetch_findings.BY_CODE.get(exc.code)
     severity = kind.severity if kind is not None else Severity.ERROR
     at = f" (at {exc.url})" if exc.url != url else ""
     return Finding(exc.code, severity, f"{what} {url} could not be fetched{at}: {exc.message}", url)
@@ -302,8 +302,3 @@ def status_finding(fetched: Fetched, what: str) -> Finding | None:
             where, f"{what} {where} answered HTTP {status}: it is gone (or never existed)."
         )
     return fetch_findings.HTTP_STATUS.at(where, f"{what} {where} answered HTTP {status}.")
-
-
-_FETCH_TYPES: dict[str, FindingType] = {
-    v.code: v for v in vars(fetch_findings).values() if isinstance(v, FindingType)
-}

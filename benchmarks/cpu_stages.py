@@ -44,6 +44,7 @@ def main(config: str, pages: int) -> dict[str, Any]:
 
     import adapter.http.fetcher as fetch
     import adapter.jsonld.normalize as normalize
+    import adapter.page.extract as extract_stage
     import adapter.pipeline as pipeline
     import adapter.signposting.stage as signposting
     import adapter.sync.page as harvest
@@ -56,7 +57,7 @@ def main(config: str, pages: int) -> dict[str, Any]:
     timed(fetch.Fetcher, "get", "fetch (HTTP, pacer)")
     timed(signposting, "collect", "signposting: collect links")
     timed(signposting, "crosscheck", "signposting: cross-check")
-    timed(pipeline.extract_stage, "extract", "extract (lxml, JSON-LD blocks)")
+    timed(extract_stage, "extract", "extract (lxml, JSON-LD blocks)")
     timed(normalize, "_expand", "normalize: expand (fast path, else pyld)")
     timed(normalize, "_frame", "normalize: frame (fast path, else pyld)")
     timed(jsonld.JsonLdProcessor, "_frame", "normalize: pyld frame (fast path declined)")

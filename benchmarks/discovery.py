@@ -88,7 +88,8 @@ def serve(root: Path) -> ThreadingHTTPServer:
 def child(url: str) -> None:
     """Run discovery over `url`; print counts and timings as JSON."""
     from adapter.discovery.walk import discover
-    from adapter.http.fetcher import AddressPolicy, Fetcher
+    from adapter.http.addresses import AddressPolicy
+    from adapter.http.fetcher import Fetcher
     from adapter.models import SitemapEntry
 
     entries = links = findings = 0

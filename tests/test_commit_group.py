@@ -25,8 +25,9 @@ from adapter.store import claims, ledger
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.sync import page as harvest
+from adapter.sync import write
 from adapter.sync.fetchers import node_fetcher
-from adapter.sync.page import CheckedPage, PageOutcome
+from adapter.sync.outcome import CheckedPage, PageOutcome
 from adapter.sync.run import run_node
 from tests import stores
 from tests.fixture_server import stop
@@ -70,11 +71,11 @@ def test_groups_write_what_pages_one_by_one_write(
     got = [
         out
         for i in range(0, len(pages), 3)  # groups of 3, 3 and 2: the duplicate DOI shares one
-        for out in harvest.commit_group(grouped, node, OWNER, pages[i : i + 3])
+        for out in write.commit_group(grouped, node, OWNER, pages[i : i + 3])
     ]
     one_by_one = checked_pages(site, single)
     monkeypatch.setattr(ledger, "_now_ms", fake_clock(1))
-    want = [harvest.commit_checked(single, node, OWNER, c) for c in one_by_one]
+    want = [write.commit_checked(single, node, OWNER, c) for c in one_by_one]
     assert said(got) == said(want)
     assert {o.status for o in got} >= {"harvested", "not-harvestable"}
     assert sum(len(o.created) for o in got) == 7
@@ -89,7 +90,7 @@ def test_a_page_whose_claim_was_taken_is_lost_alone(site: Site, store_url: str) 
     with store.write() as conn:
         f = t.frontier
         conn.execute(update(f).where(f.c.id == taken.id).values(claimed_by="another:2"))
-    outcomes = harvest.commit_group(store, node, OWNER, pages)
+    outcomes = write.commit_group(store, node, OWNER, pages)
     assert [o.status == "lost" for o in outcomes] == [i == 1 for i in range(len(pages))]
     assert stored_pids(store) == {pid for o in outcomes for pid in o.created}
     assert not stored_pids(store) & {c.pid for c in pages[1].candidates}
@@ -103,7 +104,7 @@ def test_a_page_the_database_refuses_is_rolled_back_alone(site: Site, store_url:
     pages = checked_pages(site, store)
     refused = next(c for c in pages if c.row.url.endswith("/with-iso")).row
     refuse_frontier_update(store, refused.url)
-    outcomes = harvest.commit_group(store, node, OWNER, pages)
+    outcomes = write.commit_group(store, node, OWNER, pages)
     by_url = {o.url: o for o in outcomes}
     failed = by_url[refused.url]
     assert (failed.status, failed.error) == ("error", STORE_WRITE_FAILED.code)

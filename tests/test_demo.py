@@ -15,7 +15,8 @@ from click.testing import CliRunner
 from adapter.cli import cli
 from adapter.commands.demo import DEMO_NODE, DEMO_PORT
 from adapter.demo.server import DemoServer, demo_site
-from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
 from adapter.store.db import Store
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -11,7 +11,8 @@ import pytest
 from adapter.discovery.locset import LocSet
 from adapter.discovery.walk import classify, discover
 from adapter.findings import Finding
-from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import SitemapEntry
 from tests.fixture_server import SiteServer

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from adapter.errors import FetchError
-from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
 from adapter.limits import Limits
 from tests.fixture_server import SiteServer, start_site, stop
 from tests.hostile import CORPUS, reset_counters, start_corpus

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from adapter.errors import FetchError
-from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
 from adapter.http.findings import CONNECTION
 
 TLS = Path(__file__).resolve().parent.parent / "fixtures" / "tls"

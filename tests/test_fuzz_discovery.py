@@ -8,7 +8,7 @@ from datetime import datetime
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapter.discovery.robots import parse_robots
+from adapter.discovery.robotstxt import parse_robots
 from adapter.discovery.sitemap import ChildSitemap, parse_sitemap
 from adapter.discovery.w3cdate import parse_w3c_datetime
 from adapter.limits import Limits

@@ -6,7 +6,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.models import Link
-from adapter.signposting.linkheader import format_link_header, parse_link_fields
+from adapter.signposting.linkformat import format_link_header
+from adapter.signposting.linkheader import parse_link_fields
 
 PAGE = "https://repo.example/dataset/7"
 

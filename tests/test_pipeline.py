@@ -5,7 +5,8 @@ from __future__ import annotations
 import socket
 from collections.abc import Callable
 
-from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
 from adapter.models import DatasetReport, Link
 from adapter.pipeline import CheckOptions, check_landing_page
 from tests.fixture_server import SiteServer

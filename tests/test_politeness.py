@@ -21,7 +21,8 @@ import pytest
 from adapter.config.load import load_config
 from adapter.store.claims import owner_id
 from adapter.store.db import Store
-from adapter.store.hostrate import StorePacer, clear
+from adapter.store.hostrate import StorePacer
+from adapter.store.hostrate_db import clear
 from adapter.sync.run import run_node
 from tests import stores
 from tests.fixture_server import SiteServer, start_site, stop

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 from click.testing import CliRunner
 
-from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
 from adapter.signposting.resolve import Resolution, find_landing_page, resolver_url
 from tests.fixture_server import SiteServer
 

@@ -8,15 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.discovery.robots import (
-    RobotsCache,
-    entry_robots_url,
-    parse_robots,
-    product_token,
-    robots_url,
-)
+from adapter.discovery.robots import RobotsCache, entry_robots_url, robots_url
+from adapter.discovery.robotstxt import parse_robots, product_token
 from adapter.errors import FetchError
-from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
 from adapter.http.politeness import HostPacer
 from tests.fixture_server import SiteServer
 

@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 
 from adapter.findings import Severity, catalogue
-from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import DatasetReport, Link
 from adapter.pipeline import CheckOptions, check_landing_page

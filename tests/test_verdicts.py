@@ -14,7 +14,8 @@ from collections.abc import Iterator
 import pytest
 
 from adapter.findings import Severity
-from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import DatasetReport
 from adapter.pipeline import CheckOptions, check_landing_page

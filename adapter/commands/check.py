@@ -12,7 +12,8 @@ from urllib.parse import urlsplit
 import click
 
 from adapter.findings import catalogue
-from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
 from adapter.models import DatasetReport
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.report import render_text, to_json

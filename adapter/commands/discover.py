@@ -26,11 +26,13 @@ from urllib.parse import urlsplit
 
 import click
 
+from adapter.discovery.findings import SITEMAP_READ
 from adapter.discovery.robots import RobotsCache
-from adapter.discovery.walk import SITEMAP_READ, plural
 from adapter.discovery.walk import discover as discover_pages
+from adapter.discovery.walk import plural
 from adapter.findings import Finding
-from adapter.http.fetcher import AddressPolicy, Fetcher
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
 from adapter.http.politeness import HostPacer
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import SitemapEntry

@@ -15,7 +15,8 @@ import click
 
 from adapter.commands.sync import store_options, target
 from adapter.models import SyncRecord
-from adapter.store.db import OutboxEvent, Store
+from adapter.store.db import Store
+from adapter.store.outbox import OutboxEvent
 
 
 def event_json(event: OutboxEvent, record: SyncRecord | None) -> dict[str, Any]:

@@ -30,8 +30,6 @@ from adapter.config.yaml_source import (
     substitute_env,
 )
 
-__all__ = ["AdapterConfig", "NodeSettings", "load_config", "parse_config", "quick_node"]
-
 TOP_KEYS = ("store_url", "log_format", "log_level", "defaults", "nodes")
 DEFAULT_SECTIONS = ("schedule", "politeness", "scope", "limits", "checks", "dataone", "sync")
 SCHEDULE_KINDS = ("cron", "interval_minutes")

@@ -18,12 +18,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from adapter.discovery.robotstxt import RobotsPolicy as RobotsPolicy
-from adapter.discovery.robotstxt import parse_robots as parse_robots
-from adapter.discovery.robotstxt import product_token as product_token
+from adapter.discovery.robotstxt import RobotsPolicy, parse_robots, product_token
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity
-from adapter.http.fetcher import Fetcher, host_key, origin
+from adapter.http.addresses import host_key, origin
+from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS
 
 UNAVAILABLE = FindingType(

@@ -29,23 +29,22 @@ from adapter.discovery.findings import (
     NOT_LISTED,
     OUT_OF_SCOPE,
     SITEMAP_FAILED,
+    SITEMAP_READ,
     TOO_DEEP,
     TOO_LARGE,
     TOO_MANY_SITEMAPS,
 )
-from adapter.discovery.findings import SITEMAP_READ as SITEMAP_READ
 from adapter.discovery.locset import LocSet
 from adapter.discovery.robots import RobotsCache
 from adapter.discovery.sitemap import ChildSitemap, SitemapParser
 from adapter.errors import FetchError
-from adapter.findings import Finding, FindingType
-from adapter.http import fetcher as fetch
+from adapter.findings import Finding
+from adapter.http import findings as fetch_findings
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import SitemapEntry
 
 StartKind = Literal["robots", "sitemap", "entry"]
-_FETCH_TYPES = {v.code: v for v in vars(fetch).values() if isinstance(v, FindingType)}
 _SCOPE_FINDINGS_PER_SITEMAP = 10
 MAX_FOREIGN_HOSTS = 20  # other hosts checked for cross-submission per discovery
 CHUNK = 1 << 20  # bytes handed to the parser at a time
@@ -211,7 +210,7 @@ class _SitemapFile:
             )
         except FetchError as exc:
             yield from walk.robots.findings()
-            kind = _FETCH_TYPES.get(exc.code, SITEMAP_FAILED)
+            kind = fetch_findings.BY_CODE.get(exc.code, SITEMAP_FAILED)
             yield kind.at(self.url, f"sitemap not fetched: {exc.message}")
             return
         yield from walk.robots.findings()

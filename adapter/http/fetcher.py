@@ -31,49 +31,21 @@ from urllib3.exceptions import LocationValueError, NewConnectionError
 
 from adapter import USER_AGENT
 from adapter.errors import FetchError
-from adapter.http.addresses import AddressPolicy, UnsafeAddress, host_key, origin
+from adapter.http.addresses import AddressPolicy, UnsafeAddress, host_key
 from adapter.http.body import read_body, short, timeout_error
 from adapter.http.connections import Exchange, GuardedAdapter, exchange
 from adapter.http.findings import (
-    BAD_ENCODING,
-    CONNECTION,
     DISALLOWED,
-    GONE,
-    HEADERS_TOO_LARGE,
     HOST_PAUSED,
-    HTTP_STATUS,
-    RATE_LIMITED,
     REDIRECT_LOOP,
     TIMEOUT,
-    TOO_LARGE,
     TOO_MANY_REDIRECTS,
     UNSAFE_URL,
 )
 from adapter.http.politeness import HostHealth, NoPacer, Pacer
-from adapter.http.retry import RETRY_STATUSES, send_with_retries, transport_failure
+from adapter.http.retry import send_with_retries, transport_failure
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import Fetched
-
-__all__ = [
-    "BAD_ENCODING",
-    "CONNECTION",
-    "DISALLOWED",
-    "GONE",
-    "HEADERS_TOO_LARGE",
-    "HOST_PAUSED",
-    "HTTP_STATUS",
-    "RATE_LIMITED",
-    "REDIRECT_LOOP",
-    "RETRY_STATUSES",
-    "TIMEOUT",
-    "TOO_LARGE",
-    "TOO_MANY_REDIRECTS",
-    "UNSAFE_URL",
-    "AddressPolicy",
-    "Fetcher",
-    "host_key",
-    "origin",
-]
 
 ACCEPT_HTML = "text/html;q=1.0, application/xhtml+xml;q=0.9, application/ld+json;q=0.8, */*;q=0.1"
 ACCEPT_JSONLD = "application/ld+json, application/json;q=0.9, */*;q=0.1"

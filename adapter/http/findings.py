@@ -64,3 +64,8 @@ RATE_LIMITED = FindingType(
 DISALLOWED = FindingType(
     "robots/disallowed", Severity.ERROR, "robots.txt does not allow this adapter to fetch the URL."
 )
+
+# code -> type, for readers that turn a FetchError's code back into its finding
+BY_CODE: dict[str, FindingType] = {
+    v.code: v for v in list(globals().values()) if isinstance(v, FindingType)
+}

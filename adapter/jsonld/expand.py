@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from adapter.jsonld.context import PROC, PYLD_LOCK, Context, Decline, absolute, context
+from adapter.jsonld.context import PROC, Context, Decline, absolute, context
 
-__all__ = ["PYLD_LOCK", "Decline", "expand"]
 _SCALARS = (str, int, float)  # bool is an int
 SCHEMA = "http://schema.org/"
 SCHEMA_HTTPS = "https://schema.org/"

@@ -47,6 +47,7 @@ from adapter.findings import Finding, FindingType, Severity
 from adapter.jsonld import expand as fastexpand
 from adapter.jsonld import frame_fast as fastframe
 from adapter.jsonld.catalogrecords import explain, secondary_datasets, standalone_ids
+from adapter.jsonld.context import PYLD_LOCK
 from adapter.jsonld.frame import FRAME_CONTEXT, SCHEMA, embedded_size, frame_expanded
 from adapter.jsonld.loader import load_document, refused_url
 from adapter.jsonld.locate import has_type, locate_datasets, near_misses, no_dataset_message
@@ -56,7 +57,7 @@ from adapter.page.extract import JsonLdBlock
 
 # pyld keeps its context caches in module-level LRU caches that are not thread-safe;
 # its work holds the GIL anyway, so serializing it costs threads nothing.
-_PYLD_LOCK = fastexpand.PYLD_LOCK
+_PYLD_LOCK = PYLD_LOCK
 # False forces pyld for every block (the reference the fast paths are tested against).
 FAST_PATHS = True
 DATASET = SCHEMA + "Dataset"

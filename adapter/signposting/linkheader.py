@@ -20,8 +20,6 @@ from adapter.findings import Finding, FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import Link, LinkSource
 from adapter.signposting.linkformat import decode_ext as _decode_ext
-from adapter.signposting.linkformat import format_link as format_link
-from adapter.signposting.linkformat import format_link_header as format_link_header
 from adapter.signposting.linkformat import media_type as _media_type
 
 MALFORMED = FindingType(

@@ -17,7 +17,7 @@ from adapter.findings import Finding, FindingType, Severity
 from adapter.models import DatasetResult, Link
 from adapter.signposting.datasetlinks import DatasetLinks, Resource, dataset_links
 from adapter.signposting.identities import orcid, spdx_uri
-from adapter.signposting.linkheader import format_link_header
+from adapter.signposting.linkformat import format_link_header
 from adapter.signposting.links import SCHEMA_ABOUTPAGE, SCHEMA_DATASET, same_url
 from adapter.signposting.resources import format_uris, media_types
 

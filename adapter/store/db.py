@@ -26,21 +26,11 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlche
 from adapter.errors import StoreError
 from adapter.models import SyncRecord
 from adapter.store import schema as t
-from adapter.store.history import History, RunInfo, SyncFailure
-from adapter.store.outbox import Outbox, OutboxEvent
-from adapter.store.schema import utc, utc_or_none
+from adapter.store.history import History
+from adapter.store.outbox import Outbox
+from adapter.store.schema import utc
 
 SQLITE_BUSY_MS = 30_000
-__all__ = [
-    "OutboxEvent",
-    "RunInfo",
-    "Store",
-    "SyncFailure",
-    "record_from_row",
-    "store_error",
-    "utc",
-    "utc_or_none",
-]
 
 
 def engine_url(url: str) -> str:

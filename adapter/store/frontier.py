@@ -28,7 +28,8 @@ from adapter.models import Link, SitemapEntry
 from adapter.slotpickle import fast_pickle
 from adapter.store import schema as t
 from adapter.store import statements as pagesql
-from adapter.store.db import Store, utc_or_none
+from adapter.store.db import Store
+from adapter.store.schema import utc_or_none
 
 UPSERT_BATCH = 500
 ENDED = ("gone", "removed")  # a 404/410, or archived after missing from the sitemaps

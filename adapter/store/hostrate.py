@@ -37,22 +37,8 @@ from contextlib import contextmanager
 from adapter.store.claims import dead_local_owner
 from adapter.store.db import Store
 from adapter.store.hostrate_db import (
-    SQLITE_TABLES,
-    SQLITE_WAIT,
     ScheduleDb,
-    clear,
-    host_rate,
-    host_slots,
 )
-
-__all__ = [  # names this module had before the connection moved to hostrate_db
-    "SQLITE_TABLES",
-    "SQLITE_WAIT",
-    "StorePacer",
-    "clear",
-    "host_rate",
-    "host_slots",
-]
 
 RESERVE_SPAN = 0.05  # seconds of starts reserved at once at high rates
 SLOT_POLL = (0.005, 0.1)  # first and longest wait for a free concurrency slot

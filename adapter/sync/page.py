@@ -32,17 +32,7 @@ from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow, PageUpdate
 from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings
-from adapter.sync.write import commit_checked, commit_group
-
-__all__ = [  # the write side and the result types moved out; their callers import them here
-    "CheckedPage",
-    "PageOutcome",
-    "check_and_plan",
-    "commit_checked",
-    "commit_group",
-    "process_page",
-    "report_summary",
-]
+from adapter.sync.write import commit_checked
 
 log = logging.getLogger(__name__)
 GONE_STATUSES = (404, 410)

@@ -39,8 +39,9 @@ from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow, due_count
 from adapter.store.hostrate import StorePacer
 from adapter.sync.fetchers import ThreadFetchers, node_fetcher
-from adapter.sync.outcome import RunSummary
-from adapter.sync.page import CheckedPage, PageOutcome, check_and_plan, commit_group
+from adapter.sync.outcome import CheckedPage, PageOutcome, RunSummary
+from adapter.sync.page import check_and_plan
+from adapter.sync.write import commit_group
 
 log = logging.getLogger(__name__)
 
