@@ -4,7 +4,7 @@ Run: .venv/bin/python benchmarks/hostile.py [--parallel 12] [--only id,id]
 
 Starts the hostile fixture server (fixtures/hostile/), runs every case through
 real `adapter check-dataset`, `adapter discover` and `adapter sync` processes
-(the same runner as tests/test_hostile.py), and writes RELIABILITY.md: per
+(the same runner as tests/hostile/test_hostile.py), and writes RELIABILITY.md: per
 case, what the server does, the limit that stops it, the finding each command
 ended with, its wall time and its peak RSS. Wall times include the other
 cases running at the same time (`--parallel`); run with `--parallel 1` for
@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adapter.limits import documented  # noqa: E402
-from tests.hostile import (  # noqa: E402
+from tests.support.hostile import (  # noqa: E402
     COMMANDS,
     Run,
     cases,
@@ -87,7 +87,8 @@ def render(
     lines = [
         "# Reliability: the hostile corpus",
         "",
-        "Written by `benchmarks/hostile.py`; the same cases run in CI as `tests/test_hostile.py`.",
+        "Written by `benchmarks/hostile.py`; the same cases run in CI as "
+        "`tests/hostile/test_hostile.py`.",
         f"Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, "
         f"{os.cpu_count()} cores, Python {platform.python_version()}; "
         f"{len(selected)} cases x {len(COMMANDS)} commands as real `adapter` processes, "
@@ -96,8 +97,8 @@ def render(
         "have a CPU budget, which the machine's load does not change); "
         "peak RSS is each process's own (ru_maxrss).",
         "",
-        "Every case is served by `tests/fixture_server.py` (its mode or generator is named in "
-        "`fixtures/hostile/cases.json`); the case's small limits are passed as `ADAPTER_LIMITS` "
+        "Every case is served by `tests/support/fixture_server.py` (its mode or generator is named "
+        "in `fixtures/hostile/cases.json`); the case's small limits are passed as `ADAPTER_LIMITS` "
         "to check-dataset and discover and as the node's `limits:` to sync. Each sync runs into "
         "a copy of a SQLite store already holding the good site's records.",
         "",

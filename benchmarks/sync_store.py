@@ -34,7 +34,7 @@ from adapter.store import frontier as fr  # noqa: E402
 from adapter.store.db import Store  # noqa: E402
 from adapter.store.ledger import RecordDefaults, apply_candidates  # noqa: E402
 from adapter.sync.run import run_node  # noqa: E402
-from tests import stores  # noqa: E402
+from tests.support import stores  # noqa: E402
 
 SECTION = "## Sync store"
 NODE = "urn:node:BENCH"
@@ -91,8 +91,8 @@ def bench_commits(url: str, n: int) -> float:
 def bench_site(tmp: Path, pages: int) -> tuple[float, float]:
     """Whole sync of a generated site over local HTTP (SQLite), pages per second."""
     sys.path.insert(0, str(ROOT))
-    import tests.test_sync_kill as kill  # the same site generator, sized here
-    from tests.fixture_server import start_site, stop
+    import tests.sync.test_sync_kill as kill  # the same site generator, sized here
+    from tests.support.fixture_server import start_site, stop
 
     kill.PAGES = pages
     kill.build_site(tmp)

@@ -44,7 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import discovery, synthrepo  # noqa: E402
-from tests import stores  # noqa: E402
+from tests.support import stores  # noqa: E402
 
 ADAPTER = [sys.executable, "-m", "adapter"]
 

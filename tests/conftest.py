@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from tests.fixture_server import SiteServer, start_site, stop
+from tests.support.fixture_server import SiteServer, start_site, stop
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS
 from adapter.pipeline import CheckOptions, check_landing_page
-from tests.fixture_server import SiteServer
+from tests.support.fixture_server import SiteServer
 
 COVERED_AREAS = ("fetch/", "extract/", "normalize/", "dataone/")
 

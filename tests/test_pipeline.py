@@ -9,7 +9,7 @@ from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
 from adapter.models import DatasetReport, Link
 from adapter.pipeline import CheckOptions, check_landing_page
-from tests.fixture_server import SiteServer
+from tests.support.fixture_server import SiteServer
 
 Serve = Callable[[str], SiteServer]
 

@@ -19,7 +19,7 @@ from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import DatasetReport
 from adapter.pipeline import CheckOptions, check_landing_page
-from tests.fixture_server import SITES, SiteServer, start_site, stop
+from tests.support.fixture_server import SITES, SiteServer, start_site, stop
 
 FAST_FAIL = {"read_timeout": 0.5, "total_timeout": 1.5, "max_retries": 1}
 

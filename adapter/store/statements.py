@@ -3,7 +3,7 @@
 `adapter.store.ledger` (records, series, outbox, node clock) and `adapter.store.frontier`
 (`finish_page`, discovery's upserts) run these instead of building Core
 constructs per call. Each is the same SQL the per-call construct compiled to,
-with its values as named parameters; tests/test_pagesql.py holds the old
+with its values as named parameters; tests/store/test_pagesql.py holds the old
 per-call code as the reference.
 """
 

@@ -1,0 +1,1 @@
+"""Tests of the adapter command line, run as a user runs it."""

@@ -1,0 +1,205 @@
+"""`adapter check-dataset` and `adapter findings`: output, JSON schema and exit codes."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from adapter.cli import cli
+from adapter.findings import catalogue
+from tests.support.fixture_server import SiteServer
+
+Serve = Callable[[str], SiteServer]
+ADAPTER = Path(sys.executable).parent / "adapter"
+
+
+def invoke(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, list(args))
+    return result.exit_code, result.output
+
+
+def test_good_page_text(serve_site: Serve) -> None:
+    server = serve_site("page-good")
+    code, out = invoke("check-dataset", server.url("/dataset/1"))
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0] == f"HARVESTABLE  {server.url('/dataset/1')}"
+    assert "DOI            10.5066/f7vx0dmq" in out
+    assert f"{server.url('/files/1/zooplankton.csv')}  [text/csv]" in out
+    assert "dataone (what DataONE needs from the Dataset): ok" in out
+    assert "to fix:" not in out
+
+
+def test_bad_page_text_names_each_problem(serve_site: Serve) -> None:
+    server = serve_site("page-bad")
+    code, out = invoke("check-dataset", server.url("/dataset/doi-null.html"))
+    assert code == 1, out
+    assert out.startswith("NOT HARVESTABLE  ")
+    assert out.splitlines()[2] == "  to fix: dataone/identifier-empty"
+    assert "ERROR    dataone/identifier-empty" in out
+    assert "The identifier at $.identifier is 'doi:null'." in out
+    assert "WARNING  dataone/wrong-property" in out
+    assert "(Dataset, at $.distribution[0].contentURL)" in out
+    # the stages come in pipeline order
+    stages = [out.index(s) for s in ("fetch (", "extract (", "normalize (", "dataone (")]
+    assert stages == sorted(stages)
+
+
+def test_json_report_schema(serve_site: Serve) -> None:
+    server = serve_site("page-good")
+    code, out = invoke("check-dataset", "--json", server.url("/dataset/graph.html"))
+    assert code == 0, out
+    report = json.loads(out)
+    assert report["schema_version"] == 1
+    assert report["url"] == report["final_url"] == server.url("/dataset/graph.html")
+    assert report["harvestable"] is True
+    assert report["path"] == [server.url("/dataset/graph.html")]
+    [ds] = report["datasets"]
+    assert ds["doi"] == "10.6073/pasta/8a1b2c3d"
+    assert (ds["block"], ds["where"]) == (1, "block 1 $['@graph'][1]")  # beside a Person
+    assert ds["identifiers"] == ["https://doi.org/10.6073/PASTA/8A1B2C3D"]
+    assert ds["encoding"][0]["property"] == "subjectOf"
+    assert ds["encoding"][0]["encodingFormat"] == [
+        "application/xml",
+        "https://eml.ecoinformatics.org/eml-2.2.0",
+    ]
+    assert ds["distributions"][0]["contentUrl"] == server.url("/files/graph/fluxes.csv")
+    assert ds["distributions"][0]["encodingFormat"] == ["text/csv"]
+    assert isinstance(report["signposts"], list) and isinstance(report["findings"], list)
+    assert set(report["summary"]) == {"datasets", "errors", "warnings", "info"}
+    # exactly the documented keys (adapter/report.py), at every level
+    assert set(report) == {
+        "schema_version",
+        "url",
+        "final_url",
+        "status",
+        "not_modified",
+        "harvestable",
+        "path",
+        "summary",
+        "datasets",
+        "signposts",
+        "findings",
+    }
+    assert set(ds) == {
+        "id",
+        "name",
+        "block",
+        "where",
+        "doi",
+        "harvestable",
+        "identifiers",
+        "encoding",
+        "distributions",
+        "findings",
+    }
+    media = {"property", "contentUrl", "encodingFormat", "identifier", "dateModified", "where"}
+    assert all(set(m) == media for m in ds["encoding"] + ds["distributions"])
+    link = {"rel", "href", "type", "profile", "anchor", "source"}
+    assert all(set(s) == link for s in report["signposts"])
+
+
+def test_json_says_which_block_each_dataset_came_from(serve_site: Serve) -> None:
+    server = serve_site("page-bad")
+    _, out = invoke("check-dataset", "--json", server.url("/dataset/two.html"))
+    datasets = json.loads(out)["datasets"]
+    assert [(d["block"], d["where"]) for d in datasets] == [(1, "block 1 $"), (2, "block 2 $")]
+
+
+def test_json_says_a_dataset_came_from_the_linked_document(serve_site: Serve) -> None:
+    server = serve_site("page-good")
+    _, out = invoke("check-dataset", "--json", server.url("/dataset/linked.html"))
+    [ds] = json.loads(out)["datasets"]
+    assert ds["block"] == 1
+    assert ds["where"].startswith(f"document {server.origin}/") and ds["where"].endswith(" $")
+
+
+def test_json_findings_carry_code_severity_message_where_url(serve_site: Serve) -> None:
+    server = serve_site("page-bad")
+    code, out = invoke("check-dataset", "--json", server.url("/dataset/no-identifier.html"))
+    assert code == 1
+    report = json.loads(out)
+    assert report["harvestable"] is False
+    findings = report["datasets"][0]["findings"]
+    by_code = {f["code"]: f for f in findings}
+    assert by_code["dataone/identifier-missing"]["severity"] == "error"
+    assert by_code["dataone/identifier-missing"]["where"] == "$.identifier"
+    assert "10.6073/pasta/ice0001" in by_code["dataone/identifier-missing"]["message"]
+    assert all(set(f) == {"code", "severity", "message", "where", "url"} for f in findings)
+    assert report["summary"]["errors"] == sum(f["severity"] == "error" for f in findings)
+
+
+def test_gone_page_exits_1(serve_site: Serve) -> None:
+    server = serve_site("page-http")
+    code, out = invoke("check-dataset", server.url("/dataset/gone"))
+    assert code == 1
+    assert "ERROR    fetch/gone" in out
+    assert "extract (JSON-LD blocks in the page): not reached" in out
+
+
+def test_unreachable_page_exits_2() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    code, out = invoke("check-dataset", "--json", f"http://127.0.0.1:{port}/dataset/1")
+    assert code == 2
+    assert json.loads(out)["findings"][0]["code"] == "fetch/connection-failed"
+
+
+def test_usage_errors_exit_2() -> None:
+    assert invoke("check-dataset")[0] == 2
+    code, out = invoke("check-dataset", "ftp://repo.example/dataset/1")
+    assert code == 2 and "not an http(s) URL" in out
+
+
+def test_findings_lists_the_catalogue() -> None:
+    code, out = invoke("findings", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["code"] for r in rows] == [t.code for t in catalogue()]
+    assert {"dataone/identifier-not-doi", "fetch/gone"} <= {r["code"] for r in rows}
+    code, out = invoke("findings", "--markdown")
+    assert out.startswith("| code | severity | meaning |\n|---|---|---|\n")
+    assert "| `dataone/identifier-not-doi` | error |" in out
+    code, out = invoke("findings")
+    assert code == 0 and "dataone/several-dois" in out
+
+
+def test_real_process(serve_site: Serve) -> None:
+    good = serve_site("page-good").url("/dataset/1.html")
+    done = subprocess.run(
+        [str(ADAPTER), "check-dataset", "--json", good],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["datasets"][0]["doi"] == "10.5066/f7vx0dmq"
+    bad = serve_site("page-bad").url("/dataset/free-text.html")
+    done = subprocess.run(
+        [str(ADAPTER), "check-dataset", bad],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("NOT HARVESTABLE")
+    assert "dataone/identifier-not-doi" in done.stdout
+    assert done.stderr == ""
+
+
+def test_check_dataset_gets_the_landing_page_once(serve_site: Serve) -> None:
+    # resolve GETs an HTML page for its <link>s; the check reads that same response
+    server = serve_site("page-good")
+    code, _ = invoke("check-dataset", server.url("/dataset/graph.html"))
+    assert code == 0
+    gets = [e for e in server.log if e.method == "GET" and e.path == "/dataset/graph.html"]
+    assert len(gets) == 1

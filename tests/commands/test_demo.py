@@ -1,0 +1,145 @@
+"""`adapter demo`: the bundled repository served on 127.0.0.1 and synced, offline."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from adapter.cli import cli
+from adapter.commands.demo import DEMO_NODE, DEMO_PORT
+from adapter.demo.server import DemoServer, demo_site
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
+from adapter.store.db import Store
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_demo_site_is_package_data_and_serves_signposting() -> None:
+    assert (demo_site() / "robots.txt").is_file()
+    with DemoServer() as server, Fetcher(policy=AddressPolicy([server.origin])) as fetcher:
+        robots = fetcher.get(server.url("/robots.txt"))
+        assert f"Sitemap: {server.origin}/sitemap_index.xml" in robots.body.decode()
+        page = fetcher.get(server.url("/dataset/ocean-temperature-2019"))
+        assert page.status == 200 and 'rel="cite-as"' in ",".join(page.link_headers)
+        again = fetcher.get(server.url("/dataset/ocean-temperature-2019"), etag=page.etag)
+        assert again.status == 304
+        assert fetcher.get(server.url("/dataset/coastal-survey-1998")).status == 410
+        assert fetcher.get(server.url("/../pyproject.toml")).status == 404
+        signmap = fetcher.get(server.url("/sitemaps/datasets-1.xml")).body.decode()
+        assert '<rs:ln rel="cite-as"' in signmap and "demo.example" not in signmap
+
+
+def test_demo_syncs_the_bundled_repository(tmp_path: Path) -> None:
+    store_url = f"sqlite:///{tmp_path / 'demo.db'}"
+    result = CliRunner().invoke(cli, ["demo", "--store", store_url])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "pages seen 6, due 6, fetched 6" in out
+    assert "new objects 4" in out and "gone 1" in out
+    for code in ("dataone/identifier-not-doi", "extract/js-rendered"):
+        assert code in out
+    assert f"adapter queue list --store {store_url}" in out
+    assert f"adapter serve --store {store_url}" in out
+    store = Store.open(store_url, create=False)
+    total, records = store.list_objects(DEMO_NODE)
+    assert total == 4
+    series = sorted(r.series_id or "" for r in records)
+    assert series == [
+        "doi:10.5072/demo.glacier.mb",
+        "doi:10.5072/demo.ocean.2019",
+        "doi:10.5072/demo.ocean.2019#iso19139",
+        "doi:10.5072/demo.soil.carbon",
+    ]
+    again = CliRunner().invoke(cli, ["demo", "--store", store_url])
+    assert again.exit_code == 0 and "new objects 0" in again.output
+    assert store.count_records(DEMO_NODE) == 4
+
+
+def test_demo_runs_as_a_command_in_an_empty_directory(tmp_path: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    holder = socket.socket()
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # past TIME_WAIT of others
+    with contextlib.suppress(OSError):  # taken already: also fine, the demo falls back
+        holder.bind(("127.0.0.1", DEMO_PORT))
+        holder.listen()
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "adapter", "demo"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        holder.close()
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "demo-harvest.db").is_file()
+    assert f"127.0.0.1:{DEMO_PORT}/" not in proc.stdout  # the preferred port is taken
+    listed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "adapter",
+            "queue",
+            "list",
+            "--store",
+            "sqlite:///demo-harvest.db",
+            "--json",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert len([json.loads(x) for x in listed.stdout.splitlines()]) == 4
+
+
+def test_demo_serve_keeps_the_repository_up_for_check_dataset(tmp_path: Path) -> None:
+    """`adapter demo --serve`: after the sync the site stays up until SIGTERM (exit 0)."""
+    import re
+    import signal
+    import time
+
+    adapter_bin = Path(sys.executable).parent / "adapter"
+    proc = subprocess.Popen(
+        [str(adapter_bin), "demo", "--serve", "--store", f"sqlite:///{tmp_path / 'd.db'}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+    )
+    try:
+        assert proc.stdout is not None
+        lines: list[str] = []
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            line = proc.stdout.readline()
+            lines.append(line)
+            if "adapter check-dataset" in line:
+                break
+        url = re.search(r"check-dataset (\S+)", "".join(lines))
+        assert url, "".join(lines)
+        check = subprocess.run(
+            [str(adapter_bin), "check-dataset", "--json", url.group(1)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert check.returncode == 0, check.stdout + check.stderr
+        assert json.loads(check.stdout)["harvestable"] is True
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        rest, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0
+    assert "Stopped." in rest

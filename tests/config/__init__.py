@@ -1,0 +1,1 @@
+"""Tests of adapter.config: loading and validating node configuration."""

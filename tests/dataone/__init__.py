@@ -1,0 +1,1 @@
+"""Tests of adapter.dataone: requirements, records, canonical JSON."""

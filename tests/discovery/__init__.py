@@ -1,0 +1,1 @@
+"""Tests of adapter.discovery: robots.txt, sitemaps, the walk."""

@@ -1,0 +1,1 @@
+"""The hostile corpus: caps, owners, servers and stores that misbehave."""

@@ -1,0 +1,1 @@
+"""Tests of adapter.http: fetching, address policy, TLS, politeness, the watchdog."""

@@ -1,0 +1,1 @@
+"""Tests of adapter.jsonld: normalization and its fast paths."""

@@ -1,0 +1,1 @@
+"""Tests of adapter.page: extraction, JSON repair, the shared HTML tree."""

@@ -1,0 +1,1 @@
+"""Tests of adapter.service: the scheduler and daemon."""

@@ -1,0 +1,1 @@
+"""Tests of adapter.signposting: link readers, cross-checks, resolution, fixture sites."""

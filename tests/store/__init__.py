@@ -1,0 +1,1 @@
+"""Tests of adapter.store: schema, statements, opening stores."""

@@ -1,0 +1,220 @@
+"""The prepared page statements against the per-call Core code they replace, on both engines.
+
+The same random scripts of pages (new series, new versions, reverts, foreign DOIs,
+metadata copies, archived pages, claims kept and lost) run through `adapter.store.ledger`
++ `frontier.finish_page` on one store and through tests/support/ledger_reference.py (the
+old code) on another, under the same fake clock (which sometimes goes back);
+every table must end up identical. Errors keep SQLAlchemy's classes.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError, OperationalError
+
+from adapter.dataone.records import Candidate, dataset_candidate, metadata_candidate
+from adapter.errors import StoreError
+from adapter.models import SitemapEntry
+from adapter.store import claims, ledger
+from adapter.store import frontier as fr
+from adapter.store import schema as t
+from adapter.store import statements as pagesql
+from adapter.store.db import Store
+from adapter.store.ledger import RecordDefaults
+from tests.support import ledger_reference as ref
+from tests.support.stores import postgres_schema, sqlite_url
+
+NODE = "urn:node:PREP"
+DEFAULTS = RecordDefaults(NODE, "SHA-1", "http://orcid.org/0000-0002-1825-0097", "CN=rh")
+URLS = [f"https://r.example/{i}" for i in range(4)]
+GMD = "http://www.isotc211.org/2005/gmd"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def two_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Store, Store]]:
+    """Two fresh, empty stores on one engine: one for the new code, one for the reference."""
+    if request.param == "sqlite":
+        urls = [sqlite_url(tmp_path, "fast.db"), sqlite_url(tmp_path, "ref.db")]
+        pair = Store.open(urls[0]), Store.open(urls[1])
+        yield pair
+        for s in pair:
+            s.close()
+        return
+    base = request.getfixturevalue("postgres_url")
+    with postgres_schema(base) as a, postgres_schema(base) as b:
+        pair = Store.open(a), Store.open(b)
+        yield pair
+        for s in pair:
+            s.close()
+
+
+def fake_clock(seed: int) -> Callable[[], datetime]:
+    """Milliseconds that mostly move on by 0-2 ms, and now and then go back an hour."""
+    rnd = random.Random(seed)
+    now = [datetime(2025, 1, 1, tzinfo=UTC)]
+
+    def tick() -> datetime:
+        step = rnd.choice([0, 0, 1, 2, 2, -3_600_000]) if rnd.random() < 0.9 else 5
+        now[0] += timedelta(milliseconds=step)
+        return now[0]
+
+    return tick
+
+
+def script(seed: int, steps: int = 60) -> list[tuple[Any, ...]]:
+    """A random sequence of page writes, archives, bumps and finishes."""
+    rnd = random.Random(seed)
+    ops: list[tuple[Any, ...]] = []
+    for _ in range(steps):
+        kind = rnd.choice(["page", "page", "page", "gone", "bump", "finish", "finish", "claim"])
+        url = rnd.choice(URLS)
+        if kind == "page":
+            ops.append(("page", list(_candidates(rnd, url))))
+        elif kind == "bump":
+            ops.append(("bump", rnd.randrange(40), rnd.random() < 0.5, rnd.random() < 0.5))
+        elif kind == "finish":
+            ops.append(("finish", URLS.index(url), rnd.choice(["me", "other"]), _update(rnd)))
+        else:
+            ops.append((kind, url))
+    return ops
+
+
+def _candidates(rnd: random.Random, url: str) -> Iterator[Candidate]:
+    home = URLS.index(url) if rnd.random() < 0.85 else rnd.randrange(len(URLS))  # else: foreign
+    for doi in rnd.sample([f"10.5072/d{home}.{i}" for i in range(3)], rnd.choice([1, 1, 2])):
+        doc = {"@type": "Dataset", "name": f"v{rnd.randrange(3)}", "views": rnd.randrange(3)}
+        volatile = ("views",) if rnd.random() < 0.5 else ()
+        cand = dataset_candidate(doc, doi, url, volatile)
+        yield cand
+        if rnd.random() < 0.4:
+            body = f"<gmd:MD_Metadata v='{rnd.randrange(2)}' d='{doi}'/>".encode()
+            yield metadata_candidate(body, GMD, cand.series_id, url, url + ".xml")
+
+
+def _update(rnd: random.Random) -> fr.PageUpdate:
+    return fr.PageUpdate(
+        status=rnd.choice(["harvested", "unchanged", "not-modified", "error"]),
+        http_status=rnd.choice([None, 200, 304, 500]),
+        etag=rnd.choice([None, '"e1"']),
+        last_modified=rnd.choice([None, "Tue, 01 Jan 2025 00:00:00 GMT"]),
+        content_checksum=rnd.choice([None, "ab" * 32]),
+        report=rnd.choice([None, {"url": "x", "findings": [], "n": rnd.randrange(9)}]),
+        keep_validators=rnd.random() < 0.5,
+    )
+
+
+def play(store: Store, impl: Any, finish: Any, ops: list[tuple[Any, ...]]) -> list[Any]:
+    """Run the script on a store with one implementation; what each step returned."""
+    entries = [SitemapEntry(u, "https://r.example/s.xml") for u in URLS]
+    fr.upsert_entries(store, NODE, 1, entries)
+    rows = claims.claim_due(store, NODE, "me", batch=10, lease=timedelta(hours=1))
+    said: list[Any] = []
+    for op in ops:
+        with store.write() as conn:
+            if op[0] == "page":
+                said.append(impl.apply_candidates(conn, DEFAULTS, op[1]))
+            elif op[0] == "gone":
+                said.append(impl.archive_page(conn, NODE, op[1]))
+            elif op[0] == "bump":
+                found = conn.execute(select(t.records.c.pid).order_by(t.records.c.id))
+                pids = list(found.scalars()) or ["sha256:none"]
+                pid = pids[op[1] % len(pids)]
+                obsoleted_by = "sha256:" + "f" * 64 if op[2] else None
+                said.append(impl._bump(conn, NODE, pid, obsoleted_by=obsoleted_by, archived=op[3]))
+            elif op[0] == "finish":
+                said.append(finish(conn, rows[op[1]], op[2], op[3]))
+            else:  # claim every page again
+                conn.execute(update(t.frontier).values(claimed_by="me"))
+    return said
+
+
+def tables(store: Store) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row the page writes touch (the frontier's check time: only whether it is set)."""
+    out: dict[str, list[tuple[Any, ...]]] = {}
+    with store.read() as conn:
+        for table in (t.records, t.series, t.outbox, t.node_clock, t.frontier):
+            order = list(table.primary_key.columns)
+            rows = conn.execute(select(table).order_by(*order)).all()
+            out[table.name] = [tuple(_plain(k, v) for k, v in r._mapping.items()) for r in rows]
+    return out
+
+
+def _plain(key: str, value: Any) -> Any:
+    if key in ("last_checked_at", "lease_until"):  # times of the run, not of the writes
+        return value is not None
+    if isinstance(value, datetime):
+        return t.utc(value)
+    return bytes(value) if isinstance(value, memoryview) else value
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_page_writes_equal_the_per_call_core_code(
+    two_stores: tuple[Store, Store], seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fast, reference = two_stores
+    ops = script(seed)
+    monkeypatch.setattr(ledger, "_now_ms", fake_clock(seed))
+    got = play(fast, ledger, fr.finish_page, ops)
+    monkeypatch.setattr(ref, "_now_ms", fake_clock(seed))
+    want = play(reference, ref, ref.finish_page, ops)
+    assert got == want
+    assert tables(fast) == tables(reference)
+    kinds = {type(x).__name__ for x in got}
+    assert {"Applied", "bool", "list"} <= kinds
+    assert any(isinstance(x, ledger.Applied) and x.versions for x in got)  # the script is varied
+
+
+def test_statements_refuse_fixed_values(tmp_path: Path) -> None:
+    from adapter.store.prepared import Prepared
+
+    store = Store.open(sqlite_url(tmp_path))
+    bad = Prepared(lambda _: update(t.records).values(archived=True))
+    with store.write() as conn, pytest.raises(ValueError, match="every value by name"):
+        bad.rowcount(conn)
+    store.close()
+
+
+def test_errors_are_sqlalchemys_and_the_store_says_store_error(two_stores: Any) -> None:
+    store = two_stores[0]
+    cand = dataset_candidate({"@type": "Dataset"}, "10.5072/x", URLS[0])
+    with store.write() as conn:
+        ledger.apply_candidates(conn, DEFAULTS, [cand])
+    for write in (
+        lambda conn: pagesql.EVENT_INSERT.rowcount(
+            conn, node=None, event="x", pid="p", sid=None, stamp=None
+        ),  # NOT NULL
+        lambda conn: ledger._write_object(conn, DEFAULTS, cand, None, None, ledger.Applied()),
+    ):  # the second: the same PID again
+        with pytest.raises(StoreError), store.write() as conn:
+            with pytest.raises(IntegrityError):
+                write(conn)
+            raise IntegrityError("again", None, Exception("for Store.write"))
+    assert store.count_records(NODE) == 1
+
+
+@pytest.mark.postgres
+def test_a_lost_connection_is_invalidated_and_the_next_page_reconnects(
+    postgres_url: str, two_stores: Any
+) -> None:
+    store = two_stores[0]
+    if store.engine.dialect.name != "postgresql":
+        pytest.skip("PostgreSQL ends sessions; a SQLite file does not")
+    with pytest.raises(StoreError), store.write() as conn:
+        backend = conn.exec_driver_sql("SELECT pg_backend_pid()").scalar()
+        with psycopg.connect(postgres_url, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+        try:
+            pagesql.PID_EXISTS.first(conn, node=NODE, pid="sha256:x")
+        except OperationalError as exc:
+            assert exc.connection_invalidated and conn.invalidated
+            raise
+    with store.write() as conn:
+        assert pagesql.PID_EXISTS.first(conn, node=NODE, pid="sha256:x") is None

@@ -1,0 +1,396 @@
+"""The store on both engines: schema and migrations, records and their version chain,
+the outbox, runs, sync failures and the frontier. SQLite files in tmp_path and the
+real PostgreSQL (a fresh schema per test)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from sqlalchemy import inspect, text, update
+
+from adapter.dataone.records import dataset_candidate, metadata_candidate
+from adapter.errors import StoreError
+from adapter.models import Link, SitemapEntry
+from adapter.store import claims
+from adapter.store import frontier as fr
+from adapter.store import schema as t
+from adapter.store.db import Store
+from adapter.store.ledger import RecordDefaults, apply_candidates, archive_page, next_stamp
+from tests.support import stores
+from tests.support.stores import sqlite_url
+
+store_url = stores.store_url  # the fixture, over SQLite and PostgreSQL
+NODE = "urn:node:TEST"
+DEFAULTS = RecordDefaults(NODE, "MD5", "http://orcid.org/0000-0002-1825-0097", "CN=rh")
+
+
+@pytest.fixture
+def store(store_url: str) -> Iterator[Store]:
+    s = Store.open(store_url)
+    yield s
+    s.close()
+
+
+def dataset(n: int, name: str = "v1", url: str | None = None) -> object:
+    doc = {"@type": "Dataset", "name": name, "identifier": f"doi:10.5072/d{n}"}
+    return dataset_candidate(doc, f"10.5072/d{n}", url or f"https://r/{n}")
+
+
+def write(store: Store, *cands: object) -> object:
+    with store.write() as conn:
+        return apply_candidates(conn, DEFAULTS, list(cands))  # type: ignore[arg-type]
+
+
+# -- schema -------------------------------------------------------------------
+
+
+def test_open_creates_the_schema_once_and_checks_it(store_url: str) -> None:
+    with pytest.raises(StoreError, match="adapter db upgrade"):
+        Store.open(store_url, create=False)
+    s = Store.open(store_url)
+    assert s.version() == t.LATEST
+    assert s.upgrade() == []  # nothing left to apply
+    assert Store.open(store_url, create=False).version() == t.LATEST
+
+
+def test_migrations_run_only_the_missing_steps(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Store.open(store_url).close()
+
+    def add_note(conn: object) -> None:
+        conn.execute(text("ALTER TABLE runs ADD COLUMN note TEXT"))  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(t, "MIGRATIONS", [*t.MIGRATIONS, (t.LATEST + 1, "runs.note", add_note)])
+    monkeypatch.setattr(t, "LATEST", t.LATEST + 1)
+    with pytest.raises(StoreError, match="schema version"):
+        Store.open(store_url, create=False)
+    s = Store.open(store_url)
+    assert s.version() == t.LATEST
+    with s.read() as conn:
+        assert "note" in {c["name"] for c in inspect(conn).get_columns("runs")}
+    assert s.upgrade() == []
+
+
+def test_a_store_newer_than_the_adapter_is_refused(
+    store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    Store.open(store_url).close()
+    monkeypatch.setattr(t, "LATEST", 0)
+    monkeypatch.setattr(t, "MIGRATIONS", [])
+    with pytest.raises(StoreError, match="newer than this adapter"):
+        Store.open(store_url)
+
+
+def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
+    s = Store.open(sqlite_url(tmp_path))
+    with s.read() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+
+
+def test_bad_store_urls_are_store_errors(tmp_path: Path) -> None:
+    with pytest.raises(StoreError, match="not a store URL"):
+        Store.open("not a url")
+    with pytest.raises(StoreError, match="only sqlite"):
+        Store.open("mysql://u@h/db")
+
+
+# -- records --------------------------------------------------------------------
+
+
+def test_a_changed_dataset_is_a_new_version_that_obsoletes_the_head(store: Store) -> None:
+    v1, v2 = dataset(1, "v1"), dataset(1, "v2")
+    assert write(store, v1).created == [v1.pid]  # type: ignore[attr-defined]
+    assert write(store, v1).unchanged == [v1.series_id]  # type: ignore[attr-defined]
+    before = store.get_record(NODE, v1.pid)  # type: ignore[attr-defined]
+    assert write(store, v2).versions == [v2.pid]  # type: ignore[attr-defined]
+    old = store.get_record(NODE, v1.pid)  # type: ignore[attr-defined]
+    new = store.get_record(NODE, v2.pid, with_bytes=True)  # type: ignore[attr-defined]
+    assert before is not None and old is not None and new is not None
+    assert new.obsoletes == v1.pid and old.obsoleted_by == v2.pid  # type: ignore[attr-defined]
+    assert new.object_bytes == v2.object_bytes  # type: ignore[attr-defined]
+    assert old.series_id == new.series_id == "doi:10.5072/d1"
+    # the old record's sysmeta changed: a later stamp and serial version; immutables kept
+    assert old.date_modified > new.date_uploaded >= before.date_modified
+    assert old.serial_version == before.serial_version + 1
+    for name in (
+        "size",
+        "checksum",
+        "checksum_algorithm",
+        "submitter",
+        "obsoletes",
+        "date_uploaded",
+        "node_id",
+        "format_id",
+    ):
+        assert getattr(old, name) == getattr(before, name)
+    assert store.resolve_sid(NODE, "doi:10.5072/d1") == v2.pid  # type: ignore[attr-defined]
+    assert store.resolve_sid(NODE, "doi:10.5072/none") is None
+    assert [e.event for e in store.outbox(NODE)] == ["create", "update"]
+
+
+def test_the_same_doi_on_another_page_is_foreign_and_not_interleaved(store: Store) -> None:
+    write(store, dataset(1, "v1", "https://r/a"))
+    result = write(store, dataset(1, "other", "https://r/b"))
+    assert result.foreign == [("doi:10.5072/d1", "https://r/a")]  # type: ignore[attr-defined]
+    assert store.count_records(NODE) == 1
+
+
+def test_content_going_back_to_an_older_version_reuses_no_pid(store: Store) -> None:
+    a, b = dataset(1, "a"), dataset(1, "b")
+    write(store, a)
+    write(store, b)
+    assert write(store, a).reverted == ["doi:10.5072/d1"]  # type: ignore[attr-defined]
+    assert store.count_records(NODE) == 2
+    assert store.resolve_sid(NODE, "doi:10.5072/d1") == b.pid  # type: ignore[attr-defined]
+
+
+def test_archive_marks_the_head_and_is_one_way(store: Store) -> None:
+    v1, v2 = dataset(1, "v1"), dataset(1, "v2")
+    write(store, v1)
+    write(store, v2)
+    with store.write() as conn:
+        assert archive_page(conn, NODE, "https://r/1") == [v2.pid]  # type: ignore[attr-defined]
+    with store.write() as conn:
+        assert archive_page(conn, NODE, "https://r/1") == []
+    head = store.get_record(NODE, v2.pid)  # type: ignore[attr-defined]
+    assert head is not None and head.archived
+    old = store.get_record(NODE, v1.pid)  # type: ignore[attr-defined]
+    assert old is not None and not old.archived
+    assert [e.event for e in store.outbox(NODE)] == ["create", "update", "archive"]
+    assert store.count_records(NODE) == 2  # nothing deleted
+
+
+def test_metadata_copy_points_at_its_dataset(store: Store) -> None:
+    ds = dataset(1)
+    meta = metadata_candidate(
+        b"<gmd:MD_Metadata/>",
+        "http://www.isotc211.org/2005/gmd",
+        ds.series_id,
+        "https://r/1",
+        "https://r/1.xml",
+    )  # type: ignore[attr-defined]
+    write(store, ds, meta)
+    rec = store.get_record(NODE, meta.pid)
+    assert rec is not None and rec.describes_pid == ds.pid  # type: ignore[attr-defined]
+    assert rec.series_id == "doi:10.5072/d1#iso19139" and rec.media_type == "text/xml"
+    assert rec.source_url == "https://r/1.xml"
+
+
+def test_stamps_increase_strictly_even_when_the_clock_goes_back(store: Store) -> None:
+    future = datetime.now(UTC) + timedelta(hours=1)
+    with store.write() as conn:
+        next_stamp(conn, NODE)
+        conn.execute(
+            update(t.node_clock).where(t.node_clock.c.node_id == NODE).values(last_stamp=future)
+        )
+    with store.write() as conn:
+        a = next_stamp(conn, NODE)
+        b = next_stamp(conn, NODE)
+    assert a == future + timedelta(milliseconds=1) and b == a + timedelta(milliseconds=1)
+    with store.write() as conn:
+        other = next_stamp(conn, "urn:node:OTHER")
+    assert other < future  # per node
+
+
+def test_list_objects_filters_and_pages_stably(store: Store) -> None:
+    for n in range(7):
+        write(store, dataset(n))
+    write(store, dataset(3, "v2"))
+    total, page = store.list_objects(NODE)
+    assert total == 8
+    keys = [(r.date_modified, r.pid) for r in page]
+    assert keys == sorted(keys) and len(set(keys)) == 8
+    assert all(r.object_bytes is None for r in page)
+    pages = [store.list_objects(NODE, start=s, count=3)[1] for s in (0, 3, 6)]
+    assert [r.pid for p in pages for r in p] == [r.pid for r in page]
+    middle = page[3].date_modified
+    assert store.list_objects(NODE, from_date=middle)[0] == 5  # >=
+    assert store.list_objects(NODE, to_date=middle)[0] == 3  # <
+    naive = middle.replace(tzinfo=None)  # naive means UTC
+    assert store.list_objects(NODE, from_date=naive)[0] == 5
+    assert store.list_objects(NODE, identifier="doi:10.5072/d3")[0] == 2
+    assert store.list_objects(NODE, identifier=page[0].pid)[0] == 1
+    assert store.list_objects(NODE, format_id="science-on-schema.org/Dataset;ld+json")[0] == 8
+    assert store.list_objects(NODE, format_id="text/csv")[0] == 0
+    assert store.list_objects("urn:node:OTHER")[0] == 0
+    assert store.list_objects(NODE, count=0) == (8, [])
+
+
+def test_concurrent_page_writes_do_not_collide(store: Store) -> None:
+    errors: list[BaseException] = []
+
+    def worker(k: int) -> None:
+        try:
+            for n in range(5):
+                write(store, dataset(k * 100 + n))
+        except BaseException as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert errors == []
+    _, recs = store.list_objects(NODE)
+    stamps = [r.date_modified for r in recs]
+    assert len(recs) == 20 and len(set(stamps)) == 20  # strictly increasing per node
+
+
+# -- failures, runs, outbox -----------------------------------------------------------------
+
+
+def test_sync_failures_are_kept(store: Store) -> None:
+    xml = '<error name="SynchronizationFailed" errorCode="500" detailCode="5000"/>'
+    store.log_sync_failure(NODE, "sha256:ab", xml)
+    store.log_sync_failure(NODE, None, xml)
+    got = store.sync_failures(NODE)
+    assert [(f.pid, f.xml) for f in got] == [(None, xml), ("sha256:ab", xml)]
+    assert store.sync_failures("urn:node:OTHER") == []
+
+
+def test_run_history(store: Store) -> None:
+    first = store.start_run(NODE)
+    store.finish_run(first, "ok", {"pages_seen": 3})
+    second = store.start_run(NODE)
+    runs = store.runs(NODE)
+    assert [r.id for r in runs] == [second, first]
+    assert runs[0].status == "running" and runs[0].finished_at is None
+    assert runs[1].summary == {"pages_seen": 3} and runs[1].finished_at is not None
+    assert store.runs("urn:node:OTHER") == []
+    assert len(store.runs(limit=1)) == 1
+
+
+def test_outbox_is_ordered_and_acked(store: Store) -> None:
+    for n in range(3):
+        write(store, dataset(n))
+    events = store.outbox(NODE)
+    assert [e.seq for e in events] == sorted(e.seq for e in events)
+    assert store.ack(NODE, up_to_seq=events[0].seq) == 1
+    assert [e.seq for e in store.outbox(NODE)] == [e.seq for e in events[1:]]
+    assert len(store.outbox(NODE, pending_only=False)) == 3
+    assert store.ack(NODE) == 2
+    assert store.outbox(NODE) == []
+
+
+# -- frontier ------------------------------------------------------------------------------------
+
+
+def entry(n: int, lastmod: datetime | None = None) -> SitemapEntry:
+    link = Link(f"https://doi.org/10.5072/d{n}", "cite-as", f"https://r/{n}", "signmap")
+    return SitemapEntry(f"https://r/{n}", "https://r/sitemap.xml", lastmod, (link,))
+
+
+def finish_all(store: Store, owner: str) -> None:
+    rows = claims.claim_due(store, NODE, owner, batch=100, lease=timedelta(minutes=5))
+    with store.write() as conn:
+        for row in rows:
+            assert fr.finish_page(conn, row, owner, fr.PageUpdate("harvested", 200, etag='"e"'))
+
+
+def test_frontier_marks_new_moved_and_stale_pages_due(store: Store) -> None:
+    day = datetime(2024, 1, 1, tzinfo=UTC)
+    assert fr.upsert_entries(store, NODE, 1, [entry(1, day), entry(2, day), entry(1, day)]) == 2
+    rows = fr.frontier_rows(store, NODE)
+    assert rows[0].links[0].rel == "cite-as" and rows[0].lastmod == day
+    finish_all(store, "w1")
+    fr.upsert_entries(store, NODE, 2, [entry(1, day), entry(2, day + timedelta(days=1))])
+    due = claims.claim_due(store, NODE, "w1", batch=10, lease=timedelta(minutes=5))
+    assert [r.url for r in due] == ["https://r/2"]
+    assert due[0].etag == '"e"'
+    claims.release_claims(store, NODE, "w1")
+    assert fr.mark_stale_due(store, NODE, timedelta(hours=1)) == 0
+    assert fr.mark_stale_due(store, NODE, timedelta(seconds=0)) == 1  # page 1 now stale too
+
+
+def test_claims_exclude_each_other_until_the_lease_ends(store: Store) -> None:
+    fr.upsert_entries(store, NODE, 1, [entry(n) for n in range(5)])
+    a = claims.claim_due(store, NODE, "a", batch=3, lease=timedelta(minutes=5))
+    b = claims.claim_due(store, NODE, "b", batch=3, lease=timedelta(minutes=5))
+    assert len(a) == 3 and len(b) == 2 and not {r.id for r in a} & {r.id for r in b}
+    assert claims.claim_due(store, NODE, "c", batch=3, lease=timedelta(minutes=5)) == []
+    with store.write() as conn:  # a page finished by someone else's claim is not written
+        assert not fr.finish_page(conn, a[0], "b", fr.PageUpdate("harvested"))
+    claims.release_claims(store, NODE, "a")
+    assert len(claims.claim_due(store, NODE, "c", batch=5, lease=timedelta(seconds=-1))) == 3
+    expired = claims.claim_due(store, NODE, "e", batch=5, lease=timedelta(minutes=5))
+    assert len(expired) == 3  # c's leases had run out
+    assert claims.release_stale_claims(store, NODE) == 0
+
+
+def test_claims_of_a_dead_local_process_are_released(store: Store) -> None:
+    import subprocess
+    import sys
+
+    fr.upsert_entries(store, NODE, 1, [entry(1)])
+    proc = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = claims.owner_id().split(":")[0] + f":{proc.stdout.strip()}:9"
+    assert claims.claim_due(store, NODE, dead, batch=5, lease=timedelta(hours=1))
+    assert claims.claim_due(store, NODE, "other", batch=5, lease=timedelta(hours=1)) == []
+    assert claims.release_stale_claims(store, NODE) == 1
+    assert len(claims.claim_due(store, NODE, "other", batch=5, lease=timedelta(hours=1))) == 1
+
+
+def test_missing_pages_are_counted_per_complete_run(store: Store) -> None:
+    fr.upsert_entries(store, NODE, 1, [entry(1), entry(2)])
+    assert fr.count_missing(store, NODE, 1, threshold=2) == []
+    fr.upsert_entries(store, NODE, 2, [entry(1)])
+    assert fr.count_missing(store, NODE, 2, threshold=2) == []
+    fr.upsert_entries(store, NODE, 3, [entry(1)])
+    gone = fr.count_missing(store, NODE, 3, threshold=2)
+    assert [r.url for r in gone] == ["https://r/2"]
+    with store.write() as conn:
+        fr.mark_removed(conn, gone[0].id)
+    fr.upsert_entries(store, NODE, 4, [entry(1)])
+    assert fr.count_missing(store, NODE, 4, threshold=2) == []  # removed pages are done
+    finish_all(store, "w")
+    fr.upsert_entries(store, NODE, 5, [entry(1), entry(2)])  # it came back: look again
+    due = claims.claim_due(store, NODE, "w", batch=10, lease=timedelta(minutes=1))
+    assert [r.url for r in due] == ["https://r/2"] and due[0].missing_runs == 0
+
+
+def test_a_version_1_store_is_upgraded_in_place(store_url: str) -> None:
+    s = Store.open(store_url)
+    with s.write() as conn:  # make it look like a store written by schema version 1
+        conn.execute(text("ALTER TABLE runs DROP COLUMN owner"))
+        conn.execute(t.schema_version.delete())
+        conn.execute(
+            t.schema_version.insert().values(
+                version=1, description="v1", applied_at=datetime.now(UTC)
+            )
+        )
+    with pytest.raises(StoreError, match="schema version 1"):
+        Store.open(store_url, create=False)
+    assert Store.connect(store_url).upgrade() == list(range(2, t.LATEST + 1))
+    again = Store.open(store_url, create=False)
+    with again.read() as conn:
+        assert "owner" in {c["name"] for c in inspect(conn).get_columns("runs")}
+    assert again.start_run(NODE, "host:1") > 0
+
+
+def test_obsoleted_by_and_archived_change_only_one_way(store: Store) -> None:
+    from adapter.store.ledger import _bump
+
+    v1 = dataset(1)
+    write(store, v1)
+    pid = v1.pid  # type: ignore[attr-defined]
+    with store.write() as conn:
+        assert _bump(conn, NODE, pid, obsoleted_by="sha256:" + "a" * 64)
+        assert not _bump(conn, NODE, pid, obsoleted_by="sha256:" + "b" * 64)  # already set
+        assert _bump(conn, NODE, pid, archived=True)
+        assert not _bump(conn, NODE, pid, archived=True)
+        assert not _bump(conn, NODE, pid)
+    rec = store.get_record(NODE, pid)
+    assert rec is not None and rec.obsoleted_by == "sha256:" + "a" * 64 and rec.archived
+    assert rec.serial_version == 3  # created at 1, two real changes

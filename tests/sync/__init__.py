@@ -1,0 +1,1 @@
+"""Tests of adapter.sync: runs, workers, process pools, kills, grouped commits."""

@@ -1,0 +1,215 @@
+"""Scale-out workers over real HTTP: claims, leases, kills, clean stops, enqueue-only syncs.
+
+The big case runs four `adapter worker` processes on the real PostgreSQL over
+a 2,000-page synthetic repository and kills one of them (SIGKILL) while it
+holds claims: every page must end up processed exactly once in the records
+and the outbox, the dead worker's pages finished by the others.
+"""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from sqlalchemy import func, select, update
+
+from adapter.commands.worker import worker
+from adapter.config.load import load_config
+from adapter.store import schema as t
+from adapter.store.db import Store
+from adapter.store.frontier import frontier_rows
+from adapter.sync.run import run_node
+from benchmarks import synthrepo
+from tests.support import stores
+from tests.support.fixture_server import SiteServer, start_site, stop
+from tests.support.workersite import NODE_ID, adapter_process, fixture_site, write_config
+
+PAGES = 40
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Iterator[SiteServer]:
+    fixture_site(tmp_path / "sites", "workers", PAGES)
+    servers = start_site("workers", tmp_path / "sites")
+    yield servers[0]
+    stop(servers)
+
+
+def config(tmp_path: Path, store_url: str, server: SiteServer, rate: float = 500) -> Path:
+    return write_config(
+        tmp_path / "node.yaml", store_url, server.url("/robots.txt"), rate=rate, concurrency=4
+    )
+
+
+def page_requests(server: SiteServer) -> list[str]:
+    return [r.path for r in server.log if r.path.startswith("/dataset/")]
+
+
+def check_each_page_once(store: Store, pages: int) -> None:
+    """Every page harvested, unclaimed, not due; one record and one create event per page."""
+    rows = frontier_rows(store, NODE_ID)
+    assert len(rows) == pages
+    assert {r.last_status for r in rows} == {"harvested"}
+    with store.read() as conn:
+        f, r, o = t.frontier, t.records, t.outbox
+        assert conn.execute(select(func.count()).where(f.c.due.is_(True))).scalar() == 0
+        assert conn.execute(select(func.count()).where(f.c.claimed_by.is_not(None))).scalar() == 0
+        urls = conn.execute(select(r.c.source_url)).scalars().all()
+        creates = conn.execute(select(o.c.pid).where(o.c.event == "create")).scalars().all()
+    assert len(urls) == pages and len(set(urls)) == pages
+    assert len(creates) == pages and len(set(creates)) == pages
+
+
+def test_enqueue_only_discovers_and_marks_due_without_fetching_pages(
+    tmp_path: Path, site: SiteServer
+) -> None:
+    cfg = load_config(config(tmp_path, stores.sqlite_url(tmp_path), site))
+    summary = run_node(cfg, cfg.nodes[0], enqueue_only=True)
+    assert (summary.status, summary.pages_seen, summary.due, summary.fetched) == (
+        "ok",
+        PAGES,
+        PAGES,
+        0,
+    )
+    assert page_requests(site) == []
+    store = Store.open(cfg.store_url)
+    assert all(r.last_status is None for r in frontier_rows(store, NODE_ID))
+    assert store.count_records(NODE_ID) == 0
+    store.close()
+
+
+def test_worker_command_processes_what_enqueue_only_left(tmp_path: Path, site: SiteServer) -> None:
+    path = config(tmp_path, stores.sqlite_url(tmp_path), site)
+    cfg = load_config(path)
+    run_node(cfg, cfg.nodes[0], enqueue_only=True)
+    result = CliRunner().invoke(
+        worker, ["--config", str(path), "--until-idle", "--batch", "7", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert '"new_objects": 40' in result.output and '"status": "ok"' in result.output
+    assert sorted(page_requests(site)) == sorted(f"/dataset/{i}" for i in range(PAGES))
+    store = Store.open(cfg.store_url)
+    check_each_page_once(store, PAGES)
+    store.close()
+
+
+def test_expired_lease_of_another_machine_is_taken_over(tmp_path: Path, site: SiteServer) -> None:
+    cfg = load_config(config(tmp_path, stores.sqlite_url(tmp_path), site))
+    run_node(cfg, cfg.nodes[0], enqueue_only=True)
+    store = Store.open(cfg.store_url)
+    now = datetime.now(UTC)
+    f = t.frontier
+    with store.write() as conn:  # a worker on another host died holding claims
+        conn.execute(
+            update(f)
+            .where(f.c.id <= 10)
+            .values(claimed_by="elsewhere:4242:worker", lease_until=now - timedelta(seconds=1))
+        )
+        conn.execute(  # and another one's lease runs out two seconds from now
+            update(f)
+            .where(f.c.id > 10, f.c.id <= 15)
+            .values(claimed_by="elsewhere:4343:worker", lease_until=now + timedelta(seconds=2))
+        )
+    result = CliRunner().invoke(
+        worker, ["--config", str(tmp_path / "node.yaml"), "--until-idle", "--poll-seconds", "0.2"]
+    )
+    assert result.exit_code == 0, result.output
+    check_each_page_once(store, PAGES)
+    store.close()
+
+
+def test_sync_in_two_processes_processes_each_page_once(tmp_path: Path, site: SiteServer) -> None:
+    cfg = load_config(config(tmp_path, stores.sqlite_url(tmp_path), site))
+    summary = run_node(cfg, cfg.nodes[0], processes=2)
+    assert summary.status == "ok"
+    assert (summary.fetched, summary.new_objects, summary.errors) == (PAGES, PAGES, 0)
+    assert sorted(page_requests(site)) == sorted(f"/dataset/{i}" for i in range(PAGES))
+    store = Store.open(cfg.store_url)
+    check_each_page_once(store, PAGES)
+    again = run_node(cfg, cfg.nodes[0], processes=2)  # nothing changed, nothing due
+    assert (again.due, again.fetched, again.new_objects) == (0, 0, 0)
+    store.close()
+
+
+@pytest.mark.slow
+def test_sigterm_stops_a_worker_after_the_pages_in_flight(tmp_path: Path, site: SiteServer) -> None:
+    path = config(tmp_path, stores.sqlite_url(tmp_path), site, rate=8)
+    cfg = load_config(path)
+    run_node(cfg, cfg.nodes[0], enqueue_only=True)
+    proc = adapter_process("worker", "--config", str(path), cwd=tmp_path)
+    store = Store.open(cfg.store_url)
+    deadline = time.monotonic() + 60
+    while store.count_records(NODE_ID) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err.decode()
+    assert b"worker interrupted" in out
+    rows = frontier_rows(store, NODE_ID)
+    done = [r for r in rows if r.last_status == "harvested"]
+    assert 3 <= len(done) < PAGES, "the stop must land mid-run"
+    assert store.count_records(NODE_ID) == len(done)  # nothing half-written
+    with store.read() as conn:  # nothing left claimed: another worker can take the rest
+        claimed = select(func.count()).where(t.frontier.c.claimed_by.is_not(None))
+        assert conn.execute(claimed).scalar() == 0
+    store.close()
+
+
+@pytest.mark.slow
+def test_four_workers_on_postgresql_one_killed_every_page_once(
+    tmp_path: Path, postgres_url: str
+) -> None:
+    pages = 2000
+    port = synthrepo.free_port()
+    # nginx's workers run as nobody: the tree must be readable outside pytest's private tmp
+    root = Path(tempfile.mkdtemp(prefix="adapter-synth-"))
+    root.chmod(0o755)
+    synthrepo.generate(root, pages, f"http://127.0.0.1:{port}")
+    served = synthrepo.serve(root, port)
+    try:
+        with stores.postgres_schema(postgres_url) as url:
+            _four_workers(tmp_path, url, f"http://127.0.0.1:{port}/robots.txt", pages)
+    finally:
+        served.stop()  # type: ignore[operator]
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _four_workers(tmp_path: Path, url: str, robots: str, pages: int) -> None:
+    path = write_config(tmp_path / "node.yaml", url, robots, rate=2000, concurrency=8)
+    cfg = load_config(path)
+    assert run_node(cfg, cfg.nodes[0], enqueue_only=True).due == pages
+    args = ("worker", "--config", str(path), "--until-idle", "--lease-seconds", "5")
+    procs = [adapter_process(*args, "--poll-seconds", "0.5", cwd=tmp_path) for _ in range(4)]
+    victim = procs[0]
+    store = Store.open(url)
+    f = t.frontier
+    held: list[int] = []
+    deadline = time.monotonic() + 60
+    while not held and time.monotonic() < deadline and victim.poll() is None:
+        if store.count_records(NODE_ID) >= 200:
+            with store.read() as conn:
+                held = list(
+                    conn.execute(
+                        select(f.c.id).where(f.c.claimed_by.like(f"%:{victim.pid}:worker"))
+                    ).scalars()
+                )
+        if not held:
+            time.sleep(0.02)
+    victim.send_signal(signal.SIGKILL)
+    victim.wait(10)
+    assert held, "the kill must land while the worker holds claims"
+    for proc in procs[1:]:
+        _out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()[-2000:]
+    check_each_page_once(store, pages)
+    with store.read() as conn:  # the victim's pages were finished by the others
+        statuses = conn.execute(select(f.c.last_status).where(f.c.id.in_(held))).scalars()
+        assert set(statuses) == {"harvested"}
+    store.close()
