@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Literal
 
-from adapter.findings import Finding
+from adapter.findings import Finding, has_errors
 from adapter.slotpickle import fast_pickle
 
 LinkSource = Literal["header", "html", "linkset", "signmap"]
@@ -100,8 +100,6 @@ class DatasetResult:
 
     @property
     def harvestable(self) -> bool:
-        from adapter.findings import has_errors
-
         return not has_errors(self.findings)
 
 
@@ -122,8 +120,6 @@ class DatasetReport:
     @property
     def harvestable(self) -> bool:
         """Page-level errors block everything; otherwise any clean Dataset is harvestable."""
-        from adapter.findings import has_errors
-
         if has_errors(self.findings):
             return False
         return any(d.harvestable for d in self.datasets)

@@ -88,7 +88,9 @@ def _import_job(spec: str) -> Any:
 @click.option("--job", "job_spec", default=None, hidden=True, help="module:function (tests).")
 def schedule(config_path: Path, log_format: str | None, run_now: bool, job_spec: str | None) -> int:
     """Keep every node in sync on its schedule until SIGTERM or SIGINT (SIGHUP reloads)."""
-    from adapter.service.daemon import run_scheduler
+    from adapter.service.daemon import (
+        run_scheduler,  # lazy: every command module loads for `adapter --help`
+    )
 
     job = _import_job(job_spec) if job_spec else None
     options: dict[str, Any] = {"job": job} if job is not None else {}
@@ -117,7 +119,7 @@ def status(config_path: Path, as_json: bool) -> int:
 
 def _last_runs(loaded: AdapterConfig) -> dict[str, Any]:
     """The newest run of each node from the store; none when the store does not exist yet."""
-    from adapter.store.db import Store
+    from adapter.store.db import Store  # lazy: every command module loads for `adapter --help`
 
     if loaded.store_url.startswith("sqlite:///"):
         database = loaded.store_url.removeprefix("sqlite:///")

@@ -16,6 +16,7 @@ import click
 
 from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig
+from adapter.demo.server import DemoServer
 
 DEMO_STORE = "sqlite:///demo-harvest.db"
 DEMO_NODE = "urn:node:DEMO"
@@ -23,8 +24,6 @@ DEMO_PORT = 8737
 
 
 def _server() -> object:
-    from adapter.demo.server import DemoServer
-
     try:
         return DemoServer(port=DEMO_PORT)
     except OSError:  # in use: any free port
@@ -41,8 +40,7 @@ def _server() -> object:
 )
 def demo(store_url: str, serve: bool) -> None:
     """Sync the bundled demo repository into a local store and show where to look next."""
-    from adapter.demo.server import DemoServer
-    from adapter.sync.run import run_node
+    from adapter.sync.run import run_node  # lazy: every command module loads for `adapter --help`
 
     server = _server()
     assert isinstance(server, DemoServer)
@@ -72,8 +70,6 @@ def demo(store_url: str, serve: bool) -> None:
 
 def _serve_until_stopped(server: object) -> None:
     """Block until SIGINT/SIGTERM; the `with` block around us stops the server."""
-    from adapter.demo.server import DemoServer
-
     assert isinstance(server, DemoServer)
     stopped = threading.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -88,7 +84,7 @@ def _serve_until_stopped(server: object) -> None:
 
 
 def _look_next(store_url: str) -> None:
-    from adapter.store.db import Store
+    from adapter.store.db import Store  # lazy: every command module loads for `adapter --help`
 
     store = Store.open(store_url, create=False)
     try:

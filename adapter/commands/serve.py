@@ -20,8 +20,9 @@ from adapter.api.app import MemberNodeApp
 from adapter.api.call import MemberNode
 from adapter.api.schedule import from_settings
 from adapter.api.xml import NodeInfo
+from adapter.config.load import load_config, quick_node
 from adapter.config.settings import NodeSettings
-from adapter.errors import ConfigError
+from adapter.errors import ConfigError, StoreError
 from adapter.service.logsetup import LogFormat, configure
 
 log = logging.getLogger(__name__)
@@ -38,7 +39,9 @@ def member_node(settings: NodeSettings, public_url: str | None = None) -> Member
     server sits behind a proxy), else the node's `dataone.base_url`, else it
     is taken from each request's Host header.
     """
-    from adapter.api.sysmeta import sysmeta_xml
+    from adapter.api.sysmeta import (
+        sysmeta_xml,  # lazy: every command module loads for `adapter --help`
+    )
 
     base_url = settings.dataone.base_url
     if public_url:
@@ -74,8 +77,6 @@ def serve_settings(
     config_path: str | None, store_url: str | None, node_ids: tuple[str, ...]
 ) -> ServeSettings:
     """The store and nodes to serve, from a configuration file or `--store` and `--node-id`."""
-    from adapter.config.load import load_config, quick_node
-
     if config_path:
         config = load_config(config_path)
         nodes = list(config.nodes)
@@ -90,7 +91,7 @@ def serve_settings(
     if not store_url:
         raise click.UsageError("give --config FILE, or --store URL (with --node-id ID)")
     if not node_ids:
-        from adapter.store.db import Store
+        from adapter.store.db import Store  # lazy: every command module loads for `adapter --help`
 
         store = Store.open(store_url, create=False)
         try:
@@ -132,7 +133,7 @@ def serve(
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
     import waitress
 
-    from adapter.store.db import Store
+    from adapter.store.db import Store  # lazy: every command module loads for `adapter --help`
 
     chosen = serve_settings(config_path, store_url, node_ids)
     url, settings = chosen.store_url, chosen.nodes
@@ -174,8 +175,6 @@ def serve(
 
 def _require_existing_file(url: str) -> None:
     """Serving only reads: a SQLite file that is not there is an error, not a new empty store."""
-    from adapter.errors import StoreError
-
     if url.startswith("sqlite:///") and ":memory:" not in url:
         path = Path(url.removeprefix("sqlite:///").split("?", 1)[0])
         if not path.is_file():

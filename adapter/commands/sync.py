@@ -135,7 +135,7 @@ def sync(
     With --config, ARGS name the nodes to run (all when none). Without it, ARGS is one
     URL (a repository entry page, robots.txt or sitemap) synced as NODE_ID.
     """
-    from adapter.sync.run import run_node
+    from adapter.sync.run import run_node  # lazy: every command module loads for `adapter --help`
 
     if config_path:
         tgt = target(config_path, store_url)
@@ -220,7 +220,9 @@ def runs(
 
 def _show_sync_failures(store: Store, node_ids: list[str], shown: int = 5) -> None:
     """What DataONE's coordinating node reported through POST /error, newest first."""
-    from adapter.api.syncfailed import parse_report
+    from adapter.api.syncfailed import (
+        parse_report,  # lazy: every command module loads for `adapter --help`
+    )
 
     for node_id in node_ids:
         failures = store.sync_failures(node_id, limit=shown)

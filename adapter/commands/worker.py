@@ -77,7 +77,10 @@ def worker(
     as_json: bool,
 ) -> None:
     """Claim and process the due pages of NODEs (all configured nodes when none)."""
-    from adapter.sync.worker import WorkOptions, work
+    from adapter.sync.worker import (  # lazy: every command module loads for `adapter --help`
+        WorkOptions,
+        work,
+    )
 
     if (
         batch < 1

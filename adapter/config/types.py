@@ -8,12 +8,17 @@ builds the configuration models from them.
 from __future__ import annotations
 
 import re
+from difflib import get_close_matches
 from functools import cache
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, Field
+
+from adapter.config.crontab import cron_trigger
+from adapter.dataone.requirements import REQUIREMENTS
+from adapter.findings import catalogue
 
 NODE_ID = re.compile(r"^urn:node:[A-Za-z0-9][A-Za-z0-9_.-]*$")
 CHECK_NAME = re.compile(r"^[a-z0-9][a-z0-9-]*(/[a-z0-9][a-z0-9-]*)*$")
@@ -54,10 +59,6 @@ def _host(value: str) -> str:
 
 def _check_name(value: str) -> str:
     """A name in dataone.REQUIREMENTS, or a finding code (or prefix) with a slash."""
-    from difflib import get_close_matches
-
-    from adapter.dataone.requirements import REQUIREMENTS
-
     example = f"{', '.join(sorted(REQUIREMENTS))}, or a finding code such as 'signposting/cite-as'"
     if not CHECK_NAME.fullmatch(value):
         raise ValueError(f"{value!r} is not a check name (one of {example})")
@@ -72,8 +73,6 @@ def _check_name(value: str) -> str:
 
 @cache
 def _finding_codes() -> tuple[str, ...]:
-    from adapter.findings import catalogue
-
     return tuple(t.code for t in catalogue())
 
 
@@ -84,8 +83,6 @@ def non_empty(value: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _crontab(value: str) -> str:
-    from adapter.config.crontab import cron_trigger
-
     try:
         cron_trigger(value)
     except ValueError as exc:
