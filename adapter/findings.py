@@ -9,9 +9,11 @@ run goes on.
 from __future__ import annotations
 
 import importlib
+import pkgutil
 from dataclasses import dataclass
 from enum import StrEnum
 
+import adapter
 from adapter.slotpickle import fast_pickle
 
 
@@ -61,42 +63,16 @@ class FindingType:
         return Finding(self.code, self.severity, message or self.explanation, url, where)
 
 
-# Modules that declare finding types; imported by catalogue() so the list is complete.
-_DECLARING_MODULES = (
-    "adapter.http.fetcher",
-    "adapter.discovery.robots",
-    "adapter.discovery.sitemap",
-    "adapter.discovery.walk",
-    "adapter.discovery.findings",
-    "adapter.page.extract",
-    "adapter.jsonld.normalize",
-    "adapter.dataone.requirements",
-    "adapter.signposting.links",
-    "adapter.signposting.stage",
-    "adapter.signposting.linkheader",
-    "adapter.signposting.htmllinks",
-    "adapter.signposting.linkset",
-    "adapter.signposting.sources",
-    "adapter.signposting.crosscheck",
-    "adapter.signposting.relations",
-    "adapter.signposting.resources",
-    "adapter.signposting.follow",
-    "adapter.signposting.resolve",
-    "adapter.signposting.proposal",
-    "adapter.pipeline",
-    "adapter.sync.run",
-    "adapter.dataone.records",
-)
-
-
 def catalogue() -> list[FindingType]:
-    """Every declared finding type, sorted by code."""
-    for name in _DECLARING_MODULES:
-        try:
-            importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:  # a real import error inside the module
-                raise
+    """Every declared finding type, sorted by code.
+
+    Types register themselves when their module is imported, so every module
+    of the package is imported first: a new module's codes are listed without
+    being named anywhere (`__main__` is skipped, since importing it runs the CLI).
+    """
+    for module in pkgutil.walk_packages(adapter.__path__, "adapter."):
+        if not module.name.endswith(".__main__"):
+            importlib.import_module(module.name)
     return sorted(_REGISTRY.values(), key=lambda t: t.code)
 
 

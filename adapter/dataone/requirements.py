@@ -25,11 +25,21 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapter.dataone.mediaobjects import distribution_refs, encoding_refs
+from adapter.dataone.mediaobjects import (
+    DISTRIBUTION_INCOMPLETE,
+    DISTRIBUTION_MISSING,
+    ENCODING_FORMAT_UNKNOWN,
+    ENCODING_INCOMPLETE,
+    ENCODING_MISSING,
+    distribution_refs,
+    encoding_refs,
+)
 from adapter.doi import is_placeholder, normalize_doi
 from adapter.findings import Finding, FindingType, Severity
 from adapter.jsonld.framed import first_literal, literal, node_id, values
 from adapter.models import MediaObjectRef
+from adapter.signposting.crosscheck import ABSENT, CITE_AS_MISSING, CITE_AS_SEVERAL
+from adapter.signposting.relations import CITE_AS_DOI_ONLY, CITE_AS_MISMATCH
 
 IDENTIFIER_MISSING = FindingType(
     "dataone/identifier-missing",
@@ -90,21 +100,20 @@ REQUIRED_FAILED = FindingType(
 
 # requirement name -> finding codes (or code prefixes) it makes blocking
 REQUIREMENTS: dict[str, tuple[str, ...]] = {
-    "encoding": (
-        "dataone/encoding-missing",
-        "dataone/encoding-incomplete",
-        "dataone/encoding-format-unknown",
-    ),
-    "distribution": ("dataone/distribution-missing", "dataone/distribution-incomplete"),
-    "date-modified": ("dataone/date-modified-missing",),
-    "id": ("dataone/id-missing",),
-    "signposting/cite-as": (
-        "signposting/absent",
-        "signposting/cite-as-missing",
-        "signposting/cite-as-mismatch",
-        "signposting/cite-as-several",
-        "signposting/cite-as-doi-only",
-    ),
+    name: tuple(t.code for t in types)
+    for name, types in {
+        "encoding": (ENCODING_MISSING, ENCODING_INCOMPLETE, ENCODING_FORMAT_UNKNOWN),
+        "distribution": (DISTRIBUTION_MISSING, DISTRIBUTION_INCOMPLETE),
+        "date-modified": (DATE_MODIFIED_MISSING,),
+        "id": (ID_MISSING,),
+        "signposting/cite-as": (
+            ABSENT,
+            CITE_AS_MISSING,
+            CITE_AS_MISMATCH,
+            CITE_AS_SEVERAL,
+            CITE_AS_DOI_ONLY,
+        ),
+    }.items()
 }
 
 

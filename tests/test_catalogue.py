@@ -1,0 +1,43 @@
+"""The finding catalogue lists every code declared anywhere in the package.
+
+Types register on import, and `catalogue()` imports every module by walking
+the package; a fresh interpreter (nothing imported beforehand by other tests)
+must still list every `FindingType(...)` that the source declares.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def declared_in_source() -> set[str]:
+    codes: set[str] = set()
+    for path in (ROOT / "adapter").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id == "FindingType"
+                and node.args
+                and isinstance(node.args[0], ast.Constant)
+            ):
+                codes.add(node.args[0].value)
+    return codes
+
+
+def test_a_fresh_catalogue_lists_every_declared_code() -> None:
+    script = "import json; from adapter.findings import catalogue; "
+    script += "print(json.dumps([t.code for t in catalogue()]))"
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120
+    )
+    listed = set(json.loads(out.stdout))
+    declared = declared_in_source()
+    assert len(declared) > 100
+    assert declared == listed
