@@ -19,7 +19,7 @@ from adapter.errors import AdapterError
 
 # verb -> "module:attribute" of a click command
 COMMANDS: dict[str, str] = {
-    "check-dataset": "adapter.commands.check:check_dataset",
+    "check-dataset": "adapter.commands.check:check_dataset_command",
     "findings": "adapter.commands.check:findings",
     "discover": "adapter.commands.discover:discover",
     "sync": "adapter.commands.sync:sync",

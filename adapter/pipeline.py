@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
-from adapter.dataone.requirements import check_dataset, enforce_required
+from adapter.dataone.requirements import check_requirements, enforce_required
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity, has_errors
 from adapter.http import findings as fetch_findings
@@ -209,7 +209,7 @@ def _moot(finding: Finding) -> bool:
 
 
 def _check(found: NormalizedDataset, page: str) -> DatasetResult:
-    checked = check_dataset(found.framed, page)
+    checked = check_requirements(found.framed, page)
     return DatasetResult(
         id=found.id,
         doi=checked.doi,

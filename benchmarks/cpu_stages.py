@@ -62,7 +62,7 @@ def main(config: str, pages: int) -> dict[str, Any]:
     timed(normalize, "_frame", "normalize: frame (fast path, else pyld)")
     timed(jsonld.JsonLdProcessor, "_frame", "normalize: pyld frame (fast path declined)")
     timed(normalize, "normalize", "normalize (all)")
-    timed(pipeline, "check_dataset", "DataONE checks")
+    timed(pipeline, "check_requirements", "DataONE checks")
     timed(harvest, "_plan", "records: canonical JSON, checksums")
     timed(harvest, "commit_checked", "store: one transaction per page")
     cfg = load_config(config)

@@ -33,7 +33,7 @@ _UNREACHABLE = frozenset({"fetch/connection-failed", "fetch/timeout"})
     "--json", "as_json", is_flag=True, help="Print the report as JSON (schema_version 1)."
 )
 @click.option("--follow", is_flag=True, help="Also visit the signposting targets (bounded).")
-def check_dataset(url: str, as_json: bool, follow: bool) -> None:
+def check_dataset_command(url: str, as_json: bool, follow: bool) -> None:
     """Check whether DataONE can harvest the Dataset on the landing page URL.
 
     URL may also be a DOI (doi:10.x/y, https://doi.org/...) or the URL of a file or

@@ -1,8 +1,8 @@
 """`adapter queue list|show|export|ack`: the outbox, for a consumer outside the adapter.
 
 Every create, new version and archive is an event with a sequence number, in
-the order the store made them. A consumer reads pending events (`list` or
-`export`, one JSON object per line with `--json`), acts on them, and
+the order the store made them. A consumer reads pending events (`list`, or one
+JSON object per line from `list --json` or `export`), acts on them, and
 acknowledges them (`ack --up-to SEQ`) so they are not offered again.
 """
 
@@ -148,14 +148,12 @@ def show(
 @store_options
 @click.option("--node", help="Only this node (id).")
 @click.option("--all", "include_acked", is_flag=True, help="Include acknowledged events.")
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per line (the default).")
 @click.option("-o", "--output", type=click.File("w"), default="-", help="File (default stdout).")
 def export(
     config_path: str | None,
     store_url: str | None,
     node: str | None,
     include_acked: bool,
-    as_json: bool,
     output: Any,
 ) -> None:
     """Every pending event with its record, one JSON object per line."""

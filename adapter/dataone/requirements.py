@@ -128,7 +128,7 @@ class DataoneCheck:
     findings: list[Finding] = field(default_factory=list)
 
 
-def check_dataset(dataset: Mapping[str, Any], url: str) -> DataoneCheck:
+def check_requirements(dataset: Mapping[str, Any], url: str) -> DataoneCheck:
     """Every DataONE rule on one framed Dataset; `url` is the page the findings are about."""
     result = DataoneCheck(doi=None)
     _check_identifier(dataset, url, result)

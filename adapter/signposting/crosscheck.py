@@ -106,7 +106,7 @@ def _names(d: DatasetResult, href: str) -> bool:
     return bool((doi and doi == d.doi) or same_url(href, d.id))
 
 
-def check_dataset(
+def crosscheck_dataset(
     dataset: DatasetResult | None,
     links: Sequence[Link],
     pages: Sequence[str],

@@ -19,7 +19,7 @@ from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, Fetched, Link
 from adapter.page.tree import PageTree
-from adapter.signposting.crosscheck import check_dataset, primary_dataset
+from adapter.signposting.crosscheck import crosscheck_dataset, primary_dataset
 from adapter.signposting.datasetlinks import dataset_links
 from adapter.signposting.follow import follow_targets
 from adapter.signposting.htmllinks import looks_like_html, parse_html_links
@@ -145,7 +145,7 @@ def crosscheck(
     dataset, note = primary_dataset(report.datasets, report.signposts, pages)
     # read once for the checks and the proposal (both want it whenever there is a Dataset)
     facts = dataset_links(dataset, pages[-1]) if dataset is not None else None
-    page_findings, dataset_findings = check_dataset(dataset, report.signposts, pages, facts)
+    page_findings, dataset_findings = crosscheck_dataset(dataset, report.signposts, pages, facts)
     if note is not None:
         page_findings.append(note)
     if follow:

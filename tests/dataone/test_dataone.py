@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.dataone.requirements import check_dataset, enforce_required, is_known_requirement
+from adapter.dataone.requirements import check_requirements, enforce_required, is_known_requirement
 from adapter.findings import Severity, catalogue
 
 URL = "https://repo.example/dataset/1"
@@ -50,11 +50,11 @@ def good(**overrides: Any) -> dict[str, Any]:
 
 
 def codes(ds: dict[str, Any]) -> set[str]:
-    return {f.code for f in check_dataset(ds, URL).findings}
+    return {f.code for f in check_requirements(ds, URL).findings}
 
 
 def test_a_complete_dataset_has_no_findings() -> None:
-    result = check_dataset(good(), URL)
+    result = check_requirements(good(), URL)
     assert result.findings == []
     assert result.doi == "10.5066/f7vx0dmq"
     assert result.identifiers == ["doi:10.5066/F7VX0DMQ"]
@@ -78,7 +78,7 @@ def test_a_complete_dataset_has_no_findings() -> None:
     ],
 )
 def test_doi_in_any_spelling(identifier: Any) -> None:
-    result = check_dataset(good(identifier=identifier), URL)
+    result = check_requirements(good(identifier=identifier), URL)
     assert result.doi == "10.5066/f7vx0dmq"
     assert not [f for f in result.findings if f.severity is Severity.ERROR]
 
@@ -98,7 +98,7 @@ def test_doi_in_any_spelling(identifier: Any) -> None:
     ],
 )
 def test_identifier_errors(identifier: Any, code: str) -> None:
-    result = check_dataset(good(identifier=identifier), URL)
+    result = check_requirements(good(identifier=identifier), URL)
     found = {f.code: f for f in result.findings}
     assert code in found
     assert found[code].severity is Severity.ERROR
@@ -108,7 +108,7 @@ def test_identifier_errors(identifier: Any, code: str) -> None:
 
 def test_doi_only_in_same_as_is_a_warning_and_still_reported() -> None:
     ds = good(identifier="local-42", sameAs="https://doi.org/10.1234/ABC")
-    result = check_dataset(ds, URL)
+    result = check_requirements(ds, URL)
     assert result.doi == "10.1234/abc"
     by_code = {f.code: f for f in result.findings}
     assert by_code["dataone/doi-not-in-identifier"].severity is Severity.WARNING
@@ -118,14 +118,14 @@ def test_doi_only_in_same_as_is_a_warning_and_still_reported() -> None:
 
 def test_doi_only_in_at_id_without_identifier_is_still_an_error() -> None:
     ds = good(identifier=None, **{"@id": "https://doi.org/10.1234/abc"})
-    result = check_dataset(ds, URL)
+    result = check_requirements(ds, URL)
     assert result.doi == "10.1234/abc"
     assert "dataone/identifier-missing" in {f.code for f in result.findings}
 
 
 def test_several_dois() -> None:
     ds = good(identifier=["doi:10.1/a", "doi:10.1/b"], sameAs="https://doi.org/10.1/A")
-    result = check_dataset(ds, URL)
+    result = check_requirements(ds, URL)
     assert result.doi == "10.1/a"
     several = [f for f in result.findings if f.code == "dataone/several-dois"]
     assert len(several) == 1 and "10.1/b" in several[0].message
@@ -149,7 +149,7 @@ def test_same_doi_spelled_twice_is_one_doi() -> None:
 def test_essentials(prop: str, code: str, severity: Severity) -> None:
     ds = good()
     del ds[prop]
-    found = [f for f in check_dataset(ds, URL).findings if f.code == code]
+    found = [f for f in check_requirements(ds, URL).findings if f.code == code]
     assert found and found[0].severity is severity
 
 
@@ -170,7 +170,7 @@ def test_subject_of_metadata_link_counts_as_encoding() -> None:
             },
         ],
     )
-    result = check_dataset(ds, URL)
+    result = check_requirements(ds, URL)
     assert [(r.property, r.content_url) for r in result.encoding] == [
         ("subjectOf", "https://repo.example/eml/1.xml")
     ]
@@ -207,7 +207,7 @@ def test_distribution_mistakes_name_the_right_property() -> None:
             },
         ]
     )
-    result = check_dataset(ds, URL)
+    result = check_requirements(ds, URL)
     wrong = sorted(f.where or "" for f in result.findings if f.code == "dataone/wrong-property")
     assert wrong == ["$.distribution[0].contentURL", "$.distribution[0].fileFormat"]
     assert result.distributions[0].content_url == "https://x/a.csv"
@@ -223,13 +223,13 @@ def test_distribution_mistakes_name_the_right_property() -> None:
 
 
 def test_required_turns_warnings_into_an_error() -> None:
-    findings = check_dataset(good(encoding=None), URL).findings
+    findings = check_requirements(good(encoding=None), URL).findings
     assert not enforce_required(findings, frozenset(), URL)
     [err] = enforce_required(findings, {"encoding"}, URL)
     assert err.code == "dataone/required-check-failed"
     assert err.severity is Severity.ERROR
     assert "dataone/encoding-missing" in err.message
-    assert not enforce_required(check_dataset(good(), URL).findings, {"encoding", "id"}, URL)
+    assert not enforce_required(check_requirements(good(), URL).findings, {"encoding", "id"}, URL)
     assert is_known_requirement("signposting/cite-as")
     assert not is_known_requirement("encodings")
 
@@ -281,14 +281,14 @@ PROPS = [
 @given(st.dictionaries(st.sampled_from(PROPS), json_values, max_size=10))
 def test_any_framed_shape_gives_only_declared_findings(dataset: dict[str, Any]) -> None:
     declared = {t.code for t in catalogue()}
-    result = check_dataset(dataset, URL)
+    result = check_requirements(dataset, URL)
     assert {f.code for f in result.findings} <= declared
     assert result.doi is None or result.doi.startswith("10.")
     assert all(isinstance(i, str) for i in result.identifiers)
 
 
 def test_a_bare_code_prefix_makes_only_warnings_blocking() -> None:
-    findings = check_dataset(good(distribution=None, dateModified=None), URL).findings
+    findings = check_requirements(good(distribution=None, dateModified=None), URL).findings
     codes = {f.code: f.severity for f in findings}
     assert codes == {
         "dataone/distribution-missing": Severity.INFO,

@@ -10,7 +10,7 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-from adapter.dataone.requirements import check_dataset
+from adapter.dataone.requirements import check_requirements
 from adapter.doi import normalize_doi
 from adapter.jsonld.normalize import normalize
 from adapter.limits import Limits
@@ -191,7 +191,7 @@ def _run_page(html: bytes, content_type: str = "text/html") -> None:
     datasets, findings = normalize(extraction.blocks, base_url=PAGE, limits=SMALL)
     assert_documented(findings)
     for dataset in datasets:
-        assert_documented(check_dataset(dataset.framed, PAGE).findings)
+        assert_documented(check_requirements(dataset.framed, PAGE).findings)
 
 
 @FUZZ

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.dataone.requirements import check_dataset as dataone_check
+from adapter.dataone.requirements import check_requirements as dataone_check
 from adapter.jsonld.normalize import normalize
 from adapter.models import DatasetResult, Link
 from adapter.page.extract import JsonLdBlock
-from adapter.signposting.crosscheck import check_dataset, primary_dataset
+from adapter.signposting.crosscheck import crosscheck_dataset, primary_dataset
 from adapter.signposting.datasetlinks import dataset_links
 from adapter.signposting.identities import iri_key, license_key, orcid, spdx_uri
 from adapter.signposting.linkheader import parse_link_fields
@@ -96,7 +96,7 @@ def links(header: str, source: str = "header") -> list[Link]:
 
 
 def codes(doc: dict[str, Any], header: str, *more: Link) -> set[str]:
-    page, found = check_dataset(dataset_from(doc), [*links(header), *more], [PAGE])
+    page, found = crosscheck_dataset(dataset_from(doc), [*links(header), *more], [PAGE])
     return {f.code for f in page + found}
 
 
@@ -456,7 +456,7 @@ def test_proposal_is_derived_from_the_dataset_and_parses_back() -> None:
     assert ("item", "https://repo.example/files/7/cores.csv", "text/csv", None) in got
     assert '<link rel="cite-as" href="https://doi.org/10.5061/dryad.5d23f">' in proposal.html_links
     # the proposal passes every cross-check it was derived for
-    page, found = check_dataset(dataset_from(soso()), parsed.links, [PAGE])
+    page, found = crosscheck_dataset(dataset_from(soso()), parsed.links, [PAGE])
     assert page + found == []
 
 
@@ -516,5 +516,5 @@ def test_any_dataset_shape_and_links_never_raise(framed: dict[str, Any], header:
     dataset = DatasetResult(id=None, doi=None, framed=framed)
     found = parse_link_fields([header], PAGE).links
     found += links(GOOD_HEADER)
-    check_dataset(dataset, found, [PAGE])
+    crosscheck_dataset(dataset, found, [PAGE])
     propose(dataset, PAGE)

@@ -26,7 +26,7 @@ from adapter.pipeline import _check, _read_datasets
 from adapter.signposting import htmllinks
 from adapter.signposting import links as signposts
 from adapter.signposting import stage as signposting
-from adapter.signposting.crosscheck import check_dataset
+from adapter.signposting.crosscheck import crosscheck_dataset
 from adapter.signposting.datasetlinks import dataset_links
 from adapter.signposting.htmllinks import parse_html_links
 from adapter.signposting.identities import iri_key, license_key
@@ -229,7 +229,7 @@ def test_shared_dataset_links_give_the_same_findings(path: Path) -> None:
     for found in _read_datasets(report, fetched, DEFAULT_LIMITS):
         dataset = _check(found, PAGE)
         facts = dataset_links(dataset, PAGE)
-        assert check_dataset(dataset, report.signposts, pages, facts) == check_dataset(
+        assert crosscheck_dataset(dataset, report.signposts, pages, facts) == crosscheck_dataset(
             dataset, report.signposts, pages
         )
         assert propose(dataset, PAGE, facts) == propose(dataset, PAGE)

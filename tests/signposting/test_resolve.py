@@ -109,16 +109,16 @@ def test_loop_orphan_and_missing(serve_site: Serve) -> None:
 
 
 def test_check_dataset_starts_from_a_file_url_and_shows_its_path(serve_site: Serve) -> None:
-    from adapter.commands.check import check_dataset
+    from adapter.commands.check import check_dataset_command
 
     s = serve_site("sp-good")
-    result = CliRunner().invoke(check_dataset, [s.url("/files/7/cores.csv"), "--json"])
+    result = CliRunner().invoke(check_dataset_command, [s.url("/files/7/cores.csv"), "--json"])
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert report["url"] == s.url("/files/7/cores.csv")
     assert report["final_url"] == s.url("/dataset/7")
     assert report["path"] == [s.url("/files/7/cores.csv"), s.url("/dataset/7")]
     assert "signposting/resolve-path" in {f["code"] for f in report["findings"]}
-    text = CliRunner().invoke(check_dataset, [s.url("/meta/7/eml.xml")]).output
+    text = CliRunner().invoke(check_dataset_command, [s.url("/meta/7/eml.xml")]).output
     assert f"reached {s.url('/dataset/7')}" in text
     assert "signposting/resolve-path" in text and "rel=describes" in text
