@@ -8,7 +8,6 @@ server prefers port 8737 so that a second `adapter demo` sees the same URLs
 
 from __future__ import annotations
 
-import signal
 import sys
 import threading
 
@@ -17,6 +16,7 @@ import click
 from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig
 from adapter.demo.server import DemoServer
+from adapter.signals import on_signals
 
 DEMO_STORE = "sqlite:///demo-harvest.db"
 DEMO_NODE = "urn:node:DEMO"
@@ -72,14 +72,13 @@ def _serve_until_stopped(server: object) -> None:
     """Block until SIGINT/SIGTERM; the `with` block around us stops the server."""
     assert isinstance(server, DemoServer)
     stopped = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stopped.set())
     click.echo(f"\nServing the demo repository at {server.url('/')} until Ctrl-C. Try:")
     click.echo(f"  adapter check-dataset {server.url('/dataset/ocean-temperature-2019')}")
     click.echo(f"  adapter discover {server.url('/')}")
     click.echo("  adapter schedule --config config/demo.yaml")
-    while not stopped.wait(0.5):
-        pass
+    with on_signals(lambda _signum: stopped.set()):
+        while not stopped.wait(0.5):
+            pass
     click.echo("Stopped.")
 
 

@@ -12,7 +12,6 @@ import logging
 import signal
 from dataclasses import dataclass
 from pathlib import Path
-from types import FrameType
 
 import click
 
@@ -24,6 +23,7 @@ from adapter.config.load import load_config, quick_node
 from adapter.config.settings import NodeSettings
 from adapter.errors import ConfigError, StoreError
 from adapter.service.logsetup import LogFormat, configure
+from adapter.signals import interrupt, on_signals
 
 log = logging.getLogger(__name__)
 
@@ -160,12 +160,9 @@ def serve(
         click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
     click.echo(f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.", err=True)
 
-    def _stop(signum: int, _frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _stop)
     try:
-        server.run()
+        with on_signals(interrupt, (signal.SIGTERM,)):
+            server.run()
     except KeyboardInterrupt:
         pass
     finally:

@@ -9,7 +9,6 @@ stops after the pages in flight; the run is then recorded as interrupted.
 from __future__ import annotations
 
 import json
-import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -22,6 +21,7 @@ import click
 from adapter.config.load import load_config, quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.errors import ConfigError
+from adapter.signals import on_signals
 from adapter.store.db import Store
 
 DEFAULT_STORE = "sqlite:///harvest.db"
@@ -77,22 +77,15 @@ def target(config_path: str | None, store_url: str | None) -> Target:
 def graceful_stop() -> Iterator[threading.Event]:
     """First Ctrl-C (or SIGTERM) sets the event; a second one interrupts at once."""
     stop = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield stop
-        return
 
-    def handler(signum: int, frame: object) -> None:
+    def handler(_signum: int) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
         click.echo("Stopping after the pages in flight (again to abort)...", err=True)
         stop.set()
 
-    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
+    with on_signals(handler):
         yield stop
-    finally:
-        for s, h in old.items():
-            signal.signal(s, h)
 
 
 @click.command("sync")

@@ -13,17 +13,16 @@ import logging
 import queue
 import signal
 from pathlib import Path
-from types import FrameType
 
 from adapter.config.load import load_config
+from adapter.config.settings import AdapterConfig
 from adapter.errors import ConfigError
 from adapter.service.logsetup import LogFormat, configure
 from adapter.service.scheduler import NodeScheduler, RunJob
+from adapter.signals import STOP_SIGNALS, on_signals
 from adapter.sync.run import run_node
 
 log = logging.getLogger("adapter.service.scheduler")
-
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 def run_scheduler(
@@ -37,12 +36,18 @@ def run_scheduler(
     config = load_config(path)  # a ConfigError here ends the command with exit 2
     configure(log_format or config.log_format, config.log_level)
     signals: queue.Queue[int] = queue.Queue()
+    with on_signals(signals.put, (*STOP_SIGNALS, signal.SIGHUP)):
+        return _run(config, path, job, run_now, signals, log_format)
 
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        signals.put(signum)
 
-    for signum in (*STOP_SIGNALS, signal.SIGHUP):
-        signal.signal(signum, on_signal)
+def _run(
+    config: AdapterConfig,
+    path: Path,
+    job: RunJob,
+    run_now: bool,
+    signals: queue.Queue[int],
+    log_format: LogFormat | None,
+) -> int:
     scheduler = NodeScheduler(config, job)
     scheduler.start(run_now=run_now)
     log.info(

@@ -23,6 +23,7 @@ import threading
 from typing import Any
 
 from adapter.config.settings import NodeSettings
+from adapter.signals import install
 from adapter.store import claims
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow
@@ -46,8 +47,8 @@ def main(
     """Check rows from `tasks` until a `None` per thread (or SIGTERM, or the parent's end)."""
 
     stop = threading.Event()
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the parent, which tells us
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    install(None, (signal.SIGINT,))  # Ctrl-C reaches the parent, which tells us
+    install(lambda _signum: stop.set(), (signal.SIGTERM,))
     parent = multiprocessing.parent_process()
     store = Store.open(store_url, create=False)
     # the pacer's slots carry this process's own id: a killed child's slots free themselves

@@ -1,0 +1,52 @@
+"""Signal handlers, installed one way: the scheduler, the sync, the servers and the children.
+
+Python calls a handler with (signum, frame) and only in the main thread; every
+caller here wants "call this with the signal number", so `install` adapts
+that, and `on_signals` restores the previous handlers when its block ends (a
+command run in a test must not leave its handler behind).
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+Handler = Callable[[int], object]
+_Previous = dict[int, Any]
+
+
+def install(handler: Handler | None, signums: Iterable[int] = STOP_SIGNALS) -> _Previous:
+    """Route `signums` to `handler(signum)` (None: ignore them); the handlers they had."""
+
+    def call(signum: int, _frame: FrameType | None) -> None:
+        assert handler is not None
+        handler(signum)
+
+    target = signal.SIG_IGN if handler is None else call
+    return {signum: signal.signal(signum, target) for signum in signums}
+
+
+@contextmanager
+def on_signals(handler: Handler | None, signums: Iterable[int] = STOP_SIGNALS) -> Iterator[None]:
+    """`install` for the block's duration; outside the main thread (where Python forbids
+    handlers) the block runs with the handlers as they are."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = install(handler, signums)
+    try:
+        yield
+    finally:
+        for signum, old in previous.items():
+            signal.signal(signum, old)
+
+
+def interrupt(_signum: int) -> None:
+    """A handler that stops the main thread as Ctrl-C does (SIGTERM for servers)."""
+    raise KeyboardInterrupt
