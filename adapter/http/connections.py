@@ -1,6 +1,6 @@
 """Sockets that connect only where the address policy allows and die at the fetch deadline.
 
-Two gaps of plain `requests` are closed here:
+Two gaps of a plain urllib3 (or `requests`) connection are closed here:
 - its read timeout is per `recv`, so a server that trickles its status line,
   headers or body one byte at a time holds a worker forever; an `Exchange`
   (one per fetch) registers every socket the fetch uses with a watchdog
@@ -25,8 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from requests.adapters import HTTPAdapter
-from requests.utils import DEFAULT_CA_BUNDLE_PATH
+import certifi
+import urllib3
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
@@ -185,18 +185,22 @@ class GuardedHTTPSConnectionPool(HTTPSConnectionPool):
     ConnectionCls = GuardedHTTPSConnection
 
 
-class GuardedAdapter(HTTPAdapter):
-    """A requests transport whose connections are guarded as above.
+POOLS = 10  # hosts kept alive at once per fetcher (requests' default)
+POOL_SIZE = 10  # connections kept per host
 
-    Its pool manager verifies TLS as `requests` does by default (certifi's
-    bundle), also when the fetcher sends through it directly.
-    """
 
-    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("cert_reqs", "CERT_REQUIRED")
-        kwargs.setdefault("ca_certs", DEFAULT_CA_BUNDLE_PATH)
-        super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {
-            "http": GuardedHTTPConnectionPool,
-            "https": GuardedHTTPSConnectionPool,
-        }
+def guarded_pools() -> urllib3.PoolManager:
+    """Keep-alive pools whose connections are guarded as above; TLS verified against
+    certifi's bundle (what `requests` verifies against by default)."""
+    pools = urllib3.PoolManager(
+        num_pools=POOLS,
+        maxsize=POOL_SIZE,
+        block=False,
+        cert_reqs="CERT_REQUIRED",
+        ca_certs=certifi.where(),
+    )
+    pools.pool_classes_by_scheme = {
+        "http": GuardedHTTPConnectionPool,
+        "https": GuardedHTTPSConnectionPool,
+    }
+    return pools

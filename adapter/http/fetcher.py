@@ -10,12 +10,11 @@ resolved address at connect time. Failures that leave nothing to inspect
 raise `FetchError` with a finding code; everything else is a `Fetched`. Retries and
 the mapping of transport errors to findings are in `adapter.http.retry`.
 
-Each fetcher owns one `requests.Session` (connection pools, keep-alive, TLS
-verification against certifi's bundle), and sends through that session's
-urllib3 pool manager rather than `Session.request`: redirects, decoding,
-cookies, proxies and hooks are all ours or off, and the layers that apply
-them cost ~0.3 ms of CPU per request, more than the request itself
-(`benchmarks/cpu_stages.py`).
+Each fetcher owns one urllib3 `PoolManager` (keep-alive pools of guarded
+connections, TLS verified against certifi's bundle) and sends through it
+directly: redirects, decoding, cookies, proxies and hooks are all ours or
+off, and `requests`' layers that would apply them cost ~0.3 ms of CPU per
+request, more than the request itself (`benchmarks/cpu_stages.py`).
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ import time
 from collections.abc import Callable
 from urllib.parse import urljoin
 
-import requests
 import urllib3
 from urllib3.exceptions import LocationValueError, NewConnectionError
 
@@ -33,7 +31,7 @@ from adapter import USER_AGENT
 from adapter.errors import FetchError
 from adapter.http.addresses import AddressPolicy, UnsafeAddress, host_key
 from adapter.http.body import read_body, short, timeout_error
-from adapter.http.connections import Exchange, GuardedAdapter, exchange
+from adapter.http.connections import Exchange, exchange, guarded_pools
 from adapter.http.findings import (
     DISALLOWED,
     HOST_PAUSED,
@@ -63,7 +61,7 @@ Gate = Callable[[str], str | None]
 
 
 class Fetcher:
-    """HTTP GET/HEAD with every cap from `Limits`; one `requests.Session` per fetcher."""
+    """HTTP GET/HEAD with every cap from `Limits`; one pool manager (keep-alive) per fetcher."""
 
     def __init__(
         self,
@@ -81,17 +79,11 @@ class Fetcher:
         self.pacer: Pacer = pacer or NoPacer()
         self.gate = gate
         self.retry_base_delay = retry_base_delay
-        self._session = requests.Session()
-        self._session.headers.clear()
-        self._session.trust_env = False  # no proxies or .netrc from the environment
-        transport = GuardedAdapter(max_retries=0)
-        for prefix in ("http://", "https://"):
-            self._session.mount(prefix, transport)
-        self._pools: urllib3.PoolManager = transport.poolmanager
+        self._pools = guarded_pools()  # no proxies or .netrc from the environment
         self.health = HostHealth(limits.host_failures_before_pause)
 
     def close(self) -> None:
-        self._session.close()
+        self._pools.clear()
 
     def __enter__(self) -> Fetcher:
         return self

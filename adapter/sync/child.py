@@ -6,7 +6,7 @@ writes to the store: SQLite has one writer per file, and children that each
 committed their own pages spent a third of their time waiting for each
 other's locks. It only reads its node's politeness from the store (the
 store-backed pacer, which on SQLite lives in a file of its own), fetches and
-checks each row in a pool of threads (one `requests.Session` each), and sends
+checks each row in a pool of threads (one `Fetcher` each), and sends
 back a `CheckedPage` for the parent to write.
 
 Messages on `results`: ("page", child index, CheckedPage) per page; ("bye",

@@ -40,7 +40,7 @@ def node_fetcher(store: Store, node: NodeSettings, owner: str) -> tuple[Fetcher,
 
 
 class ThreadFetchers:
-    """One Fetcher (one Session) per thread, sharing `base`'s pacer, gate and host health."""
+    """One Fetcher (one pool manager) per thread, sharing `base`'s pacer, gate and host health."""
 
     def __init__(self, base: Fetcher) -> None:
         self.base = base

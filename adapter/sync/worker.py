@@ -4,7 +4,7 @@ Every page is checked by `adapter.sync.page.check_and_plan` in a pool thread
 and written by `adapter.sync.page.commit_group` (the pages that finished
 together in one transaction, a savepoint each). Around them this module adds:
 
-- a thread pool per node and process, one `Fetcher` (one `requests.Session`,
+- a thread pool per node and process, one `Fetcher` (one pool manager,
   kept-alive connections) per thread, all threads sharing the node's pacer,
   host health and robots.txt gate;
 - claims in batches (`adapter.store.claims.claim_due`, `FOR UPDATE SKIP LOCKED` on
