@@ -11,6 +11,7 @@ nginx a threaded stdlib server is used and the report says so.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shutil
@@ -20,10 +21,12 @@ import subprocess
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import BinaryIO
 
 PER_SITEMAP = 5_000
 
@@ -176,7 +179,7 @@ def free_port() -> int:
 class Served:
     origin: str
     kind: str
-    stop: object
+    stop: Callable[[], None]
 
 
 def serve(root: Path, port: int) -> Served:
@@ -208,7 +211,7 @@ def serve(root: Path, port: int) -> Served:
         def log_message(self, *a: object) -> None:
             return
 
-        def send_head(self):  # type: ignore[no-untyped-def]
+        def send_head(self) -> io.BytesIO | BinaryIO | None:
             if self.path.startswith("/dataset/") and "." not in self.path:
                 self.path += ".html"
             return super().send_head()

@@ -86,11 +86,14 @@ def tree_rss_kb(pid: int) -> tuple[int, int]:
         p = stack.pop()
         try:
             status = Path(f"/proc/{p}/status").read_text()
-            rss = int(re.search(r"VmRSS:\s+(\d+)", status).group(1))  # type: ignore[union-attr]
+            found = re.search(r"VmRSS:\s+(\d+)", status)
+            if found is None:  # a zombie or kernel thread has no resident set
+                continue
+            rss = int(found.group(1))
             total, largest = total + rss, max(largest, rss)
             for task in Path(f"/proc/{p}/task").iterdir():
                 stack += [int(c) for c in (task / "children").read_text().split()]
-        except (OSError, AttributeError):
+        except OSError:
             continue
     return total, largest
 

@@ -17,7 +17,7 @@ and then at the host root, and whose `Sitemap:` lines are followed.
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Generator, Iterator, Sequence
 from typing import Literal
 from urllib.parse import urlsplit
 
@@ -80,7 +80,7 @@ def discover(
     allowed_hosts: Collection[str] = (),
     include: Sequence[re.Pattern[str]] = (),
     exclude: Sequence[re.Pattern[str]] = (),
-) -> Iterator[SitemapEntry | Finding]:
+) -> Generator[SitemapEntry | Finding, None, None]:  # close() restores the fetcher's gate
     """Yield every landing page the start URLs lead to, once, with findings along the way."""
     cache = robots or RobotsCache(fetcher)
     installed = fetcher.gate is None

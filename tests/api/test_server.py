@@ -26,6 +26,7 @@ from sqlalchemy import create_engine, select
 
 import adapter.api.read
 from adapter.api.app import MemberNodeApp
+from adapter.commands.serve import member_node
 from adapter.config.settings import NodeSettings
 from adapter.models import SyncRecord
 from adapter.store import schema
@@ -36,7 +37,6 @@ from tests.support.member_node import (
     FORMAT,
     Served,
     archive,
-    member_node,
     node_settings,
     put_dataset,
     serve_app,

@@ -6,6 +6,7 @@ import hashlib
 import xml.etree.ElementTree as ET
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 
@@ -41,7 +42,7 @@ XSD_ORDER = [
 ]
 
 
-def record(**changes: object) -> SyncRecord:
+def record(**changes: Any) -> SyncRecord:
     base = SyncRecord(
         pid=pid_for(BODY),
         series_id="doi:10.5072/x",
@@ -57,7 +58,7 @@ def record(**changes: object) -> SyncRecord:
         submitter="http://orcid.org/0000-0002-1825-0097",
         rights_holder="CN=Demo,DC=dataone,DC=org",
     )
-    return replace(base, **changes)  # type: ignore[arg-type]
+    return replace(base, **changes)
 
 
 NODE = quick_node("https://repo.example/sitemap.xml", "urn:node:TEST")

@@ -240,7 +240,7 @@ def test_env_variables_fill_values_and_unset_ones_are_errors(
 def test_settings_are_frozen() -> None:
     node = quick_node("https://repo.example/", "urn:node:X")
     with pytest.raises(ValidationError):
-        node.name = "changed"  # type: ignore[misc]
+        node.name = "changed"
 
 
 # -- quick_node, limits, scope, checks ------------------------------------------------------

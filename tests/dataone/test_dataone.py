@@ -102,7 +102,8 @@ def test_identifier_errors(identifier: Any, code: str) -> None:
     found = {f.code: f for f in result.findings}
     assert code in found
     assert found[code].severity is Severity.ERROR
-    assert found[code].where and found[code].where.startswith("$.identifier")
+    where = found[code].where
+    assert where and where.startswith("$.identifier")
     assert result.doi is None
 
 

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
 
 import pytest
 
 from adapter.discovery.locset import LocSet
+from adapter.discovery.sitemap import ChildSitemap
 from adapter.discovery.walk import classify, discover
 from adapter.findings import Finding
 from adapter.http.addresses import AddressPolicy
@@ -34,10 +36,10 @@ def fetcher_for() -> Iterator[Callable[[SiteServer], Fetcher]]:
         f.close()
 
 
-def run(server: SiteServer, fetcher: Fetcher, *starts: str, **kw: object) -> list[Item]:
+def run(server: SiteServer, fetcher: Fetcher, *starts: str, **kw: Any) -> list[Item]:
     return list(
         discover([server.url(s) if s.startswith("/") else s for s in starts], fetcher, **kw)
-    )  # type: ignore[arg-type]
+    )
 
 
 def locs(items: list[Item], server: SiteServer) -> list[str]:
@@ -339,7 +341,7 @@ def test_every_discovery_finding_code_is_triggered(
 
     seen: set[str] = set()
 
-    def collect(items: list[Item]) -> None:
+    def collect(items: Sequence[Item | ChildSitemap]) -> None:
         seen.update(i.code for i in items if isinstance(i, Finding))
 
     basic = serve_site("disc-basic")

@@ -170,7 +170,8 @@ def test_repeated_findings_are_summarised() -> None:
     items = parse(body)
     assert codes(items).count("sitemap/loc-relative") == 10
     assert codes(items)[-1] == "sitemap/more-findings"
-    assert "15 more" in items[-1].message  # type: ignore[union-attr]
+    last = items[-1]
+    assert isinstance(last, Finding) and "15 more" in last.message
 
 
 def test_bad_lastmod_keeps_the_entry_without_it() -> None:
@@ -306,7 +307,8 @@ def test_entity_escaped_loc_is_unescaped() -> None:
 def test_50000_urls_in_one_file_are_all_read() -> None:
     items = parse(gzip.compress(many(50_000)))
     assert len(items) == 50_000
-    assert items[-1].loc == "https://repo.example/d/49999"  # type: ignore[union-attr]
+    last = items[-1]
+    assert isinstance(last, SitemapEntry) and last.loc == "https://repo.example/d/49999"
 
 
 # -- lastmod ------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+from collections.abc import Sequence
 from datetime import datetime
 
 from hypothesis import given
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from adapter.discovery.robotstxt import parse_robots
 from adapter.discovery.sitemap import ChildSitemap, parse_sitemap
 from adapter.discovery.w3cdate import parse_w3c_datetime
+from adapter.findings import Finding
 from adapter.limits import Limits
 from adapter.models import SitemapEntry
 from tests.support.fuzz_support import FUZZ, assert_documented, pieces
@@ -113,10 +115,10 @@ def test_robots_parser_on_bytes(body: bytes) -> None:
     assert isinstance(policy.can_fetch("https://repo.example/x"), bool)
 
 
-def _check_items(items: list[object]) -> None:
+def _check_items(items: Sequence[SitemapEntry | ChildSitemap | Finding]) -> None:
     entries = [i for i in items if isinstance(i, SitemapEntry | ChildSitemap)]
     assert len(entries) <= SMALL.max_sitemap_entries
-    assert_documented(i for i in items if not isinstance(i, SitemapEntry | ChildSitemap))
+    assert_documented(i for i in items if isinstance(i, Finding))
     for item in entries:
         assert item.loc.startswith(("http://", "https://"))
         assert len(item.loc) <= SMALL.max_url_length

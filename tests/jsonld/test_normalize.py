@@ -179,7 +179,7 @@ def test_full_iri_types_and_type_arrays() -> None:
 
 def test_original_is_the_block_or_the_node_with_its_context() -> None:
     alone = {"@context": "https://schema.org/", "@type": "Dataset", "@id": "a"}
-    graph = {
+    graph: dict[str, Any] = {
         "@context": "https://schema.org/",
         "@graph": [{"@type": "Person", "@id": "p"}, {"@type": "Dataset", "@id": "b"}],
     }

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from adapter.dataone.requirements import check_requirements as dataone_check
 from adapter.jsonld.normalize import normalize
-from adapter.models import DatasetResult, Link
+from adapter.models import DatasetResult, Link, LinkSource
 from adapter.page.extract import JsonLdBlock
 from adapter.signposting.crosscheck import crosscheck_dataset, primary_dataset
 from adapter.signposting.datasetlinks import dataset_links
@@ -89,8 +89,8 @@ GOOD_HEADER = (
 )
 
 
-def links(header: str, source: str = "header") -> list[Link]:
-    parsed = parse_link_fields([header], PAGE, source=source)  # type: ignore[arg-type]
+def links(header: str, source: LinkSource = "header") -> list[Link]:
+    parsed = parse_link_fields([header], PAGE, source=source)
     assert parsed.findings == []
     return parsed.links
 

@@ -7,16 +7,16 @@ from hypothesis import strategies as st
 
 from adapter.models import Link
 from adapter.signposting.linkformat import format_link_header
-from adapter.signposting.linkheader import parse_link_fields
+from adapter.signposting.linkheader import ParsedLinks, parse_link_fields
 
 PAGE = "https://repo.example/dataset/7"
 
 
-def parse(*fields: str, context: str = PAGE, cap: int = 500):  # type: ignore[no-untyped-def]
+def parse(*fields: str, context: str = PAGE, cap: int = 500) -> ParsedLinks:
     return parse_link_fields(fields, context, max_links=cap)
 
 
-def codes(result) -> list[str]:  # type: ignore[no-untyped-def]
+def codes(result: ParsedLinks) -> list[str]:
     return [f.code for f in result.findings]
 
 

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.models import Link
+from adapter.signposting.linkheader import ParsedLinks
 from adapter.signposting.linkset import check_anchors, check_linkset_link, parse_linkset
 
 LS = "https://repo.example/linkset/7"
@@ -39,7 +40,7 @@ FAIR_SP_JSON = {
 }
 
 
-def codes(result) -> list[str]:  # type: ignore[no-untyped-def]
+def codes(result: ParsedLinks) -> list[str]:
     return [f.code for f in result.findings]
 
 

@@ -10,16 +10,22 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import inspect, text, update
+from sqlalchemy import Connection, inspect, text, update
 
-from adapter.dataone.records import dataset_candidate, metadata_candidate
+from adapter.dataone.records import Candidate, dataset_candidate, metadata_candidate
 from adapter.errors import StoreError
 from adapter.models import Link, SitemapEntry
 from adapter.store import claims
 from adapter.store import frontier as fr
 from adapter.store import schema as t
 from adapter.store.db import Store
-from adapter.store.ledger import RecordDefaults, apply_candidates, archive_page, next_stamp
+from adapter.store.ledger import (
+    Applied,
+    RecordDefaults,
+    apply_candidates,
+    archive_page,
+    next_stamp,
+)
 from tests.support import stores
 from tests.support.stores import sqlite_url
 
@@ -35,14 +41,14 @@ def store(store_url: str) -> Iterator[Store]:
     s.close()
 
 
-def dataset(n: int, name: str = "v1", url: str | None = None) -> object:
+def dataset(n: int, name: str = "v1", url: str | None = None) -> Candidate:
     doc = {"@type": "Dataset", "name": name, "identifier": f"doi:10.5072/d{n}"}
     return dataset_candidate(doc, f"10.5072/d{n}", url or f"https://r/{n}")
 
 
-def write(store: Store, *cands: object) -> object:
+def write(store: Store, *cands: Candidate) -> Applied:
     with store.write() as conn:
-        return apply_candidates(conn, DEFAULTS, list(cands))  # type: ignore[arg-type]
+        return apply_candidates(conn, DEFAULTS, list(cands))
 
 
 # -- schema -------------------------------------------------------------------
@@ -62,8 +68,8 @@ def test_migrations_run_only_the_missing_steps(
 ) -> None:
     Store.open(store_url).close()
 
-    def add_note(conn: object) -> None:
-        conn.execute(text("ALTER TABLE runs ADD COLUMN note TEXT"))  # type: ignore[attr-defined]
+    def add_note(conn: Connection) -> None:
+        conn.execute(text("ALTER TABLE runs ADD COLUMN note TEXT"))
 
     monkeypatch.setattr(t, "MIGRATIONS", [*t.MIGRATIONS, (t.LATEST + 1, "runs.note", add_note)])
     monkeypatch.setattr(t, "LATEST", t.LATEST + 1)
@@ -105,15 +111,15 @@ def test_bad_store_urls_are_store_errors(tmp_path: Path) -> None:
 
 def test_a_changed_dataset_is_a_new_version_that_obsoletes_the_head(store: Store) -> None:
     v1, v2 = dataset(1, "v1"), dataset(1, "v2")
-    assert write(store, v1).created == [v1.pid]  # type: ignore[attr-defined]
-    assert write(store, v1).unchanged == [v1.series_id]  # type: ignore[attr-defined]
-    before = store.get_record(NODE, v1.pid)  # type: ignore[attr-defined]
-    assert write(store, v2).versions == [v2.pid]  # type: ignore[attr-defined]
-    old = store.get_record(NODE, v1.pid)  # type: ignore[attr-defined]
-    new = store.get_record(NODE, v2.pid, with_bytes=True)  # type: ignore[attr-defined]
+    assert write(store, v1).created == [v1.pid]
+    assert write(store, v1).unchanged == [v1.series_id]
+    before = store.get_record(NODE, v1.pid)
+    assert write(store, v2).versions == [v2.pid]
+    old = store.get_record(NODE, v1.pid)
+    new = store.get_record(NODE, v2.pid, with_bytes=True)
     assert before is not None and old is not None and new is not None
-    assert new.obsoletes == v1.pid and old.obsoleted_by == v2.pid  # type: ignore[attr-defined]
-    assert new.object_bytes == v2.object_bytes  # type: ignore[attr-defined]
+    assert new.obsoletes == v1.pid and old.obsoleted_by == v2.pid
+    assert new.object_bytes == v2.object_bytes
     assert old.series_id == new.series_id == "doi:10.5072/d1"
     # the old record's sysmeta changed: a later stamp and serial version; immutables kept
     assert old.date_modified > new.date_uploaded >= before.date_modified
@@ -129,7 +135,7 @@ def test_a_changed_dataset_is_a_new_version_that_obsoletes_the_head(store: Store
         "format_id",
     ):
         assert getattr(old, name) == getattr(before, name)
-    assert store.resolve_sid(NODE, "doi:10.5072/d1") == v2.pid  # type: ignore[attr-defined]
+    assert store.resolve_sid(NODE, "doi:10.5072/d1") == v2.pid
     assert store.resolve_sid(NODE, "doi:10.5072/none") is None
     assert [e.event for e in store.outbox(NODE)] == ["create", "update"]
 
@@ -137,7 +143,7 @@ def test_a_changed_dataset_is_a_new_version_that_obsoletes_the_head(store: Store
 def test_the_same_doi_on_another_page_is_foreign_and_not_interleaved(store: Store) -> None:
     write(store, dataset(1, "v1", "https://r/a"))
     result = write(store, dataset(1, "other", "https://r/b"))
-    assert result.foreign == [("doi:10.5072/d1", "https://r/a")]  # type: ignore[attr-defined]
+    assert result.foreign == [("doi:10.5072/d1", "https://r/a")]
     assert store.count_records(NODE) == 1
 
 
@@ -145,9 +151,9 @@ def test_content_going_back_to_an_older_version_reuses_no_pid(store: Store) -> N
     a, b = dataset(1, "a"), dataset(1, "b")
     write(store, a)
     write(store, b)
-    assert write(store, a).reverted == ["doi:10.5072/d1"]  # type: ignore[attr-defined]
+    assert write(store, a).reverted == ["doi:10.5072/d1"]
     assert store.count_records(NODE) == 2
-    assert store.resolve_sid(NODE, "doi:10.5072/d1") == b.pid  # type: ignore[attr-defined]
+    assert store.resolve_sid(NODE, "doi:10.5072/d1") == b.pid
 
 
 def test_archive_marks_the_head_and_is_one_way(store: Store) -> None:
@@ -155,12 +161,12 @@ def test_archive_marks_the_head_and_is_one_way(store: Store) -> None:
     write(store, v1)
     write(store, v2)
     with store.write() as conn:
-        assert archive_page(conn, NODE, "https://r/1") == [v2.pid]  # type: ignore[attr-defined]
+        assert archive_page(conn, NODE, "https://r/1") == [v2.pid]
     with store.write() as conn:
         assert archive_page(conn, NODE, "https://r/1") == []
-    head = store.get_record(NODE, v2.pid)  # type: ignore[attr-defined]
+    head = store.get_record(NODE, v2.pid)
     assert head is not None and head.archived
-    old = store.get_record(NODE, v1.pid)  # type: ignore[attr-defined]
+    old = store.get_record(NODE, v1.pid)
     assert old is not None and not old.archived
     assert [e.event for e in store.outbox(NODE)] == ["create", "update", "archive"]
     assert store.count_records(NODE) == 2  # nothing deleted
@@ -174,10 +180,10 @@ def test_metadata_copy_points_at_its_dataset(store: Store) -> None:
         ds.series_id,
         "https://r/1",
         "https://r/1.xml",
-    )  # type: ignore[attr-defined]
+    )
     write(store, ds, meta)
     rec = store.get_record(NODE, meta.pid)
-    assert rec is not None and rec.describes_pid == ds.pid  # type: ignore[attr-defined]
+    assert rec is not None and rec.describes_pid == ds.pid
     assert rec.series_id == "doi:10.5072/d1#iso19139" and rec.media_type == "text/xml"
     assert rec.source_url == "https://r/1.xml"
 
@@ -384,7 +390,7 @@ def test_obsoleted_by_and_archived_change_only_one_way(store: Store) -> None:
 
     v1 = dataset(1)
     write(store, v1)
-    pid = v1.pid  # type: ignore[attr-defined]
+    pid = v1.pid
     with store.write() as conn:
         assert _bump(conn, NODE, pid, obsoleted_by="sha256:" + "a" * 64)
         assert not _bump(conn, NODE, pid, obsoleted_by="sha256:" + "b" * 64)  # already set

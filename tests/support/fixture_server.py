@@ -68,6 +68,7 @@ class SiteServer:
     def origin(self) -> str:
         assert self.httpd is not None
         host, port = self.httpd.server_address[:2]
+        assert isinstance(host, str)  # an AF_INET server's address (bytes only for AF_UNIX)
         return f"http://{host}:{port}"
 
     def url(self, path: str = "/") -> str:

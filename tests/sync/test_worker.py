@@ -177,7 +177,7 @@ def test_four_workers_on_postgresql_one_killed_every_page_once(
         with stores.postgres_schema(postgres_url) as url:
             _four_workers(tmp_path, url, f"http://127.0.0.1:{port}/robots.txt", pages)
     finally:
-        served.stop()  # type: ignore[operator]
+        served.stop()
         shutil.rmtree(root, ignore_errors=True)
 
 
