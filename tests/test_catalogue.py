@@ -26,6 +26,7 @@ def declared_in_source() -> set[str]:
                 and node.func.id == "FindingType"
                 and node.args
                 and isinstance(node.args[0], ast.Constant)
+                and isinstance(node.args[0].value, str)
             ):
                 codes.add(node.args[0].value)
     return codes
