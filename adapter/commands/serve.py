@@ -15,7 +15,6 @@ from pathlib import Path
 
 import click
 
-from adapter.api.app import MemberNodeApp
 from adapter.api.call import MemberNode
 from adapter.api.schedule import from_settings
 from adapter.api.xml import NodeInfo
@@ -145,6 +144,9 @@ def serve(
         raise click.BadParameter("must be an absolute http(s) URL", param_hint="--public-url")
     _require_existing_file(url)
     store = Store.open(url, create=False)
+    # lazy: every command module loads for `adapter --help`, which needs no API
+    from adapter.api.app import MemberNodeApp
+
     app = MemberNodeApp(store, [member_node(s, public_url) for s in settings])
     server = waitress.create_server(
         app,

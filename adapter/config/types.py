@@ -16,8 +16,6 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, Field
 
-from adapter.config.crontab import cron_trigger
-from adapter.dataone.requirements import REQUIREMENTS
 from adapter.findings import catalogue
 
 NODE_ID = re.compile(r"^urn:node:[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -59,6 +57,9 @@ def _host(value: str) -> str:
 
 def _check_name(value: str) -> str:
     """A name in dataone.REQUIREMENTS, or a finding code (or prefix) with a slash."""
+    # lazy: the requirements pull in the check stages, which `adapter --help` does not need
+    from adapter.dataone.requirements import REQUIREMENTS
+
     example = f"{', '.join(sorted(REQUIREMENTS))}, or a finding code such as 'signposting/cite-as'"
     if not CHECK_NAME.fullmatch(value):
         raise ValueError(f"{value!r} is not a check name (one of {example})")
@@ -83,6 +84,8 @@ def non_empty(value: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def _crontab(value: str) -> str:
+    from adapter.config.crontab import cron_trigger  # lazy: APScheduler, only for a cron value
+
     try:
         cron_trigger(value)
     except ValueError as exc:

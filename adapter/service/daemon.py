@@ -18,9 +18,8 @@ from adapter.config.load import load_config
 from adapter.config.settings import AdapterConfig
 from adapter.errors import ConfigError
 from adapter.service.logsetup import LogFormat, configure
-from adapter.service.scheduler import NodeScheduler, RunJob
+from adapter.service.scheduler import NodeScheduler, RunJob, run_node
 from adapter.signals import STOP_SIGNALS, on_signals
-from adapter.sync.run import run_node
 
 log = logging.getLogger("adapter.service.scheduler")
 

@@ -27,7 +27,6 @@ from apscheduler.triggers.interval import IntervalTrigger
 from adapter.config.crontab import cron_trigger
 from adapter.config.settings import AdapterConfig, NodeSettings, ScheduleSettings
 from adapter.errors import AdapterError
-from adapter.sync.run import run_node
 
 log = logging.getLogger("adapter.service.scheduler")
 
@@ -40,6 +39,15 @@ class RunJob(Protocol):
     def __call__(
         self, config: AdapterConfig, node: NodeSettings, *, stop: threading.Event
     ) -> Any: ...
+
+
+def run_node(config: AdapterConfig, node: NodeSettings, *, stop: threading.Event) -> Any:
+    """The scheduler's job: one sync run of the node."""
+    # lazy: `adapter status` and `config check` read schedules from this module, and
+    # every command module loads for `adapter --help`; neither needs the sync stack
+    from adapter.sync.run import run_node as sync_run_node
+
+    return sync_run_node(config, node, stop=stop)
 
 
 def build_trigger(schedule: ScheduleSettings, *, jitter: bool = True) -> BaseTrigger:
