@@ -29,6 +29,10 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.sections import write_section  # noqa: E402
+
 SECTION = "## Discovery"
 TARGET_RSS_MB = 150
 TARGET_RATE = 100_000
@@ -136,18 +140,6 @@ def parse_only(path: Path, url: str) -> tuple[int, float]:
     return count, best
 
 
-def write_section(text: str) -> None:
-    path = ROOT / "BENCHMARKS.md"
-    doc = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = doc.find(SECTION + "\n")
-    if start < 0:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    else:
-        end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + ("\n" + doc[end + 1 :] if end >= 0 else "")
-    path.write_text(doc)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sitemaps", type=int, default=20)
@@ -229,7 +221,7 @@ load average {load} while measuring (other jobs share the machine, so wall time 
 pessimistic; CPU time is the process's own); measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.
 """
     if not args.no_write:
-        write_section(section)
+        write_section(SECTION, section)
         print("wrote", ROOT / "BENCHMARKS.md")
 
 

@@ -35,6 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adapter.demo.server import DemoServer  # noqa: E402
+from benchmarks.sections import write_section  # noqa: E402
 
 SECTION = "## Revisions"
 DEFAULT_BASE = "611b083"  # the last commit before the package layout (issue 16)
@@ -66,9 +67,8 @@ def run(tree: Path, args: list[str], sample: Sample) -> None:
     sample.wall.append(time.perf_counter() - wall0)
     sample.cpu.append(child_cpu() - cpu0)
     if done.returncode not in (0, 1):
-        raise SystemExit(
-            f"{tree}: adapter {' '.join(args)} exited {done.returncode}:\n{done.stderr.decode()[-2000:]}"
-        )
+        tail = done.stderr.decode()[-2000:]
+        raise SystemExit(f"{tree}: adapter {' '.join(args)} exited {done.returncode}:\n{tail}")
 
 
 def worktree(rev: str, where: Path) -> Path:
@@ -106,7 +106,8 @@ def measure(
 
 def table(results: dict[str, dict[str, Sample]], base_rev: str, head_rev: str) -> list[str]:
     lines = [
-        f"| command | base {base_rev} wall / CPU (ms) | this {head_rev} wall / CPU (ms) | ratio this/base (CPU) |",
+        f"| command | base {base_rev} wall / CPU (ms) | this {head_rev} wall / CPU (ms) "
+        "| ratio this/base (CPU) |",
         "|---|---|---|---|",
     ]
     for name, by_tree in results.items():
@@ -115,18 +116,6 @@ def table(results: dict[str, dict[str, Sample]], base_rev: str, head_rev: str) -
         tw, tc = statistics.median(t.wall) * 1000, statistics.median(t.cpu) * 1000
         lines.append(f"| `{name}` | {bw:.0f} / {bc:.0f} | {tw:.0f} / {tc:.0f} | {tc / bc:.2f} |")
     return lines
-
-
-def write_section(text: str) -> None:
-    path = ROOT / "BENCHMARKS.md"
-    doc = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = doc.find(SECTION + "\n")
-    if start < 0:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    else:
-        end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + ("\n" + doc[end + 1 :] if end >= 0 else "")
-    path.write_text(doc)
 
 
 def rev_name(rev: str) -> str:
@@ -175,7 +164,7 @@ def main() -> None:
     ]
     print("\n".join(lines))
     if not args.no_write:
-        write_section("\n".join(lines))
+        write_section(SECTION, "\n".join(lines))
         print("wrote", ROOT / "BENCHMARKS.md")
 
 

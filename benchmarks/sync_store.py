@@ -34,6 +34,7 @@ from adapter.store import frontier as fr  # noqa: E402
 from adapter.store.db import Store  # noqa: E402
 from adapter.store.ledger import RecordDefaults, apply_candidates  # noqa: E402
 from adapter.sync.run import run_node  # noqa: E402
+from benchmarks.sections import write_section  # noqa: E402
 from tests.support import stores  # noqa: E402
 
 SECTION = "## Sync store"
@@ -113,18 +114,6 @@ def bench_site(tmp: Path, pages: int) -> tuple[float, float]:
     return full, rerun
 
 
-def write_section(text: str) -> None:
-    path = ROOT / "BENCHMARKS.md"
-    doc = path.read_text() if path.exists() else "# Benchmarks\n"
-    start = doc.find(SECTION + "\n")
-    if start < 0:
-        doc = doc.rstrip("\n") + "\n\n" + text
-    else:
-        end = doc.find("\n## ", start + len(SECTION))
-        doc = doc[:start] + text + (doc[end + 1 :] if end >= 0 else "")
-    path.write_text(doc)
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--entries", type=int, default=100_000)
@@ -170,7 +159,7 @@ measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC.
 """
     print(text)
     if not args.no_write:
-        write_section(text)
+        write_section(SECTION, text)
 
 
 if __name__ == "__main__":
