@@ -27,6 +27,8 @@ from adapter.errors import StoreError
 
 log = logging.getLogger(__name__)
 
+METHOD_KEY = "adapter.d1_method"  # set in environ: the DataONE method a request was routed to
+
 
 # (resource, takes an identifier) -> {HTTP verb: DataONE method}; D1-API REST URLs.
 ROUTES: dict[tuple[str, bool], dict[str, str]] = {
@@ -67,7 +69,9 @@ class MemberNodeApp:
         verb = str(environ.get("REQUEST_METHOD", "GET")).upper()
         began = time.perf_counter()
         try:
-            response = self.dispatch(self.route(environ, verb), verb)
+            call = self.route(environ, verb)
+            environ[METHOD_KEY] = call.method
+            response = self.dispatch(call, verb)
         except D1Error as error:
             response = error_response(error, verb == "HEAD")
         target = str(environ.get("REQUEST_URI") or environ.get("PATH_INFO", ""))[:300]

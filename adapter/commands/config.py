@@ -85,16 +85,33 @@ def _import_job(spec: str) -> Any:
     help="Log lines for people or JSON lines (default: log_format in the file, else human).",
 )
 @click.option("--now", "run_now", is_flag=True, help="Also run every node once right away.")
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Serve /metrics (Prometheus), /healthz and /readyz on this port while running.",
+)
+@click.option(
+    "--metrics-host", default="127.0.0.1", show_default=True, help="Address for --metrics-port."
+)
 @click.option("--job", "job_spec", default=None, hidden=True, help="module:function (tests).")
-def schedule(config_path: Path, log_format: str | None, run_now: bool, job_spec: str | None) -> int:
+def schedule(
+    config_path: Path,
+    log_format: str | None,
+    run_now: bool,
+    metrics_port: int | None,
+    metrics_host: str,
+    job_spec: str | None,
+) -> int:
     """Keep every node in sync on its schedule until SIGTERM or SIGINT (SIGHUP reloads)."""
-    from adapter.service.daemon import (
-        run_scheduler,  # lazy: every command module loads for `adapter --help`
-    )
+    # lazy: every command module loads for `adapter --help`
+    from adapter.service.daemon import run_scheduler
 
     job = _import_job(job_spec) if job_spec else None
     options: dict[str, Any] = {"job": job} if job is not None else {}
     fmt: LogFormat | None = "json" if log_format == "json" else ("human" if log_format else None)
+    if metrics_port is not None:
+        options["metrics_at"] = (metrics_host, metrics_port)
     return run_scheduler(config_path, log_format=fmt, run_now=run_now, **options)
 
 

@@ -146,10 +146,13 @@ def serve(
     store = Store.open(url, create=False)
     # lazy: every command module loads for `adapter --help`, which needs no API
     from adapter.api.app import MemberNodeApp
+    from adapter.service.metrics import Metrics, OpsApp
 
-    app = MemberNodeApp(store, [member_node(s, public_url) for s in settings])
+    api = MemberNodeApp(store, [member_node(s, public_url) for s in settings])
+    metrics = Metrics()
+    metrics.collect_store(store)
     server = waitress.create_server(
-        app,
+        OpsApp(metrics, store, api),  # /metrics, /healthz, /readyz beside the nodes' paths
         host=host,
         port=port,
         threads=threads,
@@ -160,6 +163,7 @@ def serve(
     bound = f"http://{_host_for_url(host)}:{server.effective_port}"
     for s in settings:
         click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
+    click.echo(f"Metrics: {bound}/metrics; health: {bound}/healthz, {bound}/readyz", err=True)
     click.echo(f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.", err=True)
 
     try:

@@ -18,8 +18,10 @@ from adapter.config.load import load_config
 from adapter.config.settings import AdapterConfig
 from adapter.errors import ConfigError
 from adapter.service.logsetup import LogFormat, configure
+from adapter.service.metrics import Metrics, OpsApp, serve_in_background
 from adapter.service.scheduler import NodeScheduler, RunJob, run_node
 from adapter.signals import STOP_SIGNALS, on_signals
+from adapter.store.db import Store
 
 log = logging.getLogger("adapter.service.scheduler")
 
@@ -30,10 +32,31 @@ def run_scheduler(
     log_format: LogFormat | None = None,
     job: RunJob = run_node,
     run_now: bool = False,
+    metrics_at: tuple[str, int] | None = None,
 ) -> int:
-    """Run until SIGTERM/SIGINT; the exit status (0 after a clean stop)."""
+    """Run until SIGTERM/SIGINT; the exit status (0 after a clean stop).
+
+    `metrics_at` (host, port): serve /metrics, /healthz and /readyz there while running.
+    """
     config = load_config(path)  # a ConfigError here ends the command with exit 2
     configure(log_format or config.log_format, config.log_level)
+    if metrics_at is None:
+        return _signalled(config, path, job, run_now, log_format)
+    metrics = Metrics()
+    store = Store.open(config.store_url)
+    metrics.collect_store(store)
+    server = serve_in_background(OpsApp(metrics, store), *metrics_at)
+    try:
+        return _signalled(config, path, metrics.observe_job(job), run_now, log_format)
+    finally:
+        server.shutdown()
+        server.server_close()
+        store.close()
+
+
+def _signalled(
+    config: AdapterConfig, path: Path, job: RunJob, run_now: bool, log_format: LogFormat | None
+) -> int:
     signals: queue.Queue[int] = queue.Queue()
     with on_signals(signals.put, (*STOP_SIGNALS, signal.SIGHUP)):
         return _run(config, path, job, run_now, signals, log_format)
