@@ -20,6 +20,7 @@ from functools import partial
 from typing import TypeVar
 
 from adapter.dataone.requirements import check_requirements, enforce_required
+from adapter.dataone.shacl import SHAPES_UNREADABLE, ShapesError, load_shapes, shacl_findings
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity, has_errors
 from adapter.http import findings as fetch_findings
@@ -62,6 +63,7 @@ class CheckOptions:
     limits: Limits = DEFAULT_LIMITS
     follow: bool = False
     required: frozenset[str] = field(default_factory=frozenset)
+    shacl: str | None = None  # validate each Dataset against SHACL shapes: "soso" or a file
 
 
 def check_landing_page(
@@ -99,6 +101,8 @@ def check_landing_page(
         if result is not None:
             report.datasets.append(result)
     _guard(report, "signposting", crosscheck)
+    if options.shacl is not None:
+        _guard(report, "shacl", partial(_validate_shacl, report, options.shacl))
     if options.required:
         _enforce(report, options.required)
     return report
@@ -222,6 +226,18 @@ def _check(found: NormalizedDataset, page: str) -> DatasetResult:
         block=found.block_index,
         where=found.where,
     )
+
+
+def _validate_shacl(report: DatasetReport, shapes_source: str) -> None:
+    """The onboarding view: each Dataset against the shapes (pyshacl is loaded on first use)."""
+    page = report.final_url or report.url
+    try:
+        shapes = load_shapes(shapes_source)
+    except ShapesError as exc:  # the operator's file: said once per page, the page goes on
+        report.findings.append(SHAPES_UNREADABLE.at(page, str(exc)))
+        return
+    for result in report.datasets:
+        result.findings.extend(shacl_findings(result.framed, page, shapes))
 
 
 def _enforce(report: DatasetReport, required: frozenset[str]) -> None:

@@ -33,7 +33,17 @@ _UNREACHABLE = frozenset({"fetch/connection-failed", "fetch/timeout"})
     "--json", "as_json", is_flag=True, help="Print the report as JSON (schema_version 1)."
 )
 @click.option("--follow", is_flag=True, help="Also visit the signposting targets (bounded).")
-def check_dataset_command(url: str, as_json: bool, follow: bool) -> None:
+@click.option(
+    "--shacl",
+    "shacl",
+    is_flag=False,
+    flag_value="soso",
+    default=None,
+    metavar="[FILE]",
+    help="Also validate each Dataset with SHACL: the bundled science-on-schema.org shapes, "
+    "or the Turtle shapes FILE (an onboarding view; its findings advise, never block).",
+)
+def check_dataset_command(url: str, as_json: bool, follow: bool, shacl: str | None) -> None:
     """Check whether DataONE can harvest the Dataset on the landing page URL.
 
     URL may also be a DOI (doi:10.x/y, https://doi.org/...) or the URL of a file or
@@ -41,7 +51,9 @@ def check_dataset_command(url: str, as_json: bool, follow: bool) -> None:
     """
     start = resolver_url(url) or url
     _require_http_url(start)
-    options = CheckOptions(follow=follow)
+    if shacl is not None:
+        _require_shapes(shacl)
+    options = CheckOptions(follow=follow, shacl=shacl)
     policy = AddressPolicy([start])
     with Fetcher(options.limits, policy=policy, retry_base_delay=INTERACTIVE_RETRY) as fetcher:
         resolution = find_landing_page(url, fetcher, options.limits)
@@ -57,6 +69,16 @@ def check_dataset_command(url: str, as_json: bool, follow: bool) -> None:
     else:
         click.echo(render_text(report), nl=False)
     raise SystemExit(exit_code(report))
+
+
+def _require_shapes(source: str) -> None:
+    """A shapes file that cannot be read is a usage error, before anything is fetched."""
+    from adapter.dataone.shacl import ShapesError, load_shapes  # lazy: rdflib graphs
+
+    try:
+        load_shapes(source)
+    except ShapesError as exc:
+        raise click.BadParameter(str(exc), param_hint="--shacl") from None
 
 
 def _note_resolution(report: DatasetReport, url: str, resolution: Resolution) -> None:

@@ -26,6 +26,7 @@ from adapter.config.types import (
     NodeId,
     NonEmpty,
     Regex,
+    ShapesSource,
     TimeZone,
     non_empty,
 )
@@ -133,6 +134,7 @@ class ChecksSettings(Settings):
     """
 
     required: tuple[CheckName, ...] = ()
+    shacl: ShapesSource | None = None  # SHACL onboarding view: "soso" (bundled) or a Turtle file
 
 
 class AccessRule(Settings):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from difflib import get_close_matches
 from functools import cache
+from pathlib import Path
 from typing import Annotated, Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -77,6 +78,13 @@ def _finding_codes() -> tuple[str, ...]:
     return tuple(t.code for t in catalogue())
 
 
+def _shapes_source(value: str) -> str:
+    """`soso` (the bundled shapes) or a readable Turtle file, as given or from the working dir."""
+    if value != "soso" and not Path(value).is_file():
+        raise ValueError(f"{value!r} is neither 'soso' (the bundled shapes) nor a readable file")
+    return value
+
+
 def non_empty(value: tuple[Any, ...]) -> tuple[Any, ...]:
     if not value:
         raise ValueError("must hold at least one item")
@@ -106,6 +114,7 @@ NodeId = Annotated[str, AfterValidator(_node_id)]
 Regex = Annotated[str, AfterValidator(_regex)]
 Host = Annotated[str, AfterValidator(_host)]
 CheckName = Annotated[str, AfterValidator(_check_name)]
+ShapesSource = Annotated[str, AfterValidator(_shapes_source)]
 NonEmpty = Annotated[str, Field(min_length=1)]
 
 

@@ -42,7 +42,10 @@ REFUSED = frozenset({"robots/disallowed", "fetch/unsafe-url"})
 
 def check_page(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> DatasetReport:
     options = CheckOptions(
-        limits=node.limits(), follow=False, required=frozenset(node.checks.required)
+        limits=node.limits(),
+        follow=False,
+        required=frozenset(node.checks.required),
+        shacl=node.checks.shacl,
     )
     return check_landing_page(
         row.url,
