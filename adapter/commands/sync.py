@@ -128,7 +128,8 @@ def sync(
     With --config, ARGS name the nodes to run (all when none). Without it, ARGS is one
     URL (a repository entry page, robots.txt or sitemap) synced as NODE_ID.
     """
-    from adapter.sync.run import run_node  # lazy: every command module loads for `adapter --help`
+    # lazy: every command module loads for `adapter --help`
+    from adapter.sync.federation import run_nodes
 
     if config_path:
         tgt = target(config_path, store_url)
@@ -144,17 +145,14 @@ def sync(
         nodes = [node]
     failed = False
     with graceful_stop() as stop:
-        for node in nodes:
-            if stop.is_set():
-                break
-            summary = run_node(
-                config,
-                node,
-                stop=stop,
-                progress=sys.stderr.isatty(),
-                enqueue_only=enqueue_only,
-                processes=processes,
-            )
+        for summary in run_nodes(
+            config,
+            nodes,
+            stop=stop,
+            progress=sys.stderr.isatty(),
+            enqueue_only=enqueue_only,
+            processes=processes,
+        ):
             failed |= summary.status == "failed"
             if as_json:
                 click.echo(json.dumps(summary.as_dict(), sort_keys=True))

@@ -30,7 +30,7 @@ from adapter.config.yaml_source import (
     substitute_env,
 )
 
-TOP_KEYS = ("store_url", "log_format", "log_level", "defaults", "nodes")
+TOP_KEYS = ("store_url", "log_format", "log_level", "parallel_nodes", "defaults", "nodes")
 DEFAULT_SECTIONS = ("schedule", "politeness", "scope", "limits", "checks", "dataone", "sync")
 SCHEDULE_KINDS = ("cron", "interval_minutes")
 
@@ -155,7 +155,7 @@ def parse_config(text: str, source: Path | None = None) -> AdapterConfig:
         raise problems_error(name, problems, lines)  # which value was meant is unknown
     defaults = _check_defaults(data.get("defaults"), problems)
     nodes = _validate_nodes(data.get("nodes"), defaults, problems)
-    top = {k: v for k, v in data.items() if k in ("store_url", "log_format", "log_level")}
+    top = {k: v for k, v in data.items() if k in TOP_KEYS and k not in ("defaults", "nodes")}
     try:
         config = AdapterConfig.model_validate({**top, "nodes": nodes or [_PLACEHOLDER]})
     except ValidationError as exc:

@@ -10,6 +10,7 @@ secrets and error messages are in `adapter.config.load`.
 
 from __future__ import annotations
 
+import os
 import re
 from functools import cached_property
 from pathlib import Path
@@ -32,6 +33,7 @@ from adapter.config.types import (
 )
 from adapter.limits import DEFAULT_LIMITS, ZERO_ALLOWED, Limits
 
+NODES_PER_CORE = 32  # default side-by-side node runs per core (`parallel_nodes`)
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -234,7 +236,14 @@ class AdapterConfig(Settings):
     log_format: Literal["human", "json"] = "human"
     log_level: Literal[LOG_LEVELS] = "INFO"  # type: ignore[valid-type]
     nodes: tuple[NodeSettings, ...] = Field(min_length=1)
+    # nodes synced at the same time (scheduler, `adapter sync --config`); default 32 per core
+    parallel_nodes: Annotated[int, Field(ge=1, le=4096)] | None = None
     source: Path | None = None  # the file it was loaded from
+
+    def nodes_at_once(self) -> int:
+        """`parallel_nodes`, else a default from the machine: node runs mostly wait on their
+        hosts' pace, so many share a core."""
+        return self.parallel_nodes or max(4, NODES_PER_CORE * (os.cpu_count() or 1))
 
     @model_validator(mode="after")
     def _unique_ids(self) -> AdapterConfig:

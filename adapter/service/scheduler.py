@@ -30,8 +30,6 @@ from adapter.errors import AdapterError
 
 log = logging.getLogger("adapter.service.scheduler")
 
-MAX_PARALLEL_NODES = 16  # nodes synced at the same time (each has its own politeness)
-
 
 class RunJob(Protocol):
     """The sync entry point: `adapter.sync.run.run_node` or a stand-in in tests."""
@@ -121,7 +119,7 @@ class NodeScheduler:
         self._running: dict[str, float] = {}
         self._lock = threading.Lock()
         self._scheduler = BackgroundScheduler(
-            executors={"default": ThreadPoolExecutor(MAX_PARALLEL_NODES)}, timezone=UTC
+            executors={"default": ThreadPoolExecutor(config.nodes_at_once())}, timezone=UTC
         )
         self._scheduler.add_listener(self._on_event, EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED)
 

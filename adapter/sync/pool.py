@@ -49,6 +49,30 @@ GROUP = 32  # checked pages written per look at the results
 WAIT = 0.2  # seconds between looks at the children while no result arrives
 
 
+class ProcessBudget:
+    """Checking processes this process may have at once, over every node it runs side by side."""
+
+    def __init__(self, total: int) -> None:
+        self.total = total
+        self._free = total
+        self._lock = threading.Lock()
+
+    def take(self, wanted: int) -> int:
+        """Up to `wanted` processes (at least 1: the run's own); give them back with `give`."""
+        with self._lock:
+            extra = min(wanted - 1, self._free)
+            self._free -= max(0, extra)
+            return 1 + max(0, extra)
+
+    def give(self, taken: int) -> None:
+        with self._lock:
+            self._free += taken - 1
+
+
+# the run's own process checks pages too, so children fill the other cores
+PROCESS_BUDGET = ProcessBudget(max(0, (os.cpu_count() or 1) - 1))
+
+
 def choose_processes(node: NodeSettings, due: int, cpus: int | None = None) -> int:
     """How many processes pay for `due` pages: as many cores as the node's rate can feed."""
     cpus = cpus or os.cpu_count() or 1
@@ -69,7 +93,27 @@ def process_due(
     on_progress: Callable[[int], None] | None = None,
 ) -> None:
     """Process every due page of `node` (see the module docstring) into `summary`."""
-    count = processes or choose_processes(node, summary.due)
+    if processes:  # asked for by name: as many as asked
+        _process_due(store, node, fetcher, owner, summary, stop, options, processes, on_progress)
+        return
+    count = PROCESS_BUDGET.take(choose_processes(node, summary.due))
+    try:
+        _process_due(store, node, fetcher, owner, summary, stop, options, count, on_progress)
+    finally:
+        PROCESS_BUDGET.give(count)
+
+
+def _process_due(
+    store: Store,
+    node: NodeSettings,
+    fetcher: Fetcher,
+    owner: str,
+    summary: RunSummary,
+    stop: threading.Event,
+    options: WorkOptions,
+    count: int,
+    on_progress: Callable[[int], None] | None,
+) -> None:
 
     def here(out: PageOutcome) -> None:
         summary.add(out)

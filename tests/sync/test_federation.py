@@ -1,0 +1,131 @@
+"""Several nodes side by side: none waits for another, and one that fails or hangs holds nobody.
+
+Each node's repository is its own fixture server; the servers' own request
+logs say who was asked when, so the tests read order, never durations.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from adapter.config.load import parse_config
+from adapter.config.settings import AdapterConfig
+from adapter.sync.federation import run_nodes
+from adapter.sync.outcome import RunSummary
+from adapter.sync.pool import ProcessBudget
+from tests.support import stores
+from tests.support.fixture_server import SiteServer
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def node(name: str, site: SiteServer, rate: float, limits: str = "") -> str:
+    return (
+        f"  - id: urn:node:{name}\n"
+        f"    name: {name}\n"
+        f"    start: {{entry_urls: ['{site.url('/')}']}}\n"
+        f"    politeness: {{requests_per_second: {rate}, concurrency: 1}}\n"
+        f"{limits}"
+        "    dataone: {submitter: x, rights_holder: y, contact_subject: z}\n"
+    )
+
+
+def config(tmp_path: Path, *nodes: str, parallel: str = "") -> AdapterConfig:
+    return parse_config(
+        f"store_url: {stores.sqlite_url(tmp_path)}\n{parallel}nodes:\n" + "".join(nodes)
+    )
+
+
+def window(site: SiteServer) -> tuple[float, float]:
+    times = [r.time for r in site.log]
+    return min(times), max(times)
+
+
+def test_nodes_run_side_by_side(tmp_path: Path, serve_site: Callable[[str], SiteServer]) -> None:
+    many, few = serve_site("sync-change"), serve_site("page-shacl")
+    # `many` is asked ~12 times at 3 per second; one after another, `few` would start after it
+    cfg = config(tmp_path, node("MANY", many, 3), node("FEW", few, 3))
+    summaries = list(run_nodes(cfg, cfg.nodes, stop=threading.Event()))
+    assert {s.node_id for s in summaries} == {"urn:node:MANY", "urn:node:FEW"}
+    assert all(s.status == "ok" for s in summaries), [s.message for s in summaries]
+    many_first, many_last = window(many)
+    few_first, few_last = window(few)
+    assert few_first < many_last and many_first < few_last  # their requests interleave
+
+
+def test_one_node_at_a_time_when_the_configuration_says_so(
+    tmp_path: Path, serve_site: Callable[[str], SiteServer]
+) -> None:
+    first, second = serve_site("page-shacl"), serve_site("page-shacl")
+    cfg = config(
+        tmp_path, node("A", first, 50), node("B", second, 50), parallel="parallel_nodes: 1\n"
+    )
+    list(run_nodes(cfg, cfg.nodes, stop=threading.Event()))
+    a, b = window(first), window(second)
+    assert a[1] < b[0] or b[1] < a[0]  # one whole run, then the other
+
+
+def test_a_hanging_repository_holds_no_other_node(
+    tmp_path: Path, serve_site: Callable[[str], SiteServer]
+) -> None:
+    stuck, fine = serve_site("sync-slow"), serve_site("page-shacl")
+    slow = "    limits: {read_timeout: 20, total_timeout: 20}\n"
+    cfg = config(tmp_path, node("STUCK", stuck, 10, slow), node("FINE", fine, 10))
+    order = [s.node_id for s in run_nodes(cfg, cfg.nodes, stop=threading.Event())]
+    assert order == ["urn:node:FINE", "urn:node:STUCK"]  # FINE ended while STUCK still waited
+
+
+def test_a_node_whose_run_raises_is_a_failed_summary_and_the_others_go_on(
+    tmp_path: Path, serve_site: Callable[[str], SiteServer]
+) -> None:
+    site = serve_site("page-shacl")
+    cfg = config(tmp_path, node("BROKEN", site, 10), node("FINE", site, 10))
+
+    def job(config: AdapterConfig, n: object, **options: object) -> RunSummary:
+        from adapter.sync.run import run_node
+
+        if getattr(n, "id", "") == "urn:node:BROKEN":
+            raise RuntimeError("the store vanished")
+        return run_node(config, n, **options)  # type: ignore[arg-type]
+
+    summaries = {s.node_id: s for s in run_nodes(cfg, cfg.nodes, stop=threading.Event(), job=job)}
+    assert summaries["urn:node:FINE"].status == "ok"
+    assert summaries["urn:node:BROKEN"].status == "failed"
+    assert summaries["urn:node:BROKEN"].message == "RuntimeError: the store vanished"
+
+
+def test_the_process_budget_is_shared_and_given_back() -> None:
+    budget = ProcessBudget(3)
+    assert budget.take(3) == 3  # the run's own process and two children
+    assert budget.take(4) == 2  # one child left
+    assert budget.take(2) == 1  # none left: in its own process only
+    budget.give(3)
+    assert budget.take(8) == 3
+
+
+def test_adapter_sync_config_runs_its_nodes_side_by_side(
+    tmp_path: Path, serve_site: Callable[[str], SiteServer]
+) -> None:
+    many, few = serve_site("sync-change"), serve_site("page-shacl")
+    path = tmp_path / "nodes.yaml"
+    path.write_text(
+        f"store_url: {stores.sqlite_url(tmp_path)}\nnodes:\n"
+        + node("MANY", many, 3)
+        + node("FEW", few, 3)
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "adapter", "sync", "--config", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert [line.count('"node_id"') for line in done.stdout.splitlines()] == [1, 1]
+    many_first, many_last = window(many)
+    few_first, few_last = window(few)
+    assert few_first < many_last and many_first < few_last
