@@ -29,7 +29,7 @@ _DATE = re.compile(
     r"""^(?P<y>\d{4})-(?P<mo>\d{2})-(?P<d>\d{2})
     (?:[T ](?P<h>\d{2}):(?P<mi>\d{2})(?::(?P<s>\d{2})(?:[.,](?P<f>\d{1,9}))?)?)?
     \s?(?P<z>Z|z|[+\- ]\d{2}(?::?\d{2})?)?$""",
-    re.VERBOSE,
+    re.VERBOSE | re.ASCII,
 )
 
 
@@ -99,7 +99,12 @@ def parse_date(value: str | None, name: str, method: str) -> datetime | None:
         )
     except ValueError as exc:
         raise invalid_request(method, f"{name}={value!r} is not a real date ({exc})") from None
-    return moment.astimezone(UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError:  # 0001-01-01T00:00:00+01:00 is before the first representable UTC
+        raise invalid_request(
+            method, f"{name}={value!r} is out of range (years 1 to 9999 in UTC)"
+        ) from None
 
 
 def _zone(text: str | None) -> timezone:
@@ -150,6 +155,18 @@ def valid_identifier(value: str) -> bool:
         and not any(c.isspace() for c in value)
         and all(c.isprintable() for c in value)
     )
+
+
+def checked_text(value: str | None, name: str, method: str) -> str | None:
+    """A free-text filter (formatId, nodeId, event): no control characters.
+
+    A NUL cannot even be sent to PostgreSQL; an empty value means "no filter".
+    """
+    if value is None or value == "":
+        return None
+    if not all(c.isprintable() or c == " " for c in value):
+        raise invalid_request(method, f"{name} contains control characters")
+    return value
 
 
 def checked_identifier(value: str | None, name: str, method: str) -> str | None:

@@ -19,6 +19,7 @@ from adapter.api.params import (
     CHECKSUM_ALGORITHMS,
     algorithm_key,
     checked_identifier,
+    checked_text,
     parse_algorithm,
     parse_bool,
     parse_count,
@@ -32,6 +33,16 @@ from adapter.models import SyncRecord
 DEFAULT_COUNT = 100  # d1_common.const.DEFAULT_SLICE_SIZE, GMN's default page
 MAX_COUNT = 1000  # objectInfo per page; the CN pages on with start += len(page)
 MAX_START = 10**12
+# D1-XSD Event
+EVENTS = (
+    "create",
+    "read",
+    "update",
+    "delete",
+    "replicate",
+    "synchronization_failed",
+    "replication_failed",
+)
 
 
 def ping(call: Call) -> Response:
@@ -64,7 +75,8 @@ def list_objects(call: Call) -> Response:
     parse_bool(q.get("replicaStatus"), "replicaStatus", method)  # we hold no replicas
     start = parse_count(q.get("start"), "start", method, 0, MAX_START)
     count = parse_count(q.get("count"), "count", method, DEFAULT_COUNT, MAX_COUNT)
-    node_filter = q.get("nodeId")
+    format_id = checked_text(q.get("formatId"), "formatId", method)
+    node_filter = checked_text(q.get("nodeId"), "nodeId", method)
     if node_filter and node_filter != call.node.info.id:
         total, records = 0, list[SyncRecord]()  # this node holds objects of no other node
     else:
@@ -72,7 +84,7 @@ def list_objects(call: Call) -> Response:
             call.node.info.id,
             from_date=from_date,
             to_date=to_date,
-            format_id=q.get("formatId") or None,
+            format_id=format_id,
             identifier=identifier,
             start=start,
             count=count,
@@ -100,15 +112,18 @@ def get_system_metadata(call: Call) -> Response:
 
 
 def get_checksum(call: Call) -> Response:
-    """The stored checksum, or one computed from the stored bytes for another algorithm."""
+    """The stored checksum, or one computed from the stored bytes for another algorithm.
+
+    On v2 a seriesId gives its head's checksum, as in GMN (the CN asks by PID).
+    """
     label = parse_algorithm(
         parse_query(call.query, call.method).get("checksumAlgorithm"), call.method
     )
-    record = _record(call, with_bytes=False, sid=False)
+    record = _record(call, with_bytes=False)
     if label is None or algorithm_key(label) == algorithm_key(record.checksum_algorithm):
         return Response(200, checksum_xml(record.checksum_algorithm, record.checksum))
-    full = _record(call, with_bytes=True, sid=False)
-    if full.object_bytes is None:
+    full = call.store.get_record(call.node.info.id, record.pid, with_bytes=True)
+    if full is None or full.object_bytes is None:
         raise service_failure(call.method, "the object's bytes are missing", record.pid)
     value = hashlib.new(CHECKSUM_ALGORITHMS[label], full.object_bytes).hexdigest()
     return Response(200, checksum_xml(label, value))
@@ -121,17 +136,24 @@ def get_log_records(call: Call) -> Response:
     parse_date(q.get("fromDate"), "fromDate", method)
     parse_date(q.get("toDate"), "toDate", method)
     checked_identifier(q.get("idFilter") or q.get("pidFilter"), "idFilter", method)
+    event = checked_text(q.get("event"), "event", method)
+    if event is not None and event not in EVENTS:
+        raise invalid_request(method, f"event={event!r} is none of {', '.join(EVENTS)}")
     start = parse_count(q.get("start"), "start", method, 0, MAX_START)
     parse_count(q.get("count"), "count", method, DEFAULT_COUNT, MAX_COUNT)
     return Response(200, log_xml([], start, 0, call.api))
 
 
-def _record(call: Call, *, with_bytes: bool, sid: bool = True) -> SyncRecord:
-    """The record named in the path; on v2 a seriesId gives the head of its series."""
+def _record(call: Call, *, with_bytes: bool) -> SyncRecord:
+    """The record named in the path; on v2 a seriesId gives the head of its series.
+
+    Used by get, describe, getSystemMetadata and getChecksum alike (GMN's
+    `resolve_sid` decorator is on the same four); v1 has no seriesIds.
+    """
     node_id = call.node.info.id
     identifier = call.identifier or ""
     record = call.store.get_record(node_id, identifier, with_bytes=with_bytes)
-    if record is None and sid and call.api == "v2":
+    if record is None and call.api == "v2":
         head = call.store.resolve_sid(node_id, identifier)
         if head is not None:
             record = call.store.get_record(node_id, head, with_bytes=with_bytes)

@@ -197,6 +197,9 @@ def test_dates_in_every_form_clients_send(text: str, expected: datetime) -> None
         "2024-01-01T00:00+24:00",
         "1" * 100,
         "2024-01-01T00:00:00.000+00:00x",
+        "0001-01-01T00:00:00+01:00",  # before the first UTC datetime
+        "9999-12-31T23:59:59-01:00",  # after the last
+        "\u0662\u0660\u0662\u0664-01-01",  # Arabic-Indic digits are not a date here
     ],
 )
 def test_bad_dates_are_invalid_requests(text: str) -> None:

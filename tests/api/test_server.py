@@ -252,6 +252,13 @@ def test_count_is_capped(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
         "fromDate=2024-02-30",
         "toDate=tomorrow",
         "count=1&count=2",
+        "fromDate=0001-01-01T00:00:00%2B01:00",
+        "toDate=9999-12-31T23:59:59-01:00",
+        "start=1000000000000000",
+        "formatId=a%00b",
+        "nodeId=%0Aurn:node:X",
+        "identifier=%FF",
+        "fromDate=%E0%80",
     ],
 )
 def test_bad_parameters_are_invalid_requests(world: World, query: str) -> None:
@@ -291,11 +298,20 @@ def test_series_id_resolves_to_head_on_v2_only(world: World) -> None:
         assert world.head(f"/object/{spelling}").headers["DataONE-Checksum"].endswith(head.checksum)
         meta = xml(world.get(f"/meta/{spelling}"))
         assert meta.identifier.value() == head.pid
+        checksum = xml(world.get(f"/checksum/{spelling}"))
+        assert (checksum.algorithm, checksum.value()) == (head.checksum_algorithm, head.checksum)
+        computed = xml(world.get(f"/checksum/{spelling}?checksumAlgorithm=SHA-256"))
+        assert (
+            computed.value() == hashlib.sha256(world.get(f"/object/{head.pid}").content).hexdigest()
+        )
+    assert head.checksum != next(r.checksum for r in world.records if r.obsoleted_by == head.pid)
     [plus] = [r for r in world.records if r.series_id == "doi:10.5555/a+b"]
     assert xml(world.get("/meta/doi:10.5555%2Fa+b")).identifier.value() == plus.pid
     assert xml(world.get("/meta/doi:10.5555%2Fa%2Bb")).identifier.value() == plus.pid
-    v1 = requests.get(f"{world.served.base(world.node, 'v1')}/meta/doi:10.5555%2Fd1", timeout=10)
-    error(v1, 404, "NotFound", "1060")
+    v1 = world.served.base(world.node, "v1")
+    error(requests.get(f"{v1}/meta/doi:10.5555%2Fd1", timeout=10), 404, "NotFound", "1060")
+    error(requests.get(f"{v1}/checksum/doi:10.5555%2Fd1", timeout=10), 404, "NotFound", "1420")
+    assert requests.head(f"{v1}/object/doi:10.5555%2Fd1", timeout=10).status_code == 404
 
 
 def test_system_metadata_of_obsoleted_and_archived_objects(world: World) -> None:
