@@ -12,8 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from adapter.api.schedule import Schedule
 from adapter.api.xml import NodeInfo
 from adapter.models import SyncRecord
+from adapter.store.history import FailureCaps
 
 XML = "text/xml; charset=utf-8"
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
@@ -40,15 +42,23 @@ class RecordStore(Protocol):
 
     def resolve_sid(self, node_id: str, sid: str) -> str | None: ...
 
-    def log_sync_failure(self, node_id: str, pid: str | None, xml_text: str) -> int: ...
+    def keep_sync_failure(
+        self, node_id: str, pid: str | None, text: str, caps: FailureCaps
+    ) -> int | None: ...
 
 
 @dataclass(frozen=True, slots=True)
 class MemberNode:
-    """One served node: what its Node document says, and how its sysmeta is written."""
+    """One served node: what its Node document says, and how its sysmeta is written.
+
+    `harvest` gives the schedule published at a moment (a cron in a zone with
+    daylight saving time publishes other UTC hours in summer); without it the
+    Node document publishes `info.schedule`.
+    """
 
     info: NodeInfo
     sysmeta: Callable[[SyncRecord], bytes]
+    harvest: Callable[[datetime], Schedule] | None = None
 
 
 @dataclass(slots=True)

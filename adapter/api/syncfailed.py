@@ -5,6 +5,15 @@ SynchronizationFailed exception document. Like GMN, the node answers 200
 whatever arrives (the CN does not retry), and keeps what it can: one log line
 and one row in the store's sync-failure table, which the operator reads. This
 is the only write the Member Node API makes.
+
+Anyone can POST here, so what is kept is capped (`CAPS`, `MAX_BODY_BYTES`):
+a body is read up to 64 KiB and at most 8 KiB of its message is stored; per
+node and UTC day at most 5 reports per object (PID or seriesId the node
+holds), 20 reports naming no object of the node (together) and 500 reports in
+all; reports older than 30 days are deleted as new ones arrive. A dropped
+report still gets 200 and its log line (rate-limited by the same caps). So
+anonymous posts add at most 20 x 8 KiB a day per node, and a store keeps at
+most 500 x 8 KiB x 30 (about 120 MB) of reports per node however it is hit.
 """
 
 from __future__ import annotations
@@ -20,11 +29,19 @@ from lxml import etree
 
 from adapter.api.call import Call, Response
 from adapter.errors import StoreError
+from adapter.store.history import FailureCaps
 
 log = logging.getLogger(__name__)
 
-MAX_BODY_BYTES = 1024 * 1024  # a SynchronizationFailed document is a few hundred bytes
-MAX_KEPT_CHARS = 64 * 1024  # what is stored of a message
+MAX_BODY_BYTES = 64 * 1024  # a SynchronizationFailed document is a few hundred bytes
+MAX_KEPT_CHARS = 8 * 1024  # what is stored of a message
+CAPS = FailureCaps(
+    per_object_per_day=5,
+    unnamed_per_day=20,
+    per_node_per_day=500,
+    keep_days=30,
+    max_chars=MAX_KEPT_CHARS,
+)
 _SAFE_XML = etree.XMLParser(
     resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
 )
@@ -44,19 +61,27 @@ def synchronization_failed(call: Call) -> Response:
     body = _read_body(call.environ)
     report = parse_report(str(call.environ.get("CONTENT_TYPE", "")), body)
     node_id = call.node.info.id
+    try:
+        kept = call.store.keep_sync_failure(node_id, report.identifier, report.text, CAPS)
+    except StoreError as exc:  # still 200: the CN does not retry, the log line stays
+        log.error("synchronizationFailed for %s could not be stored: %s", node_id, exc)
+        kept = 0
+    if kept is None:
+        log.debug("synchronizationFailed for %s dropped: over the day's cap", node_id)
+        return _ok()
     log.warning(
         "synchronizationFailed from %s for node %s: pid %s, detailCode %s: %s",
         call.environ.get("REMOTE_ADDR", "?"),
         node_id,
-        report.identifier or "(none)",
-        report.detail_code or "(none)",
+        (report.identifier or "(none)")[:200],
+        (report.detail_code or "(none)")[:40],
         (report.description or "(no description)")[:500],
         extra={"event": "sync-failed", "node": node_id, "pid": report.identifier},
     )
-    try:
-        call.store.log_sync_failure(node_id, report.identifier, report.text)
-    except StoreError as exc:  # still 200: the CN does not retry, the log line stays
-        log.error("synchronizationFailed for %s could not be stored: %s", node_id, exc)
+    return _ok()
+
+
+def _ok() -> Response:
     return Response(200, b"OK", content_type="text/plain; charset=utf-8")
 
 

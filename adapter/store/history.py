@@ -2,7 +2,7 @@
 
 A mixin of `adapter.store.db.Store` (use it through a Store): `start_run`,
 `finish_run`, `runs` (what `adapter runs` and `adapter status` show),
-`close_dead_runs`, `log_sync_failure` and `sync_failures`.
+`close_dead_runs`, `log_sync_failure`, `keep_sync_failure` and `sync_failures`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import json
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, delete, func, or_, select, update
 
 from adapter.errors import StoreError
 from adapter.store import schema as t
@@ -41,6 +41,22 @@ class SyncFailure:
     xml: str
 
 
+@dataclass(frozen=True, slots=True)
+class FailureCaps:
+    """How much of what anyone may POST to /error a node keeps (see adapter.api.syncfailed).
+
+    Days are UTC calendar days. A report naming an identifier this node does
+    not hold counts as naming no object, so made-up identifiers cannot each
+    open a quota of their own.
+    """
+
+    per_object_per_day: int
+    unnamed_per_day: int  # reports naming no object of this node, together
+    per_node_per_day: int  # every report of a node, together
+    keep_days: int  # older reports are deleted when a new one is kept
+    max_chars: int  # of one report's text
+
+
 class History:
     """Runs and sync failures; needs the store's `read`/`write` transactions."""
 
@@ -57,6 +73,53 @@ class History:
             result = conn.execute(
                 t.sync_failures.insert().values(
                     node_id=node_id, pid=pid, received_at=datetime.now(UTC), xml=xml_text
+                )
+            )
+            return _new_id(result.inserted_primary_key)
+
+    def keep_sync_failure(
+        self,
+        node_id: str,
+        pid: str | None,
+        text: str,
+        caps: FailureCaps,
+        now: datetime | None = None,
+    ) -> int | None:
+        """Store one report within `caps`: its id, or None when a cap says drop it.
+
+        One write transaction counts and inserts, so the caps hold across threads
+        on SQLite (one writer at a time); on PostgreSQL concurrent posts may pass
+        a cap by at most the number of server threads.
+        """
+        f, r = t.sync_failures, t.records
+        moment = now or datetime.now(UTC)
+        day = moment.replace(hour=0, minute=0, second=0, microsecond=0)
+        with self.write() as conn:
+            known = pid is not None and (
+                conn.execute(
+                    select(r.c.id)
+                    .where(r.c.node_id == node_id, or_(r.c.pid == pid, r.c.series_id == pid))
+                    .limit(1)
+                ).first()
+                is not None
+            )
+            kept_pid = pid if known else None
+            today = [f.c.node_id == node_id, f.c.received_at >= day]
+            if _count(conn, today) >= caps.per_node_per_day:
+                return None
+            same = f.c.pid == kept_pid if kept_pid is not None else f.c.pid.is_(None)
+            cap = caps.per_object_per_day if known else caps.unnamed_per_day
+            if _count(conn, [*today, same]) >= cap:
+                return None
+            conn.execute(
+                delete(f).where(
+                    f.c.node_id == node_id,
+                    f.c.received_at < moment - timedelta(days=caps.keep_days),
+                )
+            )
+            result = conn.execute(
+                f.insert().values(
+                    node_id=node_id, pid=kept_pid, received_at=moment, xml=text[: caps.max_chars]
                 )
             )
             return _new_id(result.inserted_primary_key)
@@ -137,6 +200,12 @@ class History:
             )
             for row in rows
         ]
+
+
+def _count(conn: Connection, where: list[Any]) -> int:
+    return int(
+        conn.execute(select(func.count()).select_from(t.sync_failures).where(*where)).scalar_one()
+    )
 
 
 def _new_id(key: Any) -> int:

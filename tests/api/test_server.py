@@ -13,7 +13,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -25,8 +25,10 @@ from lxml import etree
 from sqlalchemy import create_engine, select
 
 import adapter.api.read
+import adapter.api.syncfailed
 from adapter.api.app import MemberNodeApp
 from adapter.commands.serve import member_node
+from adapter.config.load import PLACEHOLDER_SUBJECTS
 from adapter.config.settings import NodeSettings
 from adapter.models import SyncRecord
 from adapter.store import schema
@@ -576,21 +578,38 @@ def test_adapter_serve_from_a_store_url(world: World) -> None:
         listed = xml(requests.get(base + "/object?count=0", timeout=10))
         assert listed.total == len(world.records)
         node = xml(requests.get(base + "/node", timeout=10))
-        assert node.baseURL == base.removesuffix("/v2")
+        assert node.baseURL == base.removesuffix("/v2")  # where it listens, nothing else
+        spoofed = requests.get(base + "/node", headers={"Host": "evil.example:666"}, timeout=10)
+        assert xml(spoofed).baseURL == node.baseURL
+        assert node.contactSubject[0].value() == PLACEHOLDER_SUBJECTS["contact_subject"]
     finally:
         assert stop_serve(process) == 0
     assert process.stderr is not None
-    lines = [json.loads(line) for line in process.stderr if line.startswith("{")]
+    stderr = list(process.stderr)
+    [warning] = [line for line in stderr if "placeholder" in line]
+    assert "submitter, rights_holder, contact_subject" in warning and world.node.id in warning
+    lines = [json.loads(line) for line in stderr if line.startswith("{")]
     requests_logged = [line for line in lines if line.get("event") == "request"]
     assert [r["status"] for r in requests_logged][:3] == [200, 200, 200]
     assert requests_logged[0]["message"].startswith("GET /")
     assert requests_logged[0]["message"].endswith("/monitor/ping")
-    process, bases = start_serve("--store", world.url, "--public-url", "https://mn.example.org/d1/")
+    process, bases = start_serve(
+        "--store",
+        world.url,
+        "--public-url",
+        "https://mn.example.org/d1/",
+        "--contact-subject",
+        "CN=Jane Operator,DC=dataone,DC=org",
+    )
     try:
         node = xml(requests.get(bases[world.node.id] + "/node", timeout=10))
         assert node.baseURL == f"https://mn.example.org/d1/{world.node.short_name}"
+        assert node.contactSubject[0].value() == "CN=Jane Operator,DC=dataone,DC=org"
     finally:
         assert stop_serve(process) == 0
+    assert process.stderr is not None
+    [warning] = [line for line in process.stderr if "placeholder" in line]
+    assert "submitter, rights_holder are placeholder" in warning
 
 
 def test_adapter_serve_from_a_configuration_file(world: World, tmp_path: Path) -> None:
