@@ -62,8 +62,20 @@ class MemberNodeApp:
         handlers: dict[str, Handler] | None = None,
     ) -> None:
         self.store = store
-        self.nodes = {node.info.short_name: node for node in nodes}
+        self.nodes: dict[str, MemberNode] = {}
         self.handlers = HANDLERS if handlers is None else handlers
+        self.serve_nodes(nodes)
+
+    def serve_nodes(self, nodes: Sequence[MemberNode]) -> None:
+        """Serve these nodes (before the server runs: a node's baseURL may name its port).
+
+        Every node needs a configured baseURL: taking it from the request's Host
+        header would let any client make the Node document point elsewhere.
+        """
+        for node in nodes:
+            if not node.info.base_url:
+                raise ValueError(f"node {node.info.id} has no baseURL to publish")
+        self.nodes = {node.info.short_name: node for node in nodes}
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         verb = str(environ.get("REQUEST_METHOD", "GET")).upper()
@@ -98,7 +110,7 @@ class MemberNodeApp:
             bases = ", ".join(f"/{name}/v2" for name in sorted(self.nodes))
             raise D1Error("NotFound", f"no member node at this path; served: {bases}")
         try:
-            return self._route_in_node(environ, verb, node, short_raw, rest, query)
+            return self._route_in_node(environ, verb, node, rest, query)
         except D1Error as error:
             raise _with_node(error, node) from None
 
@@ -107,7 +119,6 @@ class MemberNodeApp:
         environ: dict[str, Any],
         verb: str,
         node: MemberNode,
-        short_raw: str,
         rest: str,
         query: str,
     ) -> Call:
@@ -130,7 +141,7 @@ class MemberNodeApp:
             store=self.store,
             query=query,
             environ=environ,
-            base_url=node.info.base_url or _request_base(environ, short_raw),
+            base_url=node.info.base_url or "",  # never empty: see serve_nodes
             identifier=None if identifier is None else decode_pid(identifier, d1_method),
             head=verb == "HEAD",
         )
@@ -196,14 +207,6 @@ def _split_resource(rest: str) -> tuple[str, str | None]:
     if resource in ID_RESOURCES and sep and identifier:
         return resource, identifier
     return rest, None
-
-
-def _request_base(environ: dict[str, Any], short_raw: str) -> str:
-    scheme = environ.get("wsgi.url_scheme", "http")
-    host = environ.get("HTTP_HOST") or (
-        f"{environ.get('SERVER_NAME', 'localhost')}:{environ.get('SERVER_PORT', '80')}"
-    )
-    return f"{scheme}://{host}{environ.get('SCRIPT_NAME', '')}/{short_raw}"
 
 
 def error_response(error: D1Error, head: bool) -> Response:

@@ -71,7 +71,7 @@ class Call:
     store: RecordStore
     query: str  # raw query string, decoded by d1params
     environ: dict[str, Any]
-    base_url: str  # this node's base URL without version
+    base_url: str  # this node's base URL without version, from configuration only
     identifier: str | None = None  # decoded from the path
     head: bool = False
 

@@ -9,6 +9,7 @@ PID, `count` capped, InvalidRequest when `start >= total > 0`.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from urllib.parse import quote
@@ -63,7 +64,10 @@ def ping(call: Call) -> Response:
 
 
 def get_capabilities(call: Call) -> Response:
-    return Response(200, node_xml(call.node.info, call.base_url, call.api))
+    info = call.node.info
+    if call.node.harvest is not None:
+        info = replace(info, schedule=call.node.harvest(datetime.now(UTC)))
+    return Response(200, node_xml(info, call.base_url, call.api))
 
 
 def list_objects(call: Call) -> Response:

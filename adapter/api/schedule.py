@@ -6,12 +6,24 @@ in minutes; DataONE wants Quartz fields (`sec min hour mday mon wday year`,
 days of week 1-7 from Sunday, `?` in one of the two day fields). The CN only
 needs to harvest after our sync has run, so an interval that does not divide
 an hour or a day is rounded to the nearest Quartz step.
+
+The CN reads the schedule as UTC, while a crontab runs in the node's
+`schedule.timezone`: `harvest_schedule` converts it with the zone's offset
+at the moment asked (so the Node document follows daylight saving time) and
+shifts it by `dataone.harvest_delay_minutes`, so the published harvest
+times fall after the node's own sync has started and, with a delay longer
+than a sync takes, after it has finished. Where the shift moves a time into
+another day and the cron names days of the month (or weekdays it cannot
+shift), the published schedule widens to every day: the CN then looks more
+often than needed, never less.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from adapter.config.crontab import MACROS
 
@@ -91,3 +103,83 @@ def from_settings(cron: str | None, interval_minutes: float | None) -> Schedule:
     if interval_minutes:
         return from_interval(interval_minutes)
     return HOURLY
+
+
+def harvest_schedule(
+    cron: str | None,
+    interval_minutes: float | None,
+    timezone: str,
+    now: datetime,
+    delay_minutes: int = 0,
+) -> Schedule:
+    """The schedule a Node document publishes: in UTC, `delay_minutes` after each sync.
+
+    An interval schedule runs from the service's start, not at clock times,
+    so it is published as its Quartz step, unshifted.
+    """
+    schedule = from_settings(cron, interval_minutes)
+    if not cron:
+        return schedule
+    offset = now.astimezone(ZoneInfo(timezone)).utcoffset()  # `now` is aware
+    offset_minutes = 0 if offset is None else int(offset.total_seconds() // 60)
+    return shifted(schedule, delay_minutes - offset_minutes)
+
+
+def shifted(schedule: Schedule, minutes: int) -> Schedule:
+    """The same clock times `minutes` later (earlier when negative), as Quartz fields."""
+    mins, hours = _expand(schedule.min, 0, 59), _expand(schedule.hour, 0, 23)
+    if minutes == 0 or mins is None or hours is None:
+        return schedule
+    pairs: set[tuple[int, int]] = set()
+    days: set[int] = set()
+    for hour in hours:
+        for minute in mins:
+            moment = hour * 60 + minute + minutes
+            days.add(moment // 1440)
+            pairs.add(divmod(moment % 1440, 60))
+    new_hours = {h for h, _ in pairs}
+    new_mins = {m for _, m in pairs}  # their product may add times: more often, never less
+    moved = replace(schedule, min=_render(new_mins, 0, 59), hour=_render(new_hours, 0, 23))
+    return _shift_days(moved, days)
+
+
+def _shift_days(schedule: Schedule, days: set[int]) -> Schedule:
+    if days == {0} or (schedule.mday in ("*", "?") and schedule.wday in ("*", "?")):
+        return schedule
+    weekdays = _expand(schedule.wday, 1, 7) if schedule.mday in ("*", "?") else None
+    if len(days) != 1 or weekdays is None:
+        return replace(schedule, mday="*", wday="?")
+    delta = days.pop()
+    return replace(schedule, wday=_render({(d - 1 + delta) % 7 + 1 for d in weekdays}, 1, 7))
+
+
+def _expand(field: str, low: int, high: int) -> set[int] | None:
+    """The values a numeric Quartz/cron field names, or None for what it cannot read."""
+    values: set[int] = set()
+    for term in field.split(","):
+        match = re.fullmatch(r"(\*|\?|\d+)(?:-(\d+))?(?:/(\d+))?", term)
+        if match is None:
+            return None
+        first, last, step = match.groups()
+        if first in ("*", "?"):
+            begin, end = low, high
+        else:
+            begin = int(first)
+            end = int(last) if last else (high if step else begin)
+        stride = int(step) if step else 1
+        if not (low <= begin <= end <= high) or stride < 1:
+            return None
+        values.update(range(begin, end + 1, stride))
+    return values
+
+
+def _render(values: set[int], low: int, high: int) -> str:
+    """A value set as `*`, a Quartz step `a/n` reaching the range's end, or a list."""
+    ordered = sorted(values)
+    if ordered == list(range(low, high + 1)):
+        return "*"
+    if len(ordered) > 2:
+        stride = ordered[1] - ordered[0]
+        if ordered == list(range(ordered[0], high + 1, stride)):
+            return f"{ordered[0]}/{stride}"
+    return ",".join(map(str, ordered))

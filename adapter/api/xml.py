@@ -34,7 +34,7 @@ class NodeInfo:
     description: str
     contact_subject: str
     schedule: Schedule
-    base_url: str | None = None  # public, without the version; None: from the request
+    base_url: str | None = None  # public, without the version; never from a request
 
     @property
     def short_name(self) -> str:

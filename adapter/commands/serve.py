@@ -4,6 +4,13 @@ One process serves every configured node at `http://HOST:PORT/<short name>/v2`.
 It opens the store without migrating it (the API never writes anything but
 synchronization failures), so it can run beside a sync writing to the same
 SQLite file (WAL) or PostgreSQL database.
+
+The Node document's baseURL comes only from configuration: `--public-url`,
+else the node's `dataone.base_url`, else the address and port the server
+listens on (loopback when it listens on every address). Quick mode (`--store`
+without `--config`) has no subjects of its own: `--submitter`,
+`--rights-holder` and `--contact-subject` give them, else the
+`PLACEHOLDER_SUBJECTS` are used and a warning says so.
 """
 
 from __future__ import annotations
@@ -11,14 +18,15 @@ from __future__ import annotations
 import logging
 import signal
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import click
 
 from adapter.api.call import MemberNode
-from adapter.api.schedule import from_settings
+from adapter.api.schedule import Schedule, harvest_schedule
 from adapter.api.xml import NodeInfo
-from adapter.config.load import load_config, quick_node
+from adapter.config.load import load_config, placeholder_subjects, quick_node
 from adapter.config.settings import NodeSettings
 from adapter.errors import ConfigError, StoreError
 from adapter.service.logsetup import LogFormat, configure
@@ -26,34 +34,49 @@ from adapter.signals import interrupt, on_signals
 
 log = logging.getLogger(__name__)
 
-MAX_REQUEST_BODY = 2 * 1024 * 1024  # only POST /error has a body, of a few hundred bytes
+MAX_REQUEST_BODY = 1024 * 1024  # only POST /error has a body (read up to 64 KiB)
 # `--store` without a configuration has no repository; serving never reads this.
 _NO_REPOSITORY = "https://repository.invalid/"
 
 
-def member_node(settings: NodeSettings, public_url: str | None = None) -> MemberNode:
+def member_node(
+    settings: NodeSettings, listen_url: str, public_url: str | None = None
+) -> MemberNode:
     """What the API needs of a configured node: its Node document and its sysmeta writer.
 
     The Node document's baseURL is `public_url/<short name>` when given (the
-    server sits behind a proxy), else the node's `dataone.base_url`, else it
-    is taken from each request's Host header.
+    server sits behind a proxy), else the node's `dataone.base_url`, else
+    `listen_url/<short name>` (where this server listens); never a request's
+    Host header. Its schedule is the sync's cron in UTC, shifted by
+    `dataone.harvest_delay_minutes` (adapter.api.schedule).
     """
     from adapter.api.sysmeta import (
         sysmeta_xml,  # lazy: every command module loads for `adapter --help`
     )
 
-    base_url = settings.dataone.base_url
-    if public_url:
-        base_url = f"{public_url.rstrip('/')}/{settings.short_name}"
+    base_url = str(settings.dataone.base_url or "")
+    if public_url or not base_url:
+        base_url = f"{(public_url or listen_url).rstrip('/')}/{settings.short_name}"
+    schedule = settings.schedule
+
+    def harvest(now: datetime) -> Schedule:
+        return harvest_schedule(
+            schedule.cron,
+            schedule.interval_minutes,
+            schedule.timezone,
+            now,
+            settings.dataone.harvest_delay_minutes,
+        )
+
     info = NodeInfo(
         id=settings.id,
         name=settings.name,
         description=settings.description or f"{settings.name}: a schema.org slender node",
         contact_subject=settings.dataone.contact_subject,
-        schedule=from_settings(settings.schedule.cron, settings.schedule.interval_minutes),
-        base_url=_versionless(str(base_url)) if base_url else None,
+        schedule=harvest(datetime.now(UTC)),
+        base_url=_versionless(base_url),
     )
-    return MemberNode(info, lambda record: sysmeta_xml(record, settings))
+    return MemberNode(info, lambda record: sysmeta_xml(record, settings), harvest)
 
 
 def _versionless(url: str) -> str:
@@ -73,9 +96,16 @@ class ServeSettings:
 
 
 def serve_settings(
-    config_path: str | None, store_url: str | None, node_ids: tuple[str, ...]
+    config_path: str | None,
+    store_url: str | None,
+    node_ids: tuple[str, ...],
+    subjects: dict[str, str | None] | None = None,
 ) -> ServeSettings:
-    """The store and nodes to serve, from a configuration file or `--store` and `--node-id`."""
+    """The store and nodes to serve, from a configuration file or `--store` and `--node-id`.
+
+    `subjects` (submitter, rights_holder, contact_subject) are quick mode's;
+    a configuration file has its own.
+    """
     if config_path:
         config = load_config(config_path)
         nodes = list(config.nodes)
@@ -99,7 +129,9 @@ def serve_settings(
             store.close()
         if not node_ids:
             raise ConfigError(f"{store_url}: no node has records yet; give --node-id")
-    return ServeSettings(store_url, [quick_node(_NO_REPOSITORY, node_id) for node_id in node_ids])
+    given = {key: value for key, value in (subjects or {}).items() if value}
+    nodes = [quick_node(_NO_REPOSITORY, node_id, dataone=given) for node_id in node_ids]
+    return ServeSettings(store_url, nodes)
 
 
 @click.command("serve")
@@ -117,7 +149,15 @@ def serve_settings(
 @click.option(
     "--public-url",
     help="Public URL the nodes are reached under (behind a proxy): "
-    "baseURL = PUBLIC_URL/<short name>.",
+    "baseURL = PUBLIC_URL/<short name> (default: dataone.base_url, else where it listens).",
+)
+@click.option("--submitter", help="Quick mode: the submitter subject (default: a placeholder).")
+@click.option(
+    "--rights-holder", help="Quick mode: the rightsHolder subject (default: a placeholder)."
+)
+@click.option(
+    "--contact-subject",
+    help="Quick mode: the Node document's contactSubject (default: a placeholder).",
 )
 def serve(
     config_path: str | None,
@@ -128,13 +168,26 @@ def serve(
     threads: int,
     log_format: str | None,
     public_url: str | None,
+    submitter: str | None,
+    rights_holder: str | None,
+    contact_subject: str | None,
 ) -> None:
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
     import waitress
 
     from adapter.store.db import Store  # lazy: every command module loads for `adapter --help`
 
-    chosen = serve_settings(config_path, store_url, node_ids)
+    subjects = {
+        "submitter": submitter,
+        "rights_holder": rights_holder,
+        "contact_subject": contact_subject,
+    }
+    if config_path and any(subjects.values()):
+        raise click.UsageError(
+            "--submitter, --rights-holder and --contact-subject are for quick mode; "
+            "with --config, set them in the file's dataone section"
+        )
+    chosen = serve_settings(config_path, store_url, node_ids, subjects)
     url, settings = chosen.store_url, chosen.nodes
     fmt: LogFormat = chosen.log_format
     if log_format in ("human", "json"):
@@ -148,7 +201,7 @@ def serve(
     from adapter.api.app import MemberNodeApp
     from adapter.service.metrics import Metrics, OpsApp
 
-    api = MemberNodeApp(store, [member_node(s, public_url) for s in settings])
+    api = MemberNodeApp(store, [])  # the nodes come once the listening port is known
     metrics = Metrics()
     metrics.collect_store(store)
     server = waitress.create_server(
@@ -161,6 +214,9 @@ def serve(
         clear_untrusted_proxy_headers=True,
     )
     bound = f"http://{_host_for_url(host)}:{server.effective_port}"
+    listen_url = f"http://{_host_for_url(_reachable(host))}:{server.effective_port}"
+    api.serve_nodes([member_node(s, listen_url, public_url) for s in settings])
+    _warn_placeholders(settings)
     for s in settings:
         click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
     click.echo(f"Metrics: {bound}/metrics; health: {bound}/healthz, {bound}/readyz", err=True)
@@ -185,6 +241,23 @@ def _require_existing_file(url: str) -> None:
                 f"{url}: no store file at {path}; run `adapter sync` (or `adapter db upgrade`) "
                 "to create it"
             )
+
+
+def _warn_placeholders(settings: list[NodeSettings]) -> None:
+    for s in settings:
+        placeholders = placeholder_subjects(s)
+        if placeholders:
+            names = ", ".join(placeholders)
+            click.echo(
+                f"{s.id}: {names} are placeholder subjects (CN=adapter-placeholder-...); "
+                "give --submitter/--rights-holder/--contact-subject or a --config file",
+                err=True,
+            )
+
+
+def _reachable(host: str) -> str:
+    """The loopback address for a wildcard listen address (a baseURL must name a host)."""
+    return {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
 
 
 def _host_for_url(host: str) -> str:

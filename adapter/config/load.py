@@ -184,19 +184,40 @@ def _url_place(url: str) -> str:
     return "entry_urls"
 
 
+# Quick mode's subjects when none is given: a node id is not a person, and DataONE
+# reads submitter, rightsHolder and contactSubject as people (or groups) who can act.
+# These DNs name no one, say what they are, and are easy to find and replace.
+PLACEHOLDER_SUBJECTS: dict[str, str] = {
+    "submitter": "CN=adapter-placeholder-submitter,DC=dataone,DC=org",
+    "rights_holder": "CN=adapter-placeholder-rights-holder,DC=dataone,DC=org",
+    "contact_subject": "CN=adapter-placeholder-contact,DC=dataone,DC=org",
+}
+
+
+def placeholder_subjects(node: NodeSettings) -> list[str]:
+    """The `dataone` settings of a node that still hold a placeholder subject."""
+    d1 = node.dataone
+    values = {
+        "submitter": d1.submitter,
+        "rights_holder": d1.rights_holder,
+        "contact_subject": d1.contact_subject,
+    }
+    return [key for key, value in values.items() if value == PLACEHOLDER_SUBJECTS[key]]
+
+
 def quick_node(url: str, node_id: str, **overrides: Any) -> NodeSettings:
     """A node for one URL with every other value at its default (`adapter sync URL`).
 
-    The URL becomes a robots.txt, sitemap or entry URL by its shape; the node
-    itself is submitter, rights holder and contact unless `dataone=` says
-    otherwise. Overrides are sections as mappings (or settings), or top-level
-    values such as `name=`.
+    The URL becomes a robots.txt, sitemap or entry URL by its shape; submitter,
+    rights holder and contact are the `PLACEHOLDER_SUBJECTS` unless `dataone=`
+    says otherwise. Overrides are sections as mappings (or settings), or
+    top-level values such as `name=`.
     """
     raw: dict[str, Any] = {
         "id": node_id,
         "name": node_id.removeprefix("urn:node:") or node_id,
         "start": {_url_place(url): [url]},
-        "dataone": {"submitter": node_id, "rights_holder": node_id, "contact_subject": node_id},
+        "dataone": dict(PLACEHOLDER_SUBJECTS),
     }
     for key, value in overrides.items():
         if isinstance(value, BaseModel):

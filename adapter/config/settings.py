@@ -167,6 +167,9 @@ class DataOneSettings(Settings):
     checksum_algorithm: Literal["MD5", "SHA-1"] = "MD5"
     sync_metadata_copy: bool = False  # also sync the encoding's metadata file as an object
     base_url: HttpUrl | None = None  # public base URL of the served Member Node API
+    # The Node document asks the CN to harvest this long after each cron sync starts
+    # (set it above a sync's usual duration so the harvest does not overlap the sync).
+    harvest_delay_minutes: Annotated[int, Field(ge=0, le=1440)] = 0
 
 
 class SyncSettings(Settings):

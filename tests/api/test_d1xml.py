@@ -21,7 +21,13 @@ from adapter.api.params import (
     parse_query,
     valid_identifier,
 )
-from adapter.api.schedule import Schedule, from_cron, from_interval, from_settings
+from adapter.api.schedule import (
+    Schedule,
+    from_cron,
+    from_interval,
+    from_settings,
+    harvest_schedule,
+)
 from adapter.api.xml import (
     LogEntry,
     NodeInfo,
@@ -33,6 +39,7 @@ from adapter.api.xml import (
     node_xml,
     object_list_xml,
 )
+from adapter.config.crontab import cron_trigger
 from adapter.models import SyncRecord
 from tests.support.d1schemas import pyxb_exception, pyxb_parse, validate_error, validate_types
 
@@ -345,3 +352,77 @@ def test_interval_becomes_quartz(minutes: float, expected: Schedule) -> None:
 )
 def test_every_schedule_validates_in_the_node_document(schedule: Schedule) -> None:
     validate_types(node_xml(node(schedule), "http://127.0.0.1/x"))
+
+
+# -- the published harvest schedule: UTC, after the sync ----------------------------------
+
+
+def quartz_matches(schedule: Schedule, moment: datetime) -> bool:
+    """Whether a Quartz schedule (numeric fields) fires at this UTC minute; a test's own reader."""
+
+    def field(text: str, value: int, low: int, high: int) -> bool:
+        for term in text.split(","):
+            if term in ("*", "?"):
+                return True
+            base, _, step = term.partition("/")
+            first, _, last = base.partition("-")
+            begin = int(first)
+            end = int(last) if last else (high if step else begin)
+            if begin <= value <= end and (value - begin) % int(step or 1) == 0:
+                return True
+        return False
+
+    weekday = (moment.weekday() + 1) % 7 + 1  # Quartz: Sunday 1 ... Saturday 7
+    return (
+        field(schedule.min, moment.minute, 0, 59)
+        and field(schedule.hour, moment.hour, 0, 23)
+        and field(schedule.mday, moment.day, 1, 31)
+        and field(schedule.mon, moment.month, 1, 12)
+        and field(schedule.wday, weekday, 1, 7)
+    )
+
+
+@pytest.mark.parametrize(
+    ("cron", "zone", "delay"),
+    [
+        ("30 2 * * 1", "Europe/Berlin", 0),
+        ("30 0 * * 1", "Europe/Berlin", 0),
+        ("0 */5 * * *", "Asia/Kolkata", 0),
+        ("*/15 * * * *", "Asia/Kolkata", 10),
+        ("0 3 1 * *", "America/New_York", 0),
+        ("45 23 * * 0,3", "Pacific/Auckland", 30),
+        ("0 22 * * 1-5", "America/Los_Angeles", 90),
+        ("0 0 * * MON", "Asia/Tokyo", 0),
+        ("20 4 * * *", "UTC", 0),
+    ],
+)
+@pytest.mark.parametrize("month", [1, 7])  # winter and summer time
+def test_published_schedule_covers_every_sync_in_utc(
+    cron: str, zone: str, delay: int, month: int
+) -> None:
+    """Every time the sync starts, plus the delay, is a time the published UTC schedule names."""
+    start = datetime(2026, month, 1, tzinfo=UTC)
+    published = harvest_schedule(cron, None, zone, start, delay)
+    validate_types(node_xml(node(published), "http://127.0.0.1/x"))
+    trigger = cron_trigger(cron, zone)
+    fire = trigger.get_next_fire_time(None, start)
+    seen = 0
+    while fire is not None and fire < start + timedelta(days=21):
+        harvest = fire.astimezone(UTC) + timedelta(minutes=delay)
+        assert quartz_matches(published, harvest), (harvest, published)
+        seen += 1
+        fire = trigger.get_next_fire_time(fire, fire + timedelta(minutes=1))
+    assert seen > 0
+
+
+def test_published_schedule_is_not_wider_than_needed_for_whole_hour_zones() -> None:
+    """Monday 02:30 in Berlin's winter (+01:00) is Monday 01:30 UTC and nothing else."""
+    published = harvest_schedule(
+        "30 2 * * 1", None, "Europe/Berlin", datetime(2026, 1, 5, tzinfo=UTC)
+    )
+    assert (published.min, published.hour, published.mday, published.wday) == ("30", "1", "?", "2")
+    summer = harvest_schedule("30 2 * * 1", None, "Europe/Berlin", datetime(2026, 7, 6, tzinfo=UTC))
+    assert (summer.min, summer.hour) == ("30", "0")
+    assert harvest_schedule(None, 15, "Europe/Berlin", datetime(2026, 7, 6, tzinfo=UTC)) == (
+        from_interval(15)
+    )

@@ -420,20 +420,96 @@ def multipart(parts: list[tuple[str, bytes]], boundary: str = "d1-boundary") -> 
     return out + f"--{boundary}--\r\n".encode()
 
 
+def failure_naming(pid: str, description: str = "Checksum mismatch") -> bytes:
+    return FAILURE.replace(b"sha256:abc", pid.encode()).replace(
+        b"Checksum mismatch", description.encode()
+    )
+
+
+def post_failure(world: World, body: bytes) -> requests.Response:
+    return requests.post(
+        world.base + "/error",
+        data=multipart([("other", b"x"), ("message", body)]),
+        headers={"Content-Type": "multipart/mixed; boundary=d1-boundary"},
+        timeout=10,
+    )
+
+
 def test_synchronization_failed_is_recorded_and_logged(
     fresh_world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.WARNING, logger="adapter.api.syncfailed")
-    response = requests.post(
-        fresh_world.base + "/error",
-        data=multipart([("other", b"x"), ("message", FAILURE)]),
-        headers={"Content-Type": "multipart/mixed; boundary=d1-boundary"},
-        timeout=10,
-    )
+    pid = fresh_world.records[0].pid
+    response = post_failure(fresh_world, failure_naming(pid))
     assert (response.status_code, response.text) == (200, "OK")
     [failure] = fresh_world.store.sync_failures(fresh_world.node.id)
-    assert failure.pid == "sha256:abc" and failure.xml == FAILURE.decode()
-    assert any("sha256:abc" in r.getMessage() and "5000" in r.getMessage() for r in caplog.records)
+    assert failure.pid == pid and failure.xml == failure_naming(pid).decode()
+    assert any(pid in r.getMessage() and "5000" in r.getMessage() for r in caplog.records)
+
+
+def test_synchronization_failed_keeps_at_most_the_daily_caps(fresh_world: World) -> None:
+    """Per object, and for reports naming no object of this node (a made-up PID included)."""
+    caps = adapter.api.syncfailed.CAPS
+    pid = fresh_world.records[0].pid
+    sid = "doi:10.5555/d1"
+    for i in range(caps.per_object_per_day + 3):
+        assert post_failure(fresh_world, failure_naming(pid, f"report {i}")).status_code == 200
+        assert post_failure(fresh_world, failure_naming(sid, f"by sid {i}")).status_code == 200
+    for i in range(caps.unnamed_per_day + 3):
+        made_up = failure_naming(f"sha256:made-up-{i}")
+        assert post_failure(fresh_world, made_up).status_code == 200
+        assert post_failure(fresh_world, b"no identifier at all").status_code == 200
+    kept = fresh_world.store.sync_failures(fresh_world.node.id, limit=1000)
+    by_pid: dict[str | None, int] = {}
+    for failure in kept:
+        by_pid[failure.pid] = by_pid.get(failure.pid, 0) + 1
+    assert by_pid == {
+        pid: caps.per_object_per_day,
+        sid: caps.per_object_per_day,
+        None: caps.unnamed_per_day,
+    }
+    kept_texts = {f.xml for f in kept if f.pid == pid}
+    assert kept_texts == {
+        failure_naming(pid, f"report {i}").decode() for i in range(caps.per_object_per_day)
+    }
+
+
+def test_anonymous_reports_do_not_grow_the_store(tmp_path: Path) -> None:
+    """300 anonymous reports of 60 KB grow the SQLite store (file and WAL) by < 2 MB."""
+    url = stores.sqlite_url(tmp_path)
+    worlds = build_world(url)
+    world = next(worlds)
+    db = Path(url.removeprefix("sqlite:///"))
+
+    def size() -> int:
+        return sum(p.stat().st_size for p in db.parent.glob(db.name + "*"))
+
+    before = size()
+    filler = "x" * (60 * 1024)
+    try:
+        for i in range(300):
+            body = failure_naming(f"sha256:anon-{i}", filler)
+            assert len(body) > 60 * 1024
+            assert post_failure(world, body).status_code == 200
+        grown = size() - before
+        assert grown < 2 * 1024 * 1024, grown
+        kept = world.store.sync_failures(world.node.id, limit=1000)
+        cap = adapter.api.syncfailed.CAPS
+        assert len(kept) == cap.unnamed_per_day
+        assert all(len(f.xml) <= cap.max_chars for f in kept)
+    finally:
+        worlds.close()
+
+
+def test_old_reports_are_deleted_when_new_ones_arrive(tmp_path: Path) -> None:
+    store = Store.open(stores.sqlite_url(tmp_path))
+    caps = adapter.api.syncfailed.CAPS
+    old = datetime(2020, 1, 1, tzinfo=UTC)
+    assert store.keep_sync_failure("urn:node:X", None, "old", caps, now=old) is not None
+    later = old + timedelta(days=caps.keep_days + 1)
+    assert store.keep_sync_failure("urn:node:X", None, "new", caps, now=later) is not None
+    assert [f.xml for f in store.sync_failures("urn:node:X")] == ["new"]
+    store.close()
 
 
 @pytest.mark.parametrize(
@@ -521,7 +597,7 @@ def call_app(app: MemberNodeApp, environ: dict[str, Any]) -> tuple[str, bytes]:
 
 
 def test_raw_request_uri_wins_over_decoded_path_info(world: World) -> None:
-    app = MemberNodeApp(world.store, [member_node(world.node)])
+    app = MemberNodeApp(world.store, [member_node(world.node, "http://127.0.0.1:9")])
     base = f"/{world.node.short_name}/v2"
     environ: dict[str, Any] = {"wsgi.input": BytesIO()}
     setup_testing_defaults(environ)
@@ -632,7 +708,11 @@ nodes:
     name: Second repository
     start:
       sitemap_urls: ["https://second.example/sitemap.xml"]
+    schedule:
+      cron: "15 3 * * 1"
+      timezone: Asia/Kolkata
     dataone:
+      harvest_delay_minutes: 30
       submitter: "http://orcid.org/0000-0002-1825-0097"
       rights_holder: "http://orcid.org/0000-0002-1825-0097"
       contact_subject: "http://orcid.org/0000-0002-1825-0097"
@@ -647,6 +727,10 @@ nodes:
         assert (schedule.min, schedule.hour, schedule.wday) == ("30", "0/6", "?")
         second = xml(requests.get(bases["urn:node:SECOND"] + "/object", timeout=10))
         assert second.total == 0  # one store, each node sees only its own records
+        # Monday 03:15 in India (+05:30) is Sunday 21:45 UTC; published 30 minutes later
+        harvest = xml(requests.get(bases["urn:node:SECOND"] + "/node", timeout=10))
+        quartz = harvest.synchronization.schedule
+        assert (quartz.min, quartz.hour, quartz.mday, quartz.wday) == ("15", "22", "?", "1")
     finally:
         assert stop_serve(process) == 0
 

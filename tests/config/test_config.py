@@ -19,7 +19,13 @@ from pydantic import BaseModel, ValidationError
 from adapter.cli import cli
 from adapter.config.crontab import cron_trigger
 from adapter.config.errors import ConfigProblems
-from adapter.config.load import load_config, parse_config, quick_node
+from adapter.config.load import (
+    PLACEHOLDER_SUBJECTS,
+    load_config,
+    parse_config,
+    placeholder_subjects,
+    quick_node,
+)
 from adapter.config.settings import (
     AdapterConfig,
     NodeSettings,
@@ -262,7 +268,8 @@ def test_quick_node_places_the_url_by_its_shape(url: str, place: str) -> None:
     assert getattr(node.start, place) == (url,)
     assert node.start.urls() == (url,)
     assert node.short_name == "QUICK"
-    assert node.dataone.submitter == "urn:node:QUICK"
+    assert node.dataone.submitter == PLACEHOLDER_SUBJECTS["submitter"] != node.id
+    assert placeholder_subjects(node) == ["submitter", "rights_holder", "contact_subject"]
     assert node.limits() == DEFAULT_LIMITS
 
 
@@ -277,7 +284,9 @@ def test_quick_node_overrides_and_errors() -> None:
     )
     assert node.name == "Quick" and node.politeness.requests_per_second == 0.5
     assert node.limits().read_timeout == 3.0 and node.limits().max_retries == 0
-    assert node.dataone.rights_holder == "CN=me" and node.dataone.submitter == "urn:node:QUICK"
+    assert node.dataone.rights_holder == "CN=me"
+    assert node.dataone.submitter == "CN=adapter-placeholder-submitter,DC=dataone,DC=org"
+    assert placeholder_subjects(node) == ["submitter", "contact_subject"]
     with pytest.raises(ConfigProblems) as caught:
         quick_node("https://repo.example/", "QUICK", limits={"max_page_bytes": -1})
     assert {p["path"] for p in caught.value.as_dicts()} == {"id", "limits.max_page_bytes"}

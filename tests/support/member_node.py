@@ -84,14 +84,16 @@ class Served:
 @contextmanager
 def serve_app(store: Store, nodes: list[NodeSettings]) -> Iterator[Served]:
     """The app under waitress (threads) on an ephemeral port, stopped afterwards."""
-    app = MemberNodeApp(store, [member_node(n) for n in nodes])
+    app = MemberNodeApp(store, [])
     server = waitress.create_server(
         app, host="127.0.0.1", port=0, threads=4, ident="adapter", asyncore_loop_timeout=0.1
     )
+    origin = f"http://127.0.0.1:{server.effective_port}"
+    app.serve_nodes([member_node(n, origin) for n in nodes])  # baseURL: where it listens
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
-        yield Served(server, f"http://127.0.0.1:{server.effective_port}")
+        yield Served(server, origin)
     finally:
         server.task_dispatcher.shutdown(timeout=5)  # let in-flight requests finish first
         # close every socket (keep-alive clients, listener, trigger) from the loop's own
