@@ -1,0 +1,297 @@
+"""Hypothesis against the running Member Node: no query string (nor identifier) gives a 5xx.
+
+Waitress on 127.0.0.1 serves a store holding versions, an archived object
+and a seriesId with a `+`, on SQLite and PostgreSQL. Every Tier 1 method the
+app routes gets query strings made of its own parameter names (repeated,
+empty, unknown ones too) with values built from what breaks parsers:
+out-of-range dates, huge numbers, `+` and `%2B`, NUL and control
+characters, overlong and truncated UTF-8, stray `%`. Requests go out byte
+for byte (http.client, no re-encoding). Every 4xx body must be a DataONE
+error document that validates against DataONE's XSD and names the method's
+own detail code; on HEAD the exception travels in headers.
+"""
+
+from __future__ import annotations
+
+import http.client
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from urllib.parse import quote
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from adapter.api.exceptions import DETAIL_CODES, STATUS
+from adapter.config.settings import NodeSettings
+from adapter.store.db import Store
+from tests.support import stores
+from tests.support.d1schemas import validate_error, validate_types
+from tests.support.member_node import Served, archive, node_settings, put_dataset, serve_app
+
+FUZZ = settings(
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+@dataclass
+class Node:
+    served: Served
+    node: NodeSettings
+    pids: list[str]
+
+    def connection(self) -> http.client.HTTPConnection:
+        host, _, port = self.served.origin.removeprefix("http://").partition(":")
+        return http.client.HTTPConnection(host, int(port), timeout=20)
+
+
+def build(url: str) -> Iterator[Node]:
+    store = Store.open(url)
+    node = node_settings()
+    for i in range(4):
+        put_dataset(store, node, f"10.5555/f{i}", f"Dataset {i}")
+    put_dataset(store, node, "10.5555/f1", "Dataset 1, second version")
+    put_dataset(store, node, "10.5555/a+b", "plus in the DOI")
+    archive(store, node, "https://repo.example/dataset/10.5555/f2")
+    records = store.list_objects(node.id, count=100)[1]
+    ids = [r.pid for r in records] + sorted({r.series_id for r in records if r.series_id})
+    with serve_app(store, [node]) as served:
+        yield Node(served, node, ids)
+    store.close()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def served_node(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Node]:
+    if request.param == "sqlite":
+        yield from build(stores.sqlite_url(tmp_path_factory.mktemp("fuzz")))
+        return
+    base = os.environ.get("ADAPTER_TEST_POSTGRES_URL")
+    if not base:
+        pytest.skip("ADAPTER_TEST_POSTGRES_URL is not set (CI sets it; see .ci/run)")
+    with stores.postgres_schema(base) as url:
+        yield from build(url)
+
+
+# (verb, resource, takes an id, DataONE method, its parameters)
+METHODS = [
+    ("GET", "monitor/ping", False, "ping", ()),
+    ("GET", "node", False, "getCapabilities", ()),
+    ("GET", "", False, "getCapabilities", ()),
+    (
+        "GET",
+        "object",
+        False,
+        "listObjects",
+        (
+            "fromDate",
+            "toDate",
+            "formatId",
+            "identifier",
+            "replicaStatus",
+            "nodeId",
+            "start",
+            "count",
+        ),
+    ),
+    ("GET", "object", True, "get", ()),
+    ("HEAD", "object", True, "describe", ()),
+    ("GET", "meta", True, "getSystemMetadata", ()),
+    ("GET", "checksum", True, "getChecksum", ("checksumAlgorithm",)),
+    (
+        "GET",
+        "log",
+        False,
+        "getLogRecords",
+        ("fromDate", "toDate", "event", "idFilter", "pidFilter", "start", "count"),
+    ),
+    ("POST", "error", False, "synchronizationFailed", ()),
+]
+
+# Tokens that reach deep into the parsers, and raw characters a URL may carry.
+TOKENS = [
+    "2024-01-31",
+    "2024-01-31T12:00:00",
+    "T00:00:00.001",
+    "+00:00",
+    "%2B01:00",
+    "-14:00",
+    "Z",
+    "%20",
+    "0001-01-01T00:00:00%2B01:00",
+    "9999-12-31T23:59:59-01:00",
+    "0000-00-00",
+    "2024-02-30",
+    "1" * 13,
+    "9" * 40,
+    "0",
+    "-1",
+    "1.5",
+    "1e3",
+    "%00",
+    "%0A",
+    "%7F",
+    "%FF",
+    "%C0%80",
+    "%E0%80",
+    "%ED%A0%80",
+    "%F4%90%80%80",
+    "%",
+    "%2",
+    "%zz",
+    "+",
+    "%2F",
+    "%26",
+    "%3D",
+    "true",
+    "FALSE",
+    "read",
+    "SHA-256",
+    "md5",
+    "urn:node:TESTREPO",
+    "doi:10.5555%2Ff1",
+    "science-on-schema.org/Dataset;ld%2Bjson",
+]
+URL_CHARS = "abcXYZ0129-._~!$'()*+,;:@/?"
+raw_text = st.text(alphabet=URL_CHARS, max_size=6)
+escaped = st.binary(min_size=1, max_size=3).map(lambda b: "".join(f"%{x:02X}" for x in b))
+plus = st.sampled_from(["%2B", "+", "-", "%20"])
+zones = st.sampled_from(["", "Z", "z"]) | st.builds(
+    "{}{:02d}:{:02d}".format, plus, st.integers(0, 14), st.sampled_from([0, 30, 59])
+)
+# mostly real dates, with the years at the ends of what UTC can hold (bad ones are in TOKENS)
+dates = st.builds(
+    "{:04d}-{:02d}-{:02d}T{:02d}:{:02d}:{:02d}{}{}".format,
+    st.sampled_from([1, 1, 2, 1970, 2024, 9999, 9999]) | st.integers(1, 9999),
+    st.sampled_from([1, 12]) | st.integers(1, 12),
+    st.sampled_from([1, 31]) | st.integers(1, 28),
+    st.sampled_from([0, 23]) | st.integers(0, 23),
+    st.integers(0, 59),
+    st.integers(0, 59),
+    st.sampled_from(["", ".0", ".001", ".1234567891"]),
+    zones,
+)
+# the first and last days UTC can hold, at any hour and zone: near the edge of datetime
+edge_dates = st.builds(
+    "{}T{:02d}:{:02d}:00{}".format,
+    st.sampled_from(["0001-01-01", "9999-12-31"]),
+    st.integers(0, 23),
+    st.integers(0, 59),
+    zones,
+)
+numbers = st.integers(-(10**15), 10**40).map(str)
+parts = st.sampled_from(TOKENS) | raw_text | escaped
+values = st.one_of(
+    st.sampled_from(TOKENS),
+    dates,
+    edge_dates,
+    numbers,
+    st.lists(parts, max_size=6).map("".join),
+    st.lists(st.sampled_from(TOKENS) | raw_text, max_size=3).map(lambda p: f"a{''.join(p)}%00b"),
+)
+
+
+def good(name: str) -> st.SearchStrategy[str]:
+    """Values a client could well send for this parameter."""
+    if name in ("fromDate", "toDate"):
+        return dates | edge_dates
+    if name in ("start", "count"):
+        return st.integers(0, 20).map(str)
+    if name in ("identifier", "idFilter", "pidFilter"):
+        return st.sampled_from(["doi:10.5555%2Ff1", "doi:10.5555%2Fa%2Bb", "nothing"])
+    if name == "formatId":
+        return st.sampled_from(["science-on-schema.org%2FDataset;ld%2Bjson", "text/csv"])
+    if name == "replicaStatus":
+        return st.sampled_from(["true", "false"])
+    if name == "event":
+        return st.sampled_from(["read", "create", "replicate"])
+    if name == "checksumAlgorithm":
+        return st.sampled_from(["MD5", "SHA-1", "sha256", "SHA-512"])
+    return st.just("urn:node:TESTREPO")
+
+
+@st.composite
+def requests_for(
+    draw: st.DrawFn, resource: str, takes_id: bool, names: tuple[str, ...], pids: list[str]
+) -> tuple[str, str]:
+    """(raw path after /v2, raw query string): mostly the method's own parameters."""
+    path = resource
+    if takes_id:
+        known = st.sampled_from(pids).map(lambda pid: quote(pid, safe=":+"))
+        # a raw `?` would start the query, and only slashes would name no object
+        made_up = values.map(lambda v: v.replace("?", "%3F")).filter(lambda v: v.strip("/"))
+        path = f"{resource}/{draw(known | made_up)}"
+    chosen = draw(st.lists(st.sampled_from(names or ("x",)), max_size=4, unique=True))
+    # mostly good values, so a hostile one is not hidden behind another's error
+    parts = [f"{name}={draw(st.one_of(good(name), good(name), values))}" for name in chosen]
+    shape = draw(st.sampled_from(["plain", "plain", "bare name", "repeated", "junk", "empty"]))
+    if shape == "bare name" and parts:
+        parts[0] = parts[0].partition("=")[0]
+    elif shape == "repeated" and parts:
+        parts.append(parts[0])
+    elif shape == "junk":
+        parts.append(f"{draw(raw_text | escaped)}={draw(values)}")
+    elif shape == "empty":
+        parts.insert(draw(st.integers(0, len(parts))), "")  # `&&`, a leading or trailing `&`
+    return path, "&".join(parts)
+
+
+def check(response: http.client.HTTPResponse, body: bytes, verb: str, method: str) -> None:
+    status = response.status
+    assert status < 500, (status, body[:500])
+    if status < 400:
+        if method in ("listObjects", "getLogRecords", "getCapabilities", "getChecksum"):
+            validate_types(body)
+        return
+    assert status in STATUS.values(), status
+    expected = {DETAIL_CODES.get(method, {}).get(name) for name, code in STATUS.items()}
+    expected = {code for code in expected if code} | {"0"}
+    if verb == "HEAD":
+        assert body == b""
+        assert response.getheader("DataONE-Exception-Name")
+        assert response.getheader("DataONE-Exception-DetailCode") in expected
+        return
+    validate_error(body)
+    root = etree.fromstring(body)
+    assert root.get("errorCode") == str(status)
+    assert STATUS[root.get("name") or ""] == status
+    assert root.get("detailCode") in expected, (method, root.get("detailCode"))
+
+
+@pytest.mark.parametrize(
+    ("verb", "resource", "takes_id", "method", "names"),
+    METHODS,
+    ids=[f"{m[3]}-{m[1] or 'root'}" for m in METHODS],
+)
+@FUZZ
+@given(data=st.data())
+def test_no_query_string_or_identifier_is_a_server_error(
+    served_node: Node,
+    verb: str,
+    resource: str,
+    takes_id: bool,
+    method: str,
+    names: tuple[str, ...],
+    data: st.DataObject,
+) -> None:
+    path, query = data.draw(requests_for(resource, takes_id, names, served_node.pids))
+    api = data.draw(st.sampled_from(["v2", "v1"]))
+    target = f"/{served_node.node.short_name}/{api}/{path}" + (f"?{query}" if query else "")
+    body = data.draw(st.binary(max_size=300)) if verb == "POST" else None
+    conn = served_node.connection()
+    try:
+        conn.putrequest(verb, target, skip_accept_encoding=True)
+        if body is not None:
+            conn.putheader("Content-Type", "multipart/mixed; boundary=b")
+            conn.putheader("Content-Length", str(len(body)))
+        conn.endheaders(body)
+        response = conn.getresponse()
+        content = response.read()
+    finally:
+        conn.close()
+    check(response, content, verb, method)
