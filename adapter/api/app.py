@@ -18,7 +18,15 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from adapter.api.call import Call, Handler, MemberNode, RecordStore, Response, StartResponse
+from adapter.api.call import (
+    Call,
+    EventLog,
+    Handler,
+    MemberNode,
+    RecordStore,
+    Response,
+    StartResponse,
+)
 from adapter.api.exceptions import D1Error, not_implemented, service_failure
 from adapter.api.params import decode_pid
 from adapter.api.read import HANDLERS
@@ -60,8 +68,10 @@ class MemberNodeApp:
         store: RecordStore,
         nodes: Sequence[MemberNode],
         handlers: dict[str, Handler] | None = None,
+        access_log: EventLog | None = None,
     ) -> None:
         self.store = store
+        self.access_log = access_log
         self.nodes: dict[str, MemberNode] = {}
         self.handlers = HANDLERS if handlers is None else handlers
         self.serve_nodes(nodes)
@@ -144,6 +154,7 @@ class MemberNodeApp:
             base_url=node.info.base_url or "",  # never empty: see serve_nodes
             identifier=None if identifier is None else decode_pid(identifier, d1_method),
             head=verb == "HEAD",
+            access_log=self.access_log,
         )
 
     def dispatch(self, call: Call, verb: str) -> Response:

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from adapter.api.schedule import Schedule
 from adapter.api.xml import NodeInfo
 from adapter.models import SyncRecord
+from adapter.store.accesslog import AccessEvent, LogQuery
 from adapter.store.history import FailureCaps
 
 XML = "text/xml; charset=utf-8"
@@ -42,9 +43,21 @@ class RecordStore(Protocol):
 
     def resolve_sid(self, node_id: str, sid: str) -> str | None: ...
 
+    def access_events(
+        self, node_id: str, query: LogQuery, *, start: int = 0, count: int = 100
+    ) -> tuple[int, list[AccessEvent]]: ...
+
     def keep_sync_failure(
         self, node_id: str, pid: str | None, text: str, caps: FailureCaps
     ) -> int | None: ...
+
+
+class EventLog(Protocol):
+    """Takes access events without waiting on the store (adapter.api.accesslog.EventBuffer)."""
+
+    def record(self, event: AccessEvent) -> None: ...
+
+    def flush(self) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +72,7 @@ class MemberNode:
     info: NodeInfo
     sysmeta: Callable[[SyncRecord], bytes]
     harvest: Callable[[datetime], Schedule] | None = None
+    public_read: bool = True  # its access policy lets anyone read its objects
 
 
 @dataclass(slots=True)
@@ -74,6 +88,7 @@ class Call:
     base_url: str  # this node's base URL without version, from configuration only
     identifier: str | None = None  # decoded from the path
     head: bool = False
+    access_log: EventLog | None = None  # where reads are logged (None: not logged)
 
 
 @dataclass(slots=True)

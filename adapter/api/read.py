@@ -28,12 +28,22 @@ from adapter.api.params import (
     parse_query,
 )
 from adapter.api.syncfailed import synchronization_failed
-from adapter.api.xml import checksum_xml, log_xml, node_xml, object_list_xml, sysmeta_v1
+from adapter.api.xml import (
+    LogEntry,
+    checksum_xml,
+    log_xml,
+    node_xml,
+    object_list_xml,
+    sysmeta_v1,
+)
 from adapter.models import SyncRecord
+from adapter.store.accesslog import AccessEvent, LogQuery
 
 DEFAULT_COUNT = 100  # d1_common.const.DEFAULT_SLICE_SIZE, GMN's default page
 MAX_COUNT = 1000  # objectInfo per page; the CN pages on with start += len(page)
 MAX_START = 10**12
+ANONYMOUS = "public"  # DataONE's subject for a caller without a token
+WITHHELD = "withheld"  # what an anonymous caller sees of an entry's IP address
 # D1-XSD Event
 EVENTS = (
     "create",
@@ -102,7 +112,22 @@ def get_object(call: Call) -> Response:
     record = _record(call, with_bytes=True)
     if record.object_bytes is None:
         raise service_failure(call.method, "the object's bytes are missing", record.pid)
+    if call.access_log is not None:
+        call.access_log.record(_event(call, record.pid, "read"))
     return Response(200, record.object_bytes, _object_headers(record), record.media_type)
+
+
+def _event(call: Call, pid: str, event: str) -> AccessEvent:
+    """Who did what: without DataONE tokens every caller is the anonymous `public`."""
+    return AccessEvent(
+        node_id=call.node.info.id,
+        pid=pid,
+        event=event,
+        subject=ANONYMOUS,
+        ip_address=str(call.environ.get("REMOTE_ADDR") or "unknown"),
+        user_agent=str(call.environ.get("HTTP_USER_AGENT") or ""),
+        date_logged=datetime.now(UTC),
+    )
 
 
 def describe(call: Call) -> Response:
@@ -134,18 +159,46 @@ def get_checksum(call: Call) -> Response:
 
 
 def get_log_records(call: Call) -> Response:
-    """A valid, empty log: the API keeps no access log (it writes nothing but failures)."""
+    """Logged reads, oldest first, paged like listObjects.
+
+    Every caller is anonymous (no DataONE tokens are verified): it sees the
+    entries of a node whose objects are public, with the IP address and
+    subject withheld, and nothing of a node whose objects are not. v2's
+    `idFilter` matches a PID prefix (as GMN does), v1's `pidFilter` one PID.
+    """
     method = call.method
     q = parse_query(call.query, method)
-    parse_date(q.get("fromDate"), "fromDate", method)
-    parse_date(q.get("toDate"), "toDate", method)
-    checked_identifier(q.get("idFilter") or q.get("pidFilter"), "idFilter", method)
-    event = checked_text(q.get("event"), "event", method)
-    if event is not None and event not in EVENTS:
-        raise invalid_request(method, f"event={event!r} is none of {', '.join(EVENTS)}")
+    query = LogQuery(
+        from_date=parse_date(q.get("fromDate"), "fromDate", method),
+        to_date=parse_date(q.get("toDate"), "toDate", method),
+        event=checked_text(q.get("event"), "event", method),
+        id_prefix=checked_identifier(q.get("idFilter"), "idFilter", method),
+        pid=checked_identifier(q.get("pidFilter"), "pidFilter", method),
+    )
+    if query.event is not None and query.event not in EVENTS:
+        raise invalid_request(method, f"event={query.event!r} is none of {', '.join(EVENTS)}")
     start = parse_count(q.get("start"), "start", method, 0, MAX_START)
-    parse_count(q.get("count"), "count", method, DEFAULT_COUNT, MAX_COUNT)
-    return Response(200, log_xml([], start, 0, call.api))
+    count = parse_count(q.get("count"), "count", method, DEFAULT_COUNT, MAX_COUNT)
+    if call.access_log is None or not call.node.public_read:
+        return Response(200, log_xml([], start, 0, call.api))
+    call.access_log.flush()  # the caller sees its own reads
+    total, events = call.store.access_events(call.node.info.id, query, start=start, count=count)
+    if start >= total > 0:
+        raise invalid_request(method, f"start={start} is past the last of {total} entries")
+    entries = [
+        LogEntry(
+            entry_id=str(e.entry_id),
+            identifier=e.pid,
+            ip_address=WITHHELD,
+            user_agent=e.user_agent,
+            subject=ANONYMOUS,
+            event=e.event,
+            date_logged=e.date_logged,
+            node_id=e.node_id,
+        )
+        for e in events
+    ]
+    return Response(200, log_xml(entries, start, total, call.api))
 
 
 def _record(call: Call, *, with_bytes: bool) -> SyncRecord:

@@ -2,8 +2,8 @@
 
 One process serves every configured node at `http://HOST:PORT/<short name>/v2`.
 It opens the store without migrating it (the API never writes anything but
-synchronization failures), so it can run beside a sync writing to the same
-SQLite file (WAL) or PostgreSQL database.
+synchronization failures and, in batches, the access log of getLogRecords), so it can
+run beside a sync writing to the same SQLite file (WAL) or PostgreSQL database.
 
 The Node document's baseURL comes only from configuration: `--public-url`,
 else the node's `dataone.base_url`, else the address and port the server
@@ -76,7 +76,11 @@ def member_node(
         schedule=harvest(datetime.now(UTC)),
         base_url=_versionless(base_url),
     )
-    return MemberNode(info, lambda record: sysmeta_xml(record, settings), harvest)
+    public = any(
+        rule.subject == "public" and "read" in rule.permissions
+        for rule in settings.dataone.access_policy
+    )
+    return MemberNode(info, lambda record: sysmeta_xml(record, settings), harvest, public)
 
 
 def _versionless(url: str) -> str:
@@ -175,6 +179,7 @@ def serve(
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
     import waitress
 
+    from adapter.api.accesslog import EventBuffer, StoreSink
     from adapter.store.db import Store  # lazy: every command module loads for `adapter --help`
 
     subjects = {
@@ -201,7 +206,8 @@ def serve(
     from adapter.api.app import MemberNodeApp
     from adapter.service.metrics import Metrics, OpsApp
 
-    api = MemberNodeApp(store, [])  # the nodes come once the listening port is known
+    access_log = EventBuffer(StoreSink(store))  # reads are logged in batches
+    api = MemberNodeApp(store, [], access_log=access_log)  # nodes once the port is known
     metrics = Metrics()
     metrics.collect_store(store)
     server = waitress.create_server(
@@ -222,6 +228,7 @@ def serve(
     click.echo(f"Metrics: {bound}/metrics; health: {bound}/healthz, {bound}/readyz", err=True)
     click.echo(f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.", err=True)
 
+    access_log.start()
     try:
         with on_signals(interrupt, (signal.SIGTERM,)):
             server.run()
@@ -229,6 +236,7 @@ def serve(
         pass
     finally:
         server.close()
+        access_log.close()  # writes the reads still waiting
         store.close()
 
 

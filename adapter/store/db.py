@@ -2,7 +2,8 @@
 
 `Store.open(url)` connects (creating or upgrading the schema when asked). The
 read side here (`list_objects`, `get_record`, `resolve_sid`), with run history
-and sync failures (`adapter.store.history`) and the outbox (`adapter.store.outbox`), serves
+and sync failures (`adapter.store.history`), the outbox (`adapter.store.outbox`) and the
+access log (`adapter.store.accesslog`), serves
 the Member Node API and the CLI. The write side (`adapter.store.ledger`,
 `adapter.store.frontier`) works inside `Store.write()` transactions, one landing page
 per transaction, so a crash loses at most the pages in flight. Every time
@@ -26,6 +27,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlche
 from adapter.errors import StoreError
 from adapter.models import SyncRecord
 from adapter.store import schema as t
+from adapter.store.accesslog import AccessLog
 from adapter.store.history import History
 from adapter.store.outbox import Outbox
 from adapter.store.schema import utc
@@ -95,7 +97,7 @@ def store_error(url: str, exc: SQLAlchemyError) -> StoreError:
     return StoreError(f"store {url}: {exc}")
 
 
-class Store(History, Outbox):
+class Store(History, Outbox, AccessLog):
     """The database of one adapter installation (any number of nodes)."""
 
     def __init__(self, engine: Engine, url: str) -> None:

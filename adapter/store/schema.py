@@ -171,6 +171,22 @@ sync_failures = Table(
     Column("xml", Text, nullable=False),
 )
 
+# Who read what through the Member Node API (getLogRecords); written in batches by the
+# API's buffer (adapter.api.accesslog), pruned to a retention limit as batches arrive.
+access_log = Table(
+    "access_log",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("node_id", String(200), nullable=False),
+    Column("pid", String(800), nullable=False),
+    Column("event", String(40), nullable=False),  # read | replicate | ...
+    Column("subject", Text, nullable=False),
+    Column("ip_address", String(64), nullable=False),
+    Column("user_agent", Text, nullable=False),
+    Column("date_logged", Stamp, nullable=False),
+)
+Index("ix_access_log_node_date", access_log.c.node_id, access_log.c.date_logged, access_log.c.id)
+
 # The per-node clock behind dateSysMetadataModified: strictly increasing, never backwards.
 node_clock = Table(
     "node_clock",
@@ -201,6 +217,13 @@ def _add_column(table: str, column: str, ddl_type: str) -> Step:
 
 MIGRATIONS.append(
     (2, "runs.owner: the process running it", _add_column("runs", "owner", "VARCHAR(200)"))
+)
+MIGRATIONS.append(
+    (
+        3,
+        "access_log: read events for getLogRecords",
+        lambda conn: metadata.create_all(conn, tables=[access_log]),
+    )
 )
 LATEST = MIGRATIONS[-1][0]
 

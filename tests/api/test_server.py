@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from io import BytesIO
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 from wsgiref.util import setup_testing_defaults
 
 import pytest
@@ -32,6 +33,7 @@ from adapter.config.load import PLACEHOLDER_SUBJECTS
 from adapter.config.settings import NodeSettings
 from adapter.models import SyncRecord
 from adapter.store import schema
+from adapter.store.accesslog import LogQuery
 from adapter.store.db import Store
 from tests.support import stores
 from tests.support.d1schemas import pyxb_parse, validate_error, validate_types
@@ -171,11 +173,65 @@ def test_unknown_node_and_version_are_dataone_errors(world: World) -> None:
     assert error(wrong, 501, "NotImplemented", "0").get("nodeId") == world.node.id
 
 
-def test_log_is_a_valid_empty_log_with_validated_parameters(world: World) -> None:
-    log = xml(world.get("/log?fromDate=2020-01-01T00:00:00.000+00:00&start=0&count=10"))
-    assert (log.total, log.count, len(log.logEntry)) == (0, 0, 0)
+def test_log_lists_reads_anonymously_with_filters_and_paging(fresh_world: World) -> None:
+    world = fresh_world
+    empty = xml(world.get("/log?fromDate=2020-01-01T00:00:00.000+00:00&start=0&count=10"))
+    assert (empty.total, empty.count, len(empty.logEntry)) == (0, 0, 0)
+    first, second = world.records[0], world.records[2]
+    agent = {"User-Agent": "log-test/1.0"}
+    for record in (first, second, first):
+        assert world.get(f"/object/{record.pid}", headers=agent).status_code == 200
+    world.head(f"/object/{second.pid}")  # describe, getSystemMetadata: not reads of bytes
+    world.get(f"/meta/{second.pid}")
+    log = xml(world.get("/log"))
+    assert log.total == 3
+    entries = log.logEntry
+    assert [e.identifier.value() for e in entries] == [first.pid, second.pid, first.pid]
+    assert {(e.event, e.userAgent, e.ipAddress, e.subject.value()) for e in entries} == {
+        ("read", "log-test/1.0", "withheld", "public")
+    }
+    assert all(e.nodeIdentifier.value() == world.node.id for e in entries)
+    moments = [e.dateLogged for e in entries]
+    assert moments == sorted(moments)
+    prefix = quote(first.pid[:20], safe="")
+    assert xml(world.get(f"/log?idFilter={prefix}")).total == 2
+    v1 = requests.get(
+        f"{world.served.base(world.node, 'v1')}/log?pidFilter={second.pid}", timeout=10
+    )
+    assert xml(v1).total == 1
+    assert xml(world.get("/log?event=read")).total == 3
+    assert xml(world.get("/log?event=create")).total == 0
+    after = stamp(moments[1])
+    assert xml(world.get(f"/log?fromDate={quote(after)}")).total == 2
+    assert xml(world.get(f"/log?toDate={quote(after)}")).total == 1
+    page = xml(world.get("/log?start=1&count=1"))
+    assert (page.start, page.count, page.total) == (1, 1, 3)
+    assert page.logEntry[0].entryId == entries[1].entryId
+    error(world.get("/log?start=3"), 400, "InvalidRequest", "1480")
     error(world.get("/log?toDate=soon"), 400, "InvalidRequest", "1480")
     error(world.get("/log?count=-5"), 400, "InvalidRequest", "1480")
+    error(world.get("/log?event=stolen"), 400, "InvalidRequest", "1480")
+
+
+def test_log_of_a_node_without_public_read_is_empty_to_anonymous_callers(
+    tmp_path: Path,
+) -> None:
+    store = Store.open(stores.sqlite_url(tmp_path))
+    node = node_settings(
+        dataone={
+            "contact_subject": "http://orcid.org/0000-0002-1825-0097",
+            "access_policy": [
+                {"subject": "CN=curators,DC=dataone,DC=org", "permissions": ["read"]}
+            ],
+        }
+    )
+    pid = put_dataset(store, node, "10.5555/private", "not public").created[0]
+    with serve_app(store, [node]) as served:
+        assert requests.get(f"{served.base(node)}/object/{pid}", timeout=10).status_code == 200
+        log = xml(requests.get(f"{served.base(node)}/log", timeout=10))
+    assert log.total == 0
+    assert store.access_events(node.id, LogQuery())[0] == 1  # logged, only not shown
+    store.close()
 
 
 # -- listObjects -----------------------------------------------------------------------
@@ -537,11 +593,11 @@ def test_synchronization_failed_always_answers_200(
 
 
 def dump(store: Store) -> dict[str, list[tuple[Any, ...]]]:
-    """Every row of every table but the sync-failure log, in a stable order."""
+    """Every row of every table but the sync-failure and access logs, in a stable order."""
     out = {}
     with store.read() as conn:
         for table in schema.metadata.sorted_tables:
-            if table.name != "sync_failures":
+            if table.name not in ("sync_failures", "access_log"):
                 rows = conn.execute(select(table)).all()
                 out[table.name] = sorted((tuple(row) for row in rows), key=repr)
     return out
@@ -767,7 +823,7 @@ def test_v1_documents_are_v1_types(world: World) -> None:
         assert xml(meta).identifier.value() == record.pid
     log = requests.get(f"{v1}/log", timeout=10)
     assert b"http://ns.dataone.org/service/types/v1" in log.content
-    assert xml(log).total == 0
+    assert xml(log).total == world.store.access_events(world.node.id, LogQuery())[0]
 
 
 def test_a_store_that_cannot_be_read_is_a_service_failure(tmp_path: Path) -> None:

@@ -192,7 +192,8 @@ def test_checksum_in_other_algorithms_and_log_through_client(
             )
         )
     assert bad.value.detailCode == "1402" and "SHA-256" in bad.value.description
-    assert log.total == 0 and len(log.logEntry) == 0
+    [entry] = log.logEntry  # the one get above; getChecksum is not a read of the bytes
+    assert (log.total, entry.identifier.value(), entry.event) == (1, pid, "read")
     validate_types(log.toxml("utf-8"))
     [failure] = store.sync_failures(node.id)
     assert failure.pid == pid and 'detailCode="5000"' in failure.xml

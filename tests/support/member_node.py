@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import waitress
 from waitress.server import BaseWSGIServer
 
+from adapter.api.accesslog import EventBuffer, StoreSink
 from adapter.api.app import MemberNodeApp
 from adapter.commands.serve import member_node
 from adapter.config.load import quick_node
@@ -84,7 +85,8 @@ class Served:
 @contextmanager
 def serve_app(store: Store, nodes: list[NodeSettings]) -> Iterator[Served]:
     """The app under waitress (threads) on an ephemeral port, stopped afterwards."""
-    app = MemberNodeApp(store, [])
+    access_log = EventBuffer(StoreSink(store))
+    app = MemberNodeApp(store, [], access_log=access_log)
     server = waitress.create_server(
         app, host="127.0.0.1", port=0, threads=4, ident="adapter", asyncore_loop_timeout=0.1
     )
@@ -92,6 +94,7 @@ def serve_app(store: Store, nodes: list[NodeSettings]) -> Iterator[Served]:
     app.serve_nodes([member_node(n, origin) for n in nodes])  # baseURL: where it listens
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
+    access_log.start()
     try:
         yield Served(server, origin)
     finally:
@@ -100,3 +103,4 @@ def serve_app(store: Store, nodes: list[NodeSettings]) -> Iterator[Served]:
         # thread, so its select() never sees a descriptor vanish; the loop then ends
         server.trigger.pull_trigger(lambda: [c.close() for c in list(server._map.values())])
         thread.join(timeout=5)
+        access_log.close()
