@@ -101,7 +101,8 @@ def parse_report(content_type: str, body: bytes) -> FailureReport:
     document = body
     if content_type.lower().startswith("multipart/"):
         document = _message_part(content_type, body) or body
-    text = document.decode("utf-8", "replace")[:MAX_KEPT_CHARS]
+    # NUL cannot be stored in PostgreSQL text; a report is for reading, so it is shown as such
+    text = document.decode("utf-8", "replace")[:MAX_KEPT_CHARS].replace("\x00", "\ufffd")
     try:
         root = etree.fromstring(document, parser=_SAFE_XML)
     except etree.XMLSyntaxError:

@@ -576,6 +576,7 @@ def test_old_reports_are_deleted_when_new_ones_arrive(tmp_path: Path) -> None:
         ("text/xml", FAILURE),
         ("", b""),
         ("text/xml", b'<!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><error>&e;</error>'),
+        ("application/octet-stream", b"\x00\x01\xff binary, NUL included"),
     ],
 )
 def test_synchronization_failed_always_answers_200(
