@@ -125,7 +125,8 @@ def _event(call: Call, pid: str, event: str) -> AccessEvent:
         event=event,
         subject=ANONYMOUS,
         ip_address=str(call.environ.get("REMOTE_ADDR") or "unknown"),
-        user_agent=str(call.environ.get("HTTP_USER_AGENT") or ""),
+        # a NUL would make PostgreSQL refuse the whole batch
+        user_agent=str(call.environ.get("HTTP_USER_AGENT") or "").replace("\x00", "\ufffd"),
         date_logged=datetime.now(UTC),
     )
 
