@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from io import BytesIO
@@ -69,7 +69,7 @@ class World:
 store_url = stores.store_url  # every test here runs on SQLite and on PostgreSQL
 
 
-def build_world(url: str) -> Iterator[World]:
+def build_world(url: str) -> Generator[World, None, None]:
     store = Store.open(url)
     node = node_settings()
     for i in range(5):

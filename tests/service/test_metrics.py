@@ -56,10 +56,12 @@ def ops(store: Store) -> Iterator[tuple[str, Metrics]]:
     put_dataset(store, node, "10.5072/b", "B")
     metrics = Metrics()
     metrics.collect_store(store)
-    app = OpsApp(metrics, store, MemberNodeApp(store, [member_node(node)]))
-    server = serve_in_background(app, "127.0.0.1", 0)
+    api = MemberNodeApp(store, [])
+    server = serve_in_background(OpsApp(metrics, store, api), "127.0.0.1", 0)
+    origin = f"http://127.0.0.1:{server.server_port}"
+    api.serve_nodes([member_node(node, origin)])
     try:
-        yield f"http://127.0.0.1:{server.server_port}", metrics
+        yield origin, metrics
     finally:
         server.shutdown()
         server.server_close()
