@@ -1,15 +1,36 @@
 """Sync records: the DataONE object for a Dataset, and the rules of its version chain.
 
 Pure functions only. The object is the publisher's Dataset JSON-LD serialized
-with RFC 8785 (same content, same bytes, so an unchanged Dataset keeps its PID);
-the PID is `sha256:<hex>` of those bytes; the seriesId is `doi:<DOI>`; the
+with RFC 8785 (same content, same bytes); the seriesId is `doi:<DOI>`; the
 checksum is MD5 or SHA-1 in lowercase hex, as the node asks. Whether a Dataset
 *changed* is decided on a content key that leaves out the node's volatile
 properties (view counters, "generated at" stamps), so they never make versions.
 
+The PID scheme. DataONE identifiers are unique for ever, across the federation,
+and `archived`/`obsoletedBy` are one-way, so content that comes back (a revert
+A -> B -> A, a page restored after removal, the same JSON-LD on two nodes of one
+store) must get a PID of its own. A PID is the content checksum plus the
+smallest counter that makes it new in the store:
+- `sha256:<hex>`: the first object in the store with these bytes (every PID an
+  earlier version of the adapter wrote has this form and stays valid);
+- `sha256:<hex>.<n>` (n = 2, 3, ...): the n-th object with the same bytes, on
+  any node of the store.
+The store's identifier registry (`adapter.store.ledger.claim_identifier`) hands
+the counter out under its primary key, so two nodes or two workers never get
+the same one. The hex always is the sha256 of the object's bytes, so anyone can
+still check a PID against its object.
+
+The version rules (`decide`): a series follows its DOI, not its URL. A page
+whose content key differs from the head's, or whose head was archived (a page
+restored after a 404/410 or after missing from the sitemaps), or whose series
+was owned by another page of the node that has left (a move to a new URL),
+writes a new head obsoleting the old one. A series whose owning page is still
+live is not taken by a second page (`DUPLICATE_DOI`); a seriesId another node
+of the store holds is never written (`DOI_OF_OTHER_NODE`).
+
 Series ids of metadata copies: `<Dataset seriesId>#<short name of the format>`
 (`doi:10.1234/abc#iso19139`). Every PID starts with `sha256:` and every seriesId
-with `doi:`, so a seriesId can never equal a PID.
+with `doi:`, so a seriesId can never equal a PID (the registry also enforces it).
 """
 
 from __future__ import annotations
@@ -73,6 +94,24 @@ STORE_WRITE_FAILED = FindingType(
     "The page was checked but its outcome could not be written to the store (locked, "
     "unreachable or full); nothing of it was written, and the next run processes it again.",
 )
+DOI_OF_OTHER_NODE = FindingType(
+    "sync/doi-of-other-node",
+    Severity.ERROR,
+    "Another member node of this store already publishes this DOI as its series id; a "
+    "series id belongs to one node in DataONE, so this Dataset is not synced here.",
+)
+SERIES_MOVED = FindingType(
+    "sync/series-moved",
+    Severity.INFO,
+    "The DOI's series was published from another landing page that has left (gone, removed "
+    "or missing from the sitemaps); the series follows its DOI to this page, as a new version.",
+)
+SERIES_UNLISTED = FindingType(
+    "sync/series-archived",
+    Severity.WARNING,
+    "A series this landing page published is no longer on it (a Dataset removed, its DOI "
+    "changed, or a metadata copy no longer linked), so its head is archived.",
+)
 METADATA_COPY_FAILED = FindingType(
     "sync/metadata-copy-failed",
     Severity.WARNING,
@@ -84,8 +123,10 @@ METADATA_COPY_FAILED = FindingType(
 class Decision(StrEnum):
     CREATE = "create"  # a new series
     NEW_VERSION = "update"  # a changed Dataset: new PID obsoleting the head
-    UNCHANGED = "unchanged"  # same content key as the head: nothing is written
-    FOREIGN = "foreign"  # the series belongs to another landing page
+    RESTORE = "restore"  # the head was archived and the page publishes it again
+    MOVE = "move"  # the owning page left; the series follows its DOI to this page
+    UNCHANGED = "unchanged"  # same content key as the live head: nothing is written
+    FOREIGN = "foreign"  # the series belongs to another landing page that is live
 
 
 @fast_pickle  # crosses processes in a multi-process sync
@@ -105,6 +146,7 @@ class Candidate:
 
     @property
     def pid(self) -> str:
+        """The first PID these bytes get (later ones add a counter: see the module doc)."""
         return pid_for(self.object_bytes)
 
 
@@ -116,6 +158,8 @@ class SeriesState:
     source_url: str
     head_pid: str
     content_key: str
+    head_archived: bool = False
+    owner_left: bool = False  # the owning page is gone, removed or missing from the sitemaps
 
 
 MAX_SAFE_INT = 2**53 - 1
@@ -154,8 +198,17 @@ def canonical_bytes(document: Any) -> bytes:
     return bytes(rfc8785.dumps(_i_json(document)))
 
 
-def pid_for(object_bytes: bytes) -> str:
-    return PID_PREFIX + hashlib.sha256(object_bytes).hexdigest()
+def pid_for(object_bytes: bytes, n: int = 1) -> str:
+    """The n-th PID of these bytes in a store (see the module docstring)."""
+    base = PID_PREFIX + hashlib.sha256(object_bytes).hexdigest()
+    if n < 1:
+        raise ValueError(f"PID counter {n} must be 1 or more")
+    return base if n == 1 else f"{base}.{n}"
+
+
+def content_pid(pid: str) -> str:
+    """The PID without its counter: `sha256:<hex>` of the object's bytes."""
+    return pid.split(".", 1)[0]
 
 
 def checksum(object_bytes: bytes, algorithm: str) -> str:
@@ -244,8 +297,12 @@ def decide(existing: SeriesState | None, candidate: Candidate) -> Decision:
     if existing is None:
         return Decision.CREATE
     if existing.source_url != candidate.source_url:
-        return Decision.FOREIGN
-    if existing.content_key == candidate.content_key or existing.head_pid == candidate.pid:
+        left = existing.owner_left or existing.head_archived
+        return Decision.MOVE if left else Decision.FOREIGN
+    if existing.head_archived:
+        return Decision.RESTORE
+    same = existing.content_key == candidate.content_key
+    if same or content_pid(existing.head_pid) == candidate.pid:
         return Decision.UNCHANGED
     return Decision.NEW_VERSION
 
@@ -260,12 +317,15 @@ def new_record(
     rights_holder: str,
     obsoletes: str | None = None,
     describes_pid: str | None = None,
+    pid: str | None = None,
 ) -> SyncRecord:
-    """The record of a newly stored object: dateUploaded = dateSysMetadataModified = stamp."""
+    """The record of a newly stored object: dateUploaded = dateSysMetadataModified = stamp.
+
+    `pid`: the one the store handed out (default: the first PID of the bytes)."""
     if candidate.series_id.startswith(PID_PREFIX):
         raise ValueError(f"series id {candidate.series_id} looks like a PID")
     return SyncRecord(
-        pid=candidate.pid,
+        pid=pid or candidate.pid,
         series_id=candidate.series_id,
         node_id=node_id,
         format_id=candidate.format_id,

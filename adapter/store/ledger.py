@@ -8,7 +8,10 @@ rules (records.decide) are pure; this module only applies them:
   archived (false -> true), serial_version and date_modified change;
 - date_modified comes from `next_stamp`: strictly increasing per node at
   millisecond precision, never going backwards even when the clock does;
-- nothing is ever deleted.
+- nothing is ever deleted;
+- every PID and seriesId is claimed in the `identifiers` registry before it is
+  written, so none is ever given out twice, across time or nodes (the PID
+  scheme is in `adapter.dataone.records`).
 """
 
 from __future__ import annotations
@@ -16,10 +19,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection
 
-from adapter.dataone.records import Candidate, Decision, SeriesState, decide, new_record
-from adapter.store import schema as t
+from adapter.dataone.records import (
+    Candidate,
+    Decision,
+    SeriesState,
+    decide,
+    new_record,
+    pid_for,
+)
 from adapter.store import statements as q
 from adapter.store.schema import utc
 
@@ -45,8 +54,11 @@ class Applied:
     versions: list[str] = field(default_factory=list)  # PIDs of new versions
     unchanged: list[str] = field(default_factory=list)  # series ids
     foreign: list[tuple[str, str]] = field(default_factory=list)  # (series id, owning page)
-    reverted: list[str] = field(default_factory=list)  # series whose content went back
+    reverted: list[str] = field(default_factory=list)  # series whose new head's bytes came back
     archived: list[str] = field(default_factory=list)  # PIDs archived
+    restored: list[str] = field(default_factory=list)  # series whose archived head came back
+    moved: list[tuple[str, str]] = field(default_factory=list)  # (series id, page it left)
+    other_node: list[tuple[str, str]] = field(default_factory=list)  # (series id, its node)
 
 
 def _now_ms() -> datetime:
@@ -68,11 +80,29 @@ def next_stamp(conn: Connection, node_id: str) -> datetime:
 
 def _series_state(conn: Connection, node_id: str, sid: str) -> SeriesState | None:
     row = q.SERIES_STATE.first(conn, node=node_id, sid=sid)
-    return None if row is None else SeriesState(*row)
+    if row is None:
+        return None
+    sid, source, head, key, archived, left = row
+    return SeriesState(sid, source, head, key, bool(archived), bool(left))
 
 
-def _pid_exists(conn: Connection, node_id: str, pid: str) -> bool:
-    return q.PID_EXISTS.first(conn, node=node_id, pid=pid) is not None
+def claim_identifier(conn: Connection, node_id: str, ident: str, kind: str) -> str | None:
+    """Register `ident` for the node; None when it is ours now, else the node holding it.
+
+    The registry's primary key decides: a concurrent claim of the same identifier
+    waits for the first (PostgreSQL) or for the write lock (SQLite) and inserts nothing."""
+    if q.ID_CLAIM.rowcount(conn, ident=ident, node=node_id, kind=kind):
+        return None
+    row = q.ID_OWNER.first(conn, ident=ident)
+    return str(row[0]) if row is not None else node_id
+
+
+def _new_pid(conn: Connection, node_id: str, cand: Candidate) -> str:
+    """The first PID of the candidate's bytes not yet given out in the store."""
+    n = 1
+    while claim_identifier(conn, node_id, pid := pid_for(cand.object_bytes, n), "pid"):
+        n += 1
+    return pid
 
 
 def _event(
@@ -119,9 +149,16 @@ def apply_candidates(
             assert state is not None
             out.foreign.append((cand.series_id, state.source_url))
             continue
-        if _pid_exists(conn, node_id, cand.pid):  # content went back to an older version
-            out.reverted.append(cand.series_id)
-            continue
+        if decision is Decision.CREATE:
+            holder = claim_identifier(conn, node_id, cand.series_id, "sid")
+            if holder is not None:  # another node's series (or a PID): never ours
+                out.other_node.append((cand.series_id, holder))
+                continue
+        elif decision is Decision.RESTORE:
+            out.restored.append(cand.series_id)
+        elif decision is Decision.MOVE:
+            assert state is not None
+            out.moved.append((cand.series_id, state.source_url))
         describes = None
         if cand.describes_series is not None:
             found = q.SERIES_HEAD.first(conn, node=node_id, sid=cand.describes_series)
@@ -141,6 +178,9 @@ def _write_object(
     """The new object's record, its series (new, or moved to it) and its outbox event."""
     node_id = defaults.node_id
     obsoletes = state.head_pid if state is not None else None
+    pid = _new_pid(conn, node_id, cand)
+    if pid != cand.pid and state is not None:  # these bytes were published before
+        out.reverted.append(cand.series_id)
     stamp = next_stamp(conn, node_id)
     rec = new_record(
         cand,
@@ -151,6 +191,7 @@ def _write_object(
         rights_holder=defaults.rights_holder,
         obsoletes=obsoletes,
         describes_pid=describes,
+        pid=pid,
     )
     q.RECORD_INSERT.rowcount(
         conn,
@@ -188,27 +229,30 @@ def _write_object(
         out.created.append(rec.pid)
     else:
         _bump(conn, node_id, state.head_pid, obsoleted_by=rec.pid)
-        q.SERIES_MOVE.rowcount(conn, **series, head_pid=rec.pid)
+        q.SERIES_MOVE.rowcount(conn, **series, head_pid=rec.pid, source_url=cand.source_url)
         _event(conn, node_id, "update", rec.pid, rec.series_id, stamp)
         out.versions.append(rec.pid)
 
 
 def archive_page(conn: Connection, node_id: str, source_url: str) -> list[str]:
     """Archive the head of every series the landing page owns; the PIDs archived."""
-    s, r = t.series, t.records
-    heads = conn.execute(
-        select(s.c.head_pid, s.c.series_id)
-        .select_from(s.join(r, (r.c.node_id == s.c.node_id) & (r.c.pid == s.c.head_pid)))
-        .where(s.c.node_id == node_id, s.c.source_url == source_url, r.c.archived.is_(False))
-        .order_by(s.c.series_id)
-    ).all()
+    return [pid for pid, _ in archive_unlisted(conn, node_id, source_url, frozenset())]
+
+
+def archive_unlisted(
+    conn: Connection, node_id: str, source_url: str, listed: frozenset[str]
+) -> list[tuple[str, str]]:
+    """Archive the live heads of the page's series that it no longer lists: (PID, seriesId).
+
+    No live head without a source: a Dataset removed from a live page, the old
+    series of a DOI that changed, a metadata copy the Dataset no longer links."""
     archived = []
-    for pid, sid in heads:
-        if not _bump(conn, node_id, pid, archived=True):
+    for pid, sid in q.PAGE_HEADS.all(conn, node=node_id, url=source_url):
+        if sid in listed:
             continue
-        stamp = conn.execute(
-            select(r.c.date_modified).where(r.c.node_id == node_id, r.c.pid == pid)
-        ).scalar_one()
-        _event(conn, node_id, "archive", pid, sid, utc(stamp))
-        archived.append(pid)
+        stamp = next_stamp(conn, node_id)
+        if not q.BUMP[False, True].rowcount(conn, node=node_id, pid=pid, stamp=stamp):
+            continue
+        _event(conn, node_id, "archive", pid, sid, stamp)
+        archived.append((pid, sid))
     return archived

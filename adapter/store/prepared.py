@@ -109,6 +109,16 @@ class Prepared:
             cursor.close()
         return None if raw is None else compiled.row(raw)
 
+    def all(self, conn: Connection, **params: Any) -> list[tuple[Any, ...]]:
+        """Run it; every row (processed as SQLAlchemy would)."""
+        compiled = self._compiled(conn.dialect)
+        cursor = _run(conn, compiled, params)
+        try:
+            raw = cursor.fetchall()
+        finally:
+            cursor.close()
+        return [compiled.row(r) for r in raw]
+
 
 @contextmanager
 def savepoint(conn: Connection, name: str) -> Iterator[None]:

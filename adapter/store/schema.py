@@ -31,7 +31,9 @@ from sqlalchemy import (
     Table,
     Text,
     UniqueConstraint,
+    func,
     inspect,
+    literal,
     select,
     text,
 )
@@ -132,6 +134,17 @@ series = Table(
     Column("describes_series", String(800)),  # a metadata copy's series -> the Dataset's
 )
 
+# Every identifier the store has given out (PIDs and seriesIds, of every node), once: the
+# primary key makes "never reused, across time and nodes" a constraint, race-free on both
+# engines (a second claim of an identifier inserts nothing; see ledger.claim_identifier).
+identifiers = Table(
+    "identifiers",
+    metadata,
+    Column("identifier", String(800), primary_key=True),
+    Column("node_id", String(200), nullable=False),
+    Column("kind", String(10), nullable=False),  # pid | sid
+)
+
 # Every create, new version and archive, in order, for an external consumer.
 outbox = Table(
     "outbox",
@@ -224,6 +237,37 @@ MIGRATIONS.append(
         "access_log: read events for getLogRecords",
         lambda conn: metadata.create_all(conn, tables=[access_log]),
     )
+)
+
+
+def _identifiers(conn: Connection) -> None:
+    """The identifier registry, filled with what the store already published.
+
+    A PID two nodes already share (written before the registry) stays valid for both
+    records; the registry names the first node, and no third object can take it."""
+    identifiers.create(conn, checkfirst=True)
+    r, s, i = records, series, identifiers
+    taken = select(i.c.identifier)
+    conn.execute(
+        i.insert().from_select(
+            ["identifier", "node_id", "kind"],
+            select(r.c.pid, func.min(r.c.node_id), literal("pid"))
+            .where(r.c.pid.not_in(taken))
+            .group_by(r.c.pid),
+        )
+    )
+    conn.execute(
+        i.insert().from_select(
+            ["identifier", "node_id", "kind"],
+            select(s.c.series_id, func.min(s.c.node_id), literal("sid"))
+            .where(s.c.series_id.not_in(taken))
+            .group_by(s.c.series_id),
+        )
+    )
+
+
+MIGRATIONS.append(
+    (4, "identifiers: every PID and seriesId given out, unique across nodes", _identifiers)
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -17,6 +17,7 @@ from sqlalchemy import (
     ClauseElement,
     bindparam,
     false,
+    func,
     literal_column,
     null,
     or_,
@@ -48,13 +49,36 @@ CLOCK_WRITE = Prepared(
     lambda _: update(_c).where(_c.c.node_id == P("node")).values(last_stamp=P("stamp"))
 )
 
-SERIES_STATE = Prepared(
-    lambda _: (
-        select(_s.c.series_id, _s.c.source_url, _s.c.head_pid, _s.c.content_key)
+
+ENDED = ("gone", "removed")  # frontier.ENDED (frontier imports this module)
+
+
+def _series_state(_: str) -> ClauseElement:
+    """The series (locked), whether its head is archived, and whether its owning page
+    has left: gone (404/410), removed, or missing from the latest discovery."""
+    owner = _f.alias("owner")
+    ended = [literal_column(f"'{status}'") for status in ENDED]
+    left = owner.c.last_status.in_(ended) | (owner.c.missing_runs > literal_column("0"))
+    return (
+        select(
+            _s.c.series_id,
+            _s.c.source_url,
+            _s.c.head_pid,
+            _s.c.content_key,
+            _r.c.archived,
+            func.coalesce(left, false()),
+        )
+        .select_from(
+            _s.join(_r, (_r.c.node_id == _s.c.node_id) & (_r.c.pid == _s.c.head_pid)).outerjoin(
+                owner, (owner.c.node_id == _s.c.node_id) & (owner.c.url == _s.c.source_url)
+            )
+        )
         .where(_s.c.node_id == P("node"), _s.c.series_id == P("sid"))
-        .with_for_update()
+        .with_for_update(of=_s)
     )
-)
+
+
+SERIES_STATE = Prepared(_series_state)
 SERIES_HEAD = Prepared(
     lambda _: select(_s.c.head_pid).where(_s.c.node_id == P("node"), _s.c.series_id == P("sid"))
 )
@@ -84,7 +108,30 @@ SERIES_MOVE = Prepared(
     lambda _: (
         update(_s)
         .where(_s.c.node_id == P("node"), _s.c.series_id == P("sid"))
-        .values(head_pid=P("head_pid"), content_key=P("content_key"))
+        .values(head_pid=P("head_pid"), content_key=P("content_key"), source_url=P("source_url"))
+    )
+)
+
+
+def _claim_identifier(dialect: str) -> ClauseElement:
+    i = t.identifiers
+    ins = postgresql.insert(i) if dialect == "postgresql" else sqlite.insert(i)
+    return ins.values(
+        identifier=P("ident"), node_id=P("node"), kind=P("kind")
+    ).on_conflict_do_nothing(index_elements=["identifier"])
+
+
+ID_CLAIM = Prepared(_claim_identifier)  # rowcount 1: ours now; 0: given out before
+ID_OWNER = Prepared(
+    lambda _: select(t.identifiers.c.node_id).where(t.identifiers.c.identifier == P("ident"))
+)
+# the live heads of a page's series (ledger.archive_unlisted picks those it no longer lists)
+PAGE_HEADS = Prepared(
+    lambda _: (
+        select(_s.c.head_pid, _s.c.series_id)
+        .select_from(_s.join(_r, (_r.c.node_id == _s.c.node_id) & (_r.c.pid == _s.c.head_pid)))
+        .where(_s.c.node_id == P("node"), _s.c.source_url == P("url"), _r.c.archived.is_(false()))
+        .order_by(_s.c.series_id)
     )
 )
 EVENT_INSERT = Prepared(

@@ -147,13 +147,91 @@ def test_the_same_doi_on_another_page_is_foreign_and_not_interleaved(store: Stor
     assert store.count_records(NODE) == 1
 
 
-def test_content_going_back_to_an_older_version_reuses_no_pid(store: Store) -> None:
+def test_content_going_back_to_an_older_version_is_a_new_head_with_a_new_pid(
+    store: Store,
+) -> None:
+    """A -> B -> A: DataONE must serve A again, under a PID of its own (was: the revert
+    was dropped and B stayed the head)."""
     a, b = dataset(1, "a"), dataset(1, "b")
     write(store, a)
     write(store, b)
-    assert write(store, a).reverted == ["doi:10.5072/d1"]
-    assert store.count_records(NODE) == 2
-    assert store.resolve_sid(NODE, "doi:10.5072/d1") == b.pid
+    again = write(store, a)
+    assert again.reverted == ["doi:10.5072/d1"]
+    third = a.pid + ".2"
+    assert again.versions == [third]
+    assert store.count_records(NODE) == 3
+    assert store.resolve_sid(NODE, "doi:10.5072/d1") == third
+    head = store.get_record(NODE, third, with_bytes=True)
+    assert head is not None and head.object_bytes == a.object_bytes
+    assert head.obsoletes == b.pid and head.checksum == store.get_record(NODE, a.pid).checksum
+    assert write(store, a).unchanged == ["doi:10.5072/d1"]
+    write(store, b)
+    assert store.resolve_sid(NODE, "doi:10.5072/d1") == b.pid + ".2"
+
+
+def test_a_page_restored_after_archiving_is_a_new_live_head(store: Store) -> None:
+    a = dataset(1, "a")
+    write(store, a)
+    with store.write() as conn:
+        assert archive_page(conn, NODE, "https://r/1") == [a.pid]
+    back = write(store, a)  # the same bytes again
+    assert back.restored == ["doi:10.5072/d1"]
+    head = store.get_record(NODE, store.resolve_sid(NODE, "doi:10.5072/d1") or "")
+    assert head is not None and not head.archived and head.obsoletes == a.pid
+    old = store.get_record(NODE, a.pid)
+    assert old is not None and old.archived and old.obsoleted_by == head.pid
+
+
+def test_a_series_follows_its_doi_to_a_new_url_when_the_old_page_left(store: Store) -> None:
+    old = dataset(1, "a", "https://r/a")
+    write(store, old)
+    assert write(store, dataset(1, "a", "https://r/b")).foreign
+    with store.write() as conn:
+        archive_page(conn, NODE, "https://r/a")  # the old URL answered 404
+    moved = write(store, dataset(1, "a", "https://r/b"))
+    assert moved.moved == [("doi:10.5072/d1", "https://r/a")]
+    head = store.get_record(NODE, moved.versions[0])
+    assert head is not None and not head.archived and head.source_url == "https://r/b"
+    assert head.obsoletes == old.pid
+    with store.write() as conn:  # the series left the old page: nothing of it to archive
+        assert archive_page(conn, NODE, "https://r/a") == []
+
+
+def test_a_page_missing_from_the_sitemaps_lets_its_series_move(store: Store) -> None:
+    fr.upsert_entries(store, NODE, 1, [entry(1)])
+    write(store, dataset(1, "a", "https://r/1"))
+    assert write(store, dataset(1, "a", "https://r/new")).foreign
+    fr.upsert_entries(store, NODE, 2, [entry(2)])
+    fr.count_missing(store, NODE, 2, threshold=5)  # https://r/1 missing once
+    assert write(store, dataset(1, "a", "https://r/new")).moved
+
+
+def test_two_nodes_never_share_a_pid_or_a_series_id(store: Store) -> None:
+    other = RecordDefaults("urn:node:OTHER", "MD5", "s", "rh")
+    a = dataset(1, "a")
+    write(store, a)
+    with store.write() as conn:
+        got = apply_candidates(conn, other, [a])
+    assert got.other_node == [("doi:10.5072/d1", NODE)] and not got.created
+    twin = dataset_candidate({"@type": "Dataset", "name": "a"}, "10.5072/twin", "https://o/1")
+    mine = dataset_candidate({"@type": "Dataset", "name": "a"}, "10.5072/mine", "https://r/9")
+    write(store, mine)
+    with store.write() as conn:
+        created = apply_candidates(conn, other, [twin]).created
+    assert created == [mine.pid + ".2"]  # the same bytes, another node: another PID
+    assert store.count_records("urn:node:OTHER") == 1
+
+
+def test_archive_unlisted_archives_only_what_the_page_no_longer_lists(store: Store) -> None:
+    from adapter.store.ledger import archive_unlisted
+
+    one, two = dataset(1, "a", "https://r/p"), dataset(2, "a", "https://r/p")
+    write(store, one, two)
+    with store.write() as conn:
+        got = archive_unlisted(conn, NODE, "https://r/p", frozenset({one.series_id}))
+    assert got == [(two.pid, two.series_id)]
+    assert not store.get_record(NODE, one.pid).archived
+    assert [e.event for e in store.outbox(NODE)][-1] == "archive"
 
 
 def test_archive_marks_the_head_and_is_one_way(store: Store) -> None:
@@ -364,6 +442,35 @@ def test_missing_pages_are_counted_per_complete_run(store: Store) -> None:
     fr.upsert_entries(store, NODE, 5, [entry(1), entry(2)])  # it came back: look again
     due = claims.claim_due(store, NODE, "w", batch=10, lease=timedelta(minutes=1))
     assert [r.url for r in due] == ["https://r/2"] and due[0].missing_runs == 0
+
+
+def test_a_store_of_the_previous_version_keeps_what_it_published(store_url: str) -> None:
+    """Version 2 (before the identifier registry): its PIDs and series stay as they were,
+    nothing is archived, and a later write never reuses one of them."""
+    s = Store.open(store_url)
+    a, b = dataset(1, "a"), dataset(1, "b")
+    write(s, a)
+    write(s, b)
+    before = s.list_objects(NODE)[1]
+    with s.write() as conn:  # as the previous version left it: no registry
+        conn.execute(text("DROP TABLE identifiers"))
+        conn.execute(t.schema_version.delete())
+        conn.execute(
+            t.schema_version.insert().values(
+                version=2, description="v2", applied_at=datetime.now(UTC)
+            )
+        )
+    s.close()
+    assert Store.connect(store_url).upgrade() == [3]
+    s = Store.open(store_url, create=False)
+    assert s.list_objects(NODE)[1] == before
+    assert [e.event for e in s.outbox(NODE)] == ["create", "update"]
+    again = write(s, a)  # the revert: a new PID, not the one published first
+    assert again.versions == [a.pid + ".2"]
+    with s.write() as conn:
+        other = RecordDefaults("urn:node:OTHER", "MD5", "s", "rh")
+        assert apply_candidates(conn, other, [dataset(1, "a")]).other_node
+    s.close()
 
 
 def test_a_version_1_store_is_upgraded_in_place(store_url: str) -> None:
