@@ -57,7 +57,7 @@ def _series_state(_: str) -> ClauseElement:
     """The series (locked), whether its head is archived, and whether its owning page
     has left: gone (404/410), removed, or missing from the latest discovery."""
     owner = _f.alias("owner")
-    ended = [literal_column(f"'{status}'") for status in ENDED]
+    ended: list[ClauseElement] = [literal_column(f"'{status}'") for status in ENDED]
     left = owner.c.last_status.in_(ended) | (owner.c.missing_runs > literal_column("0"))
     return (
         select(

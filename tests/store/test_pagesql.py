@@ -1,6 +1,7 @@
 """The prepared page statements against the per-call Core code they replace, on both engines.
 
-The same random scripts of pages (new series, new versions, reverts, foreign DOIs,
+The same random scripts of pages (new series, new versions, reverts, restores, moves,
+foreign DOIs, another node's DOIs and bytes, unlisted series archived,
 metadata copies, archived pages, claims kept and lost) run through `adapter.store.ledger`
 + `frontier.finish_page` on one store and through tests/support/ledger_reference.py (the
 old code) on another, under the same fake clock (which sometimes goes back);
@@ -34,7 +35,13 @@ from tests.support.stores import postgres_schema, sqlite_url
 
 NODE = "urn:node:PREP"
 DEFAULTS = RecordDefaults(NODE, "SHA-1", "http://orcid.org/0000-0002-1825-0097", "CN=rh")
+OTHER = RecordDefaults("urn:node:PREP2", "MD5", "http://orcid.org/0000-0002-1825-0097", "CN=o")
 URLS = [f"https://r.example/{i}" for i in range(4)]
+KINDS = [  # what a script step does, with its weight
+    *["page"] * 3,
+    *["finish"] * 2,
+    *("gone", "bump", "claim", "other", "unlisted", "missing"),
+]
 GMD = "http://www.isotc211.org/2005/gmd"
 
 
@@ -74,10 +81,15 @@ def script(seed: int, steps: int = 60) -> list[tuple[Any, ...]]:
     rnd = random.Random(seed)
     ops: list[tuple[Any, ...]] = []
     for _ in range(steps):
-        kind = rnd.choice(["page", "page", "page", "gone", "bump", "finish", "finish", "claim"])
+        kind = rnd.choice(KINDS)
         url = rnd.choice(URLS)
-        if kind == "page":
-            ops.append(("page", list(_candidates(rnd, url))))
+        if kind in ("page", "other"):
+            ops.append((kind, list(_candidates(rnd, url))))
+        elif kind == "unlisted":
+            sids = [f"doi:10.5072/d{URLS.index(url)}.{i}" for i in range(3)]
+            ops.append(("unlisted", url, frozenset(rnd.sample(sids, rnd.randrange(3)))))
+        elif kind == "missing":
+            ops.append(("missing", URLS.index(url), rnd.randrange(2)))
         elif kind == "bump":
             ops.append(("bump", rnd.randrange(40), rnd.random() < 0.5, rnd.random() < 0.5))
         elif kind == "finish":
@@ -101,7 +113,7 @@ def _candidates(rnd: random.Random, url: str) -> Iterator[Candidate]:
 
 def _update(rnd: random.Random) -> fr.PageUpdate:
     return fr.PageUpdate(
-        status=rnd.choice(["harvested", "unchanged", "not-modified", "error"]),
+        status=rnd.choice(["harvested", "unchanged", "not-modified", "error", "gone"]),
         http_status=rnd.choice([None, 200, 304, 500]),
         etag=rnd.choice([None, '"e1"']),
         last_modified=rnd.choice([None, "Tue, 01 Jan 2025 00:00:00 GMT"]),
@@ -121,6 +133,13 @@ def play(store: Store, impl: Any, finish: Any, ops: list[tuple[Any, ...]]) -> li
         with store.write() as conn:
             if op[0] == "page":
                 said.append(impl.apply_candidates(conn, DEFAULTS, op[1]))
+            elif op[0] == "other":  # another node of the store: its DOIs and bytes
+                said.append(impl.apply_candidates(conn, OTHER, op[1]))
+            elif op[0] == "unlisted":
+                said.append(impl.archive_unlisted(conn, NODE, op[1], op[2]))
+            elif op[0] == "missing":  # the page missed discoveries: its series may move
+                f = t.frontier
+                conn.execute(update(f).where(f.c.id == rows[op[1]].id).values(missing_runs=op[2]))
             elif op[0] == "gone":
                 said.append(impl.archive_page(conn, NODE, op[1]))
             elif op[0] == "bump":
@@ -140,7 +159,7 @@ def tables(store: Store) -> dict[str, list[tuple[Any, ...]]]:
     """Every row the page writes touch (the frontier's check time: only whether it is set)."""
     out: dict[str, list[tuple[Any, ...]]] = {}
     with store.read() as conn:
-        for table in (t.records, t.series, t.outbox, t.node_clock, t.frontier):
+        for table in (t.records, t.series, t.identifiers, t.outbox, t.node_clock, t.frontier):
             order = list(table.primary_key.columns)
             rows = conn.execute(select(table).order_by(*order)).all()
             out[table.name] = [tuple(_plain(k, v) for k, v in r._mapping.items()) for r in rows]
@@ -170,6 +189,18 @@ def test_page_writes_equal_the_per_call_core_code(
     kinds = {type(x).__name__ for x in got}
     assert {"Applied", "bool", "list"} <= kinds
     assert any(isinstance(x, ledger.Applied) and x.versions for x in got)  # the script is varied
+
+
+def test_the_scripts_reach_every_version_rule(tmp_path: Path) -> None:
+    """The seeds above exercise reverts, restores, moves, foreign and other-node DOIs."""
+    seen: set[str] = set()
+    for seed in range(6):
+        store = Store.open(sqlite_url(tmp_path, f"s{seed}.db"))
+        for x in play(store, ledger, fr.finish_page, script(seed)):
+            if isinstance(x, ledger.Applied):
+                seen |= {name for name in ledger.Applied.__slots__ if getattr(x, name)}
+        store.close()
+    assert {"reverted", "restored", "moved", "foreign", "other_node"} <= seen
 
 
 def test_statements_refuse_fixed_values(tmp_path: Path) -> None:

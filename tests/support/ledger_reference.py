@@ -3,6 +3,13 @@
 Kept verbatim (ledger.py and frontier.finish_page at commit 30e3cb7, only the
 imports joined) as the reference the prepared statements are compared with in
 tests/store/test_pagesql.py. Not used by the adapter.
+
+Changed on purpose since (issue 15, "Versions and identity"), still per-call Core:
+the series state also reads whether the head is archived and whether its page
+left; a revert, a restore and a move write a new head (no more "content went
+back: nothing written"); every PID and seriesId is claimed in the `identifiers`
+registry (`_claim`, `_new_pid`); `archive_unlisted` is `archive_page` with a
+list of series to keep.
 """
 
 from __future__ import annotations
@@ -11,10 +18,17 @@ import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Connection, and_, insert, select, update
+from sqlalchemy import Connection, and_, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from adapter.dataone.records import Candidate, Decision, SeriesState, decide, new_record
+from adapter.dataone.records import (
+    Candidate,
+    Decision,
+    SeriesState,
+    decide,
+    new_record,
+    pid_for,
+)
 from adapter.store import schema as t
 from adapter.store.frontier import FrontierRow, PageUpdate
 from adapter.store.ledger import Applied, RecordDefaults
@@ -46,23 +60,50 @@ def next_stamp(conn: Connection, node_id: str) -> datetime:
 
 
 def _series_state(conn: Connection, node_id: str, sid: str) -> SeriesState | None:
-    s = t.series
-    row = (
-        conn.execute(
-            select(s).where(s.c.node_id == node_id, s.c.series_id == sid).with_for_update()
+    s, r, f = t.series, t.records, t.frontier.alias("owner")
+    left = f.c.last_status.in_(("gone", "removed")) | (f.c.missing_runs > 0)
+    row = conn.execute(
+        select(s, r.c.archived, func.coalesce(left, False).label("left"))
+        .select_from(
+            s.join(r, and_(r.c.node_id == s.c.node_id, r.c.pid == s.c.head_pid)).outerjoin(
+                f, and_(f.c.node_id == s.c.node_id, f.c.url == s.c.source_url)
+            )
         )
-        .mappings()
-        .first()
-    )
+        .where(s.c.node_id == node_id, s.c.series_id == sid)
+        .with_for_update(of=s)
+    ).first()
     if row is None:
         return None
-    return SeriesState(row["series_id"], row["source_url"], row["head_pid"], row["content_key"])
+    m = row._mapping
+    return SeriesState(
+        m["series_id"],
+        m["source_url"],
+        m["head_pid"],
+        m["content_key"],
+        bool(m["archived"]),
+        bool(m["left"]),
+    )
 
 
-def _pid_exists(conn: Connection, node_id: str, pid: str) -> bool:
-    r = t.records
-    found = conn.execute(select(r.c.id).where(r.c.node_id == node_id, r.c.pid == pid)).first()
-    return found is not None
+def _claim(conn: Connection, node_id: str, ident: str, kind: str) -> str | None:
+    i = t.identifiers
+    ins = postgresql.insert(i) if conn.dialect.name == "postgresql" else sqlite.insert(i)
+    done = conn.execute(
+        ins.values(identifier=ident, node_id=node_id, kind=kind)
+        .on_conflict_do_nothing(index_elements=["identifier"])
+        .returning(i.c.identifier)
+    ).first()
+    if done is not None:
+        return None
+    holder = conn.execute(select(i.c.node_id).where(i.c.identifier == ident)).scalar()
+    return node_id if holder is None else str(holder)
+
+
+def _new_pid(conn: Connection, node_id: str, cand: Candidate) -> str:
+    n = 1
+    while _claim(conn, node_id, pid := pid_for(cand.object_bytes, n), "pid"):
+        n += 1
+    return pid
 
 
 def _event(
@@ -124,9 +165,16 @@ def apply_candidates(
             assert state is not None
             out.foreign.append((cand.series_id, state.source_url))
             continue
-        if _pid_exists(conn, node_id, cand.pid):  # content went back to an older version
-            out.reverted.append(cand.series_id)
-            continue
+        if decision is Decision.CREATE:
+            holder = _claim(conn, node_id, cand.series_id, "sid")
+            if holder is not None:
+                out.other_node.append((cand.series_id, holder))
+                continue
+        elif decision is Decision.RESTORE:
+            out.restored.append(cand.series_id)
+        elif decision is Decision.MOVE:
+            assert state is not None
+            out.moved.append((cand.series_id, state.source_url))
         describes = None
         if cand.describes_series is not None:
             describes = conn.execute(
@@ -135,6 +183,9 @@ def apply_candidates(
                 )
             ).scalar()
         obsoletes = state.head_pid if state is not None else None
+        pid = _new_pid(conn, node_id, cand)
+        if pid != cand.pid and state is not None:
+            out.reverted.append(cand.series_id)
         stamp = next_stamp(conn, node_id)
         rec = new_record(
             cand,
@@ -145,6 +196,7 @@ def apply_candidates(
             rights_holder=defaults.rights_holder,
             obsoletes=obsoletes,
             describes_pid=describes,
+            pid=pid,
         )
         conn.execute(
             insert(t.records).values(
@@ -188,7 +240,7 @@ def apply_candidates(
             conn.execute(
                 update(t.series)
                 .where(t.series.c.node_id == node_id, t.series.c.series_id == cand.series_id)
-                .values(head_pid=rec.pid, content_key=cand.content_key)
+                .values(head_pid=rec.pid, content_key=cand.content_key, source_url=cand.source_url)
             )
             _event(conn, node_id, "update", rec.pid, rec.series_id, stamp)
             out.versions.append(rec.pid)
@@ -197,6 +249,12 @@ def apply_candidates(
 
 def archive_page(conn: Connection, node_id: str, source_url: str) -> list[str]:
     """Archive the head of every series the landing page owns; the PIDs archived."""
+    return [pid for pid, _ in archive_unlisted(conn, node_id, source_url, frozenset())]
+
+
+def archive_unlisted(
+    conn: Connection, node_id: str, source_url: str, listed: frozenset[str]
+) -> list[tuple[str, str]]:
     s, r = t.series, t.records
     heads = conn.execute(
         select(s.c.head_pid, s.c.series_id)
@@ -206,13 +264,15 @@ def archive_page(conn: Connection, node_id: str, source_url: str) -> list[str]:
     ).all()
     archived = []
     for pid, sid in heads:
+        if sid in listed:
+            continue
         if not _bump(conn, node_id, pid, archived=True):
             continue
         stamp = conn.execute(
             select(r.c.date_modified).where(r.c.node_id == node_id, r.c.pid == pid)
         ).scalar_one()
         _event(conn, node_id, "archive", pid, sid, utc(stamp))
-        archived.append(pid)
+        archived.append((pid, sid))
     return archived
 
 
