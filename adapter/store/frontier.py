@@ -220,6 +220,26 @@ def mark_removed(conn: Connection, row_id: int) -> None:
     conn.execute(update(f).where(f.c.id == row_id).values(last_status="removed", due=False))
 
 
+def mark_due_with_finding(conn: Connection, node_id: str, code: str, naming: str) -> int:
+    """Pages whose last check reported `code` in a finding naming `naming` become due.
+
+    Why: a page refused because another page held its DOI may take the series
+    once that page has left; its next check should not wait for the recheck age."""
+    f = t.frontier
+    done = conn.execute(
+        update(f)
+        .where(
+            f.c.node_id == node_id,
+            f.c.due.is_(False),
+            f.c.last_status == "not-harvestable",
+            f.c.last_report.contains(f'"{code}"', autoescape=True),
+            f.c.last_report.contains(json.dumps(naming)[1:-1], autoescape=True),
+        )
+        .values(due=True)
+    )
+    return int(done.rowcount)
+
+
 def finish_page(conn: Connection, row: FrontierRow, owner: str, page: PageUpdate) -> bool:
     """Write the page's outcome and free its claim; False when the claim was lost meanwhile."""
     validators = not page.keep_validators  # a 304 or an error keeps the ones we had

@@ -9,12 +9,22 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from adapter.dataone.records import Candidate
+from adapter.dataone.records import (
+    DOI_OF_OTHER_NODE,
+    DUPLICATE_DOI,
+    SERIES_MOVED,
+    SERIES_UNLISTED,
+    Candidate,
+)
 from adapter.findings import Finding, Severity
 from adapter.slotpickle import fast_pickle
 from adapter.store.frontier import FrontierRow, PageUpdate
 
 MAX_REPORT_FINDINGS = 200
+# what happened to series (moved, archived, refused) is counted in the run summary
+SERIES_CODES = frozenset(
+    t.code for t in (SERIES_MOVED, SERIES_UNLISTED, DOI_OF_OTHER_NODE, DUPLICATE_DOI)
+)
 
 
 @fast_pickle  # crosses processes in a multi-process sync
@@ -49,6 +59,9 @@ class CheckedPage:
     out: PageOutcome
     page: PageUpdate
     candidates: list[Candidate]
+    # the series ids the page still publishes (None: the page was not read, keep all);
+    # the page's other live series are archived (adapter.store.ledger.archive_unlisted)
+    listed: frozenset[str] | None = None
 
 
 def capped_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[str, Any]:
@@ -83,6 +96,7 @@ class RunSummary:
     errors: int = 0  # pages that failed (network, server, the adapter itself)
     error_codes: dict[str, int] = field(default_factory=dict)
     discovery_findings: dict[str, int] = field(default_factory=dict)
+    series_findings: dict[str, int] = field(default_factory=dict)  # SERIES_CODES -> count
     duration_s: float = 0.0
     message: str | None = None  # why a run failed
 
@@ -103,6 +117,9 @@ class RunSummary:
             self.pages_not_harvestable += 1
             for code in out.blocking_codes() or ["sync/no-dataset"]:
                 self.not_harvestable[code] = self.not_harvestable.get(code, 0) + 1
+        for f in out.findings:
+            if f.code in SERIES_CODES:
+                self.series_findings[f.code] = self.series_findings.get(f.code, 0) + 1
         if out.status == "error":
             self.errors += 1
             code = out.error or "error"
@@ -123,6 +140,7 @@ class RunSummary:
                 self.not_harvestable,
             ),
             ("errors", self.error_codes),
+            ("series", self.series_findings),
             ("discovery", self.discovery_findings),
         ):
             if counts:

@@ -23,6 +23,8 @@ from adapter.dataone.records import (
     Candidate,
     dataset_candidate,
     metadata_candidate,
+    metadata_series_id,
+    series_id_for,
 )
 from adapter.errors import FetchError
 from adapter.findings import Finding, Severity
@@ -74,7 +76,47 @@ def check_and_plan(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> Ch
         log.exception("checking %s failed", row.url)
         out = PageOutcome(row.url, "error", error=f"adapter/{type(exc).__name__}")
         return CheckedPage(row, out, PageUpdate("error", keep_validators=True), [])
-    return CheckedPage(row, *_plan(node, fetcher, row, report))
+    out, page, candidates = _plan(node, fetcher, row, report)
+    return CheckedPage(row, out, page, candidates, listed_series(report, candidates))
+
+
+# the page was read but a Dataset may hide in what could not be read: keep its series
+UNREADABLE = frozenset(
+    {
+        "extract/js-rendered",
+        "extract/invalid-json",
+        "extract/too-deep",
+        "normalize/invalid-jsonld",
+        "normalize/remote-context",
+        "normalize/embedding-too-large",
+        "pipeline/internal-error",
+    }
+)
+
+
+def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozenset[str] | None:
+    """The series ids the page still publishes, or None when that is not known.
+
+    Known when the page answered 200 and its JSON-LD was read whole: the series of
+    every Dataset with a DOI (harvestable or not: a Dataset that fails a check
+    keeps its series), the metadata copies they link in a DataONE format
+    (fetched or not), and the candidates. Any other live series of the page has
+    lost its source and is archived (a Dataset removed, a DOI changed, a copy
+    no longer linked)."""
+    codes = {f.code for f in report.all_findings()}
+    if report.not_modified or report.fetched is None or report.status != 200:
+        return None
+    if codes & UNREADABLE:
+        return None
+    listed = {c.series_id for c in candidates}
+    for dataset in report.datasets:
+        if not dataset.doi:
+            continue
+        sid = series_id_for(dataset.doi)
+        listed.add(sid)
+        for ref in dataset.encoding:
+            listed |= {metadata_series_id(sid, f) for f in ref.encoding_format}
+    return frozenset(listed)
 
 
 def _fetch_finding(exc: FetchError) -> Finding:

@@ -18,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from adapter.config.settings import AdapterConfig, NodeSettings
+from adapter.dataone.records import DUPLICATE_DOI
 from adapter.discovery.walk import discover
 from adapter.findings import Finding, FindingType, Severity
 from adapter.http.fetcher import Fetcher
@@ -162,6 +163,8 @@ def _archive_missing(store: Store, node: NodeSettings, summary: RunSummary) -> N
         with store.write() as conn:
             summary.archived += len(archive_page(conn, node.id, row.url))
             fr.mark_removed(conn, row.id)
+            # a page refused for one of its DOIs may take the series now
+            fr.mark_due_with_finding(conn, node.id, DUPLICATE_DOI.code, row.url)
 
 
 def _process_due(

@@ -16,11 +16,23 @@ from sqlalchemy import Connection
 from sqlalchemy.exc import SQLAlchemyError
 
 from adapter.config.settings import NodeSettings
-from adapter.dataone.records import DUPLICATE_DOI, STORE_WRITE_FAILED, Candidate
+from adapter.dataone.records import (
+    DOI_OF_OTHER_NODE,
+    DUPLICATE_DOI,
+    SERIES_MOVED,
+    SERIES_UNLISTED,
+    STORE_WRITE_FAILED,
+)
 from adapter.errors import StoreError
 from adapter.store.db import Store, store_error
-from adapter.store.frontier import FrontierRow, PageUpdate, finish_page
-from adapter.store.ledger import RecordDefaults, apply_candidates, archive_page
+from adapter.store.frontier import finish_page, mark_due_with_finding
+from adapter.store.ledger import (
+    Applied,
+    RecordDefaults,
+    apply_candidates,
+    archive_page,
+    archive_unlisted,
+)
 from adapter.store.prepared import savepoint
 from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings
 
@@ -40,7 +52,7 @@ def commit_checked(store: Store, node: NodeSettings, owner: str, c: CheckedPage)
     """Write a checked page in one transaction; its final outcome ("lost": claim gone)."""
     try:
         with store.write() as conn:
-            _write(conn, c.row, owner, c.out, c.page, c.candidates, node)
+            _write(conn, c, owner, node)
     except _ClaimLost:
         return PageOutcome(c.row.url, "lost")
     except StoreError as exc:
@@ -77,7 +89,7 @@ def _write_in_savepoint(
 ) -> PageOutcome:
     try:
         with savepoint(conn, "page"):
-            _write(conn, c.row, owner, c.out, c.page, c.candidates, node)
+            _write(conn, c, owner, node)
     except _ClaimLost:
         return PageOutcome(c.row.url, "lost")
     except SQLAlchemyError as exc:
@@ -92,28 +104,38 @@ def _write_failed(c: CheckedPage, exc: StoreError) -> None:
     out.created, out.versions, out.archived = [], [], []  # rolled back: none of it happened
 
 
-def _write(
-    conn: Connection,
-    row: FrontierRow,
-    owner: str,
-    out: PageOutcome,
-    page: PageUpdate,
-    candidates: list[Candidate],
-    node: NodeSettings,
-) -> None:
+def _write(conn: Connection, c: CheckedPage, owner: str, node: NodeSettings) -> None:
     """A checked page's writes, inside the caller's transaction; `_ClaimLost` undoes them."""
+    row, out, page = c.row, c.out, c.page
     if out.status == "gone":
         out.archived = archive_page(conn, node.id, row.url)
-    elif candidates:
-        applied = apply_candidates(conn, defaults_for(node), candidates)
+        if out.archived:  # a page refused for this one's DOI may take its series now
+            mark_due_with_finding(conn, node.id, DUPLICATE_DOI.code, row.url)
+    elif c.candidates:
+        applied = apply_candidates(conn, defaults_for(node), c.candidates)
         out.created, out.versions = applied.created, applied.versions
-        for sid, owner_url in applied.foreign:
-            msg = f"{sid} is already published by {owner_url}"
-            out.findings.append(DUPLICATE_DOI.at(row.url, msg))
+        _applied_findings(row.url, applied, out)
+        refused = applied.foreign or applied.other_node
         if not (applied.created or applied.versions):
-            out.status = "unchanged" if not applied.foreign else "not-harvestable"
+            out.status = "unchanged" if not refused else "not-harvestable"
             page = replace(page, status=out.status)
+        if refused:  # its next check reads the page whole (no 304), to take the series
+            page = replace(page, etag=None, last_modified=None, keep_validators=False)
+    if out.status != "gone" and c.listed is not None:
+        for pid, sid in archive_unlisted(conn, node.id, row.url, c.listed):
+            out.archived.append(pid)
+            out.findings.append(SERIES_UNLISTED.at(row.url, f"{sid}: head {pid} archived"))
     if page.report is not None:  # sync-level findings join the page's own
         page = replace(page, report=capped_findings(page.report, out.findings))
     if not finish_page(conn, row, owner, page):
         raise _ClaimLost(row.url)
+
+
+def _applied_findings(url: str, applied: Applied, out: PageOutcome) -> None:
+    for sid, owner_url in applied.foreign:
+        out.findings.append(DUPLICATE_DOI.at(url, f"{sid} is already published by {owner_url}"))
+    for sid, node_id in applied.other_node:
+        msg = f"{sid} is already a series (or PID) of node {node_id} in this store"
+        out.findings.append(DOI_OF_OTHER_NODE.at(url, msg))
+    for sid, left in applied.moved:
+        out.findings.append(SERIES_MOVED.at(url, f"{sid} moved here from {left}"))
