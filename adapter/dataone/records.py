@@ -74,8 +74,9 @@ METADATA_FORMATS: dict[str, str] = {
 DUPLICATE_DOI = FindingType(
     "sync/duplicate-doi",
     Severity.ERROR,
-    "Another landing page of this repository already publishes a Dataset with this DOI; "
-    "one DOI must have one landing page, so this copy is not synced.",
+    "Another live landing page of this repository already publishes a Dataset with this DOI; "
+    "one DOI must have one landing page, so this copy is not synced (if that page goes, "
+    "the series moves to this one).",
 )
 NO_DOI = FindingType(
     "sync/no-doi",
