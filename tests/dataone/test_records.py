@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -110,6 +111,22 @@ def test_decide_covers_the_version_chain() -> None:
     assert r.decide(state, first) is r.Decision.UNCHANGED
     assert r.decide(state, changed) is r.Decision.NEW_VERSION
     assert r.decide(state, elsewhere) is r.Decision.FOREIGN
+    archived = replace(state, head_archived=True)
+    assert r.decide(archived, first) is r.Decision.RESTORE  # same bytes: a new, live head
+    assert r.decide(archived, elsewhere) is r.Decision.MOVE
+    assert r.decide(replace(state, owner_left=True), elsewhere) is r.Decision.MOVE
+    counted = replace(state, head_pid=first.pid + ".3", content_key="other")
+    assert r.decide(counted, first) is r.Decision.UNCHANGED  # the head holds these bytes
+
+
+def test_pids_are_the_content_checksum_plus_a_counter() -> None:
+    body = b'{"a":1}'
+    hexdigest = hashlib.sha256(body).hexdigest()
+    assert r.pid_for(body, 1) == "sha256:" + hexdigest
+    assert r.pid_for(body, 2) == f"sha256:{hexdigest}.2"
+    assert r.content_pid(r.pid_for(body, 7)) == r.pid_for(body) == r.content_pid(r.pid_for(body))
+    with pytest.raises(ValueError, match="counter 0"):
+        r.pid_for(body, 0)
 
 
 def test_new_record_sets_dates_and_immutable_fields_from_the_candidate() -> None:

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Connection, inspect, text, update
+from sqlalchemy import Connection, inspect, select, text, update
 
 from adapter.dataone.records import Candidate, dataset_candidate, metadata_candidate
 from adapter.errors import StoreError
@@ -452,8 +452,11 @@ def test_a_store_of_the_previous_version_keeps_what_it_published(store_url: str)
     write(s, a)
     write(s, b)
     before = s.list_objects(NODE)[1]
-    with s.write() as conn:  # as the previous version left it: no registry
-        conn.execute(text("DROP TABLE identifiers"))
+    with s.write() as conn:  # as the previous version left it: no registry, and a PID
+        conn.execute(text("DROP TABLE identifiers"))  # two nodes shared (the old bug)
+        shared = conn.execute(select(t.records).where(t.records.c.pid == a.pid)).mappings().one()
+        copy = {k: v for k, v in shared.items() if k != "id"} | {"node_id": "urn:node:OLD"}
+        conn.execute(t.records.insert().values(copy))
         conn.execute(t.schema_version.delete())
         conn.execute(
             t.schema_version.insert().values(
@@ -464,6 +467,7 @@ def test_a_store_of_the_previous_version_keeps_what_it_published(store_url: str)
     assert Store.connect(store_url).upgrade() == [3]
     s = Store.open(store_url, create=False)
     assert s.list_objects(NODE)[1] == before
+    assert s.get_record("urn:node:OLD", a.pid) is not None
     assert [e.event for e in s.outbox(NODE)] == ["create", "update"]
     again = write(s, a)  # the revert: a new PID, not the one published first
     assert again.versions == [a.pid + ".2"]
