@@ -133,6 +133,25 @@ def _bump(
     return bool(changed)
 
 
+def _decision(
+    conn: Connection, node_id: str, cand: Candidate
+) -> tuple[Decision, SeriesState | None, str | None]:
+    """The rule for the candidate's series, a new series claimed in the registry first.
+
+    The third value is the node holding the seriesId when it is not ours to write."""
+    state = _series_state(conn, node_id, cand.series_id)
+    if state is not None:
+        return decide(state, cand), state, None
+    holder = claim_identifier(conn, node_id, cand.series_id, "sid")
+    if holder is None:
+        return Decision.CREATE, None, None
+    if holder == node_id:  # another page of ours created it meanwhile (concurrent workers)
+        state = _series_state(conn, node_id, cand.series_id)
+        if state is not None:
+            return decide(state, cand), state, None
+    return Decision.FOREIGN, None, holder
+
+
 def apply_candidates(
     conn: Connection, defaults: RecordDefaults, candidates: list[Candidate]
 ) -> Applied:
@@ -140,8 +159,10 @@ def apply_candidates(
     out = Applied()
     node_id = defaults.node_id
     for cand in candidates:
-        state = _series_state(conn, node_id, cand.series_id)
-        decision = decide(state, cand)
+        decision, state, holder = _decision(conn, node_id, cand)
+        if holder is not None:  # another node's series (or a PID): never ours
+            out.other_node.append((cand.series_id, holder))
+            continue
         if decision is Decision.UNCHANGED:
             out.unchanged.append(cand.series_id)
             continue
@@ -149,12 +170,7 @@ def apply_candidates(
             assert state is not None
             out.foreign.append((cand.series_id, state.source_url))
             continue
-        if decision is Decision.CREATE:
-            holder = claim_identifier(conn, node_id, cand.series_id, "sid")
-            if holder is not None:  # another node's series (or a PID): never ours
-                out.other_node.append((cand.series_id, holder))
-                continue
-        elif decision is Decision.RESTORE:
+        if decision is Decision.RESTORE:
             out.restored.append(cand.series_id)
         elif decision is Decision.MOVE:
             assert state is not None

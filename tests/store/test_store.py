@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import psycopg
 import pytest
 from sqlalchemy import Connection, inspect, select, text, update
 
@@ -511,3 +512,30 @@ def test_obsoleted_by_and_archived_change_only_one_way(store: Store) -> None:
     rec = store.get_record(NODE, pid)
     assert rec is not None and rec.obsoleted_by == "sha256:" + "a" * 64 and rec.archived
     assert rec.serial_version == 3  # created at 1, two real changes
+
+
+def test_two_workers_creating_one_series_at_once_make_one_owner(store_url: str) -> None:
+    """PostgreSQL, two transactions: the second waits on the seriesId's registry row and,
+    once the first commits, sees another page of its node (sync/duplicate-doi), not
+    another node."""
+    if not store_url.startswith("postgresql"):
+        pytest.skip("SQLite has one writer: the two pages cannot overlap")
+    store = Store.open(store_url)
+    first, second = dataset(1, "a", "https://r/a"), dataset(1, "b", "https://r/b")
+    got: list[object] = []
+    with store.write() as conn:
+        apply_candidates(conn, DEFAULTS, [first])  # type: ignore[list-item]
+        worker = threading.Thread(target=lambda: got.append(write(store, second)))
+        worker.start()
+        with psycopg.connect(store_url.split("?")[0], autocommit=True) as admin:
+            while not admin.execute(
+                "SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+                " AND query LIKE 'INSERT INTO identifiers%%'"
+            ).fetchone():
+                worker.join(0.01)
+                assert worker.is_alive(), got
+    worker.join()
+    assert got[0].foreign == [("doi:10.5072/d1", "https://r/a")]  # type: ignore[attr-defined]
+    assert got[0].other_node == []  # type: ignore[attr-defined]
+    assert store.count_records(NODE) == 1
+    store.close()
