@@ -4,7 +4,8 @@ A fixture site (fixtures/sites/sync-versions) changes between sync runs of two
 nodes that share one store: a page edited and edited back (A -> B -> A), a page
 withdrawn (410) and restored, a page moved to a new URL (the old one 404), a
 page whose DOI a mirror page wanted while it was live and takes once it is gone,
-a Dataset that drops its `encoding`, a page whose DOI changes, a page that drops
+a Dataset that drops its `encoding` (and links a changed copy again later), a page whose
+DOI changes, a page that drops
 one of its two Datasets, and a page the second node lists too. After each run
 every series' head must be what the site publishes now: its bytes, its archived
 flag, its obsoletes chain, one node per PID and per seriesId.
@@ -125,7 +126,7 @@ def assert_store_is_true(store: Store, site: Site, live: dict[str, str], dead: s
 
 
 PAGES = ["flip", "back", "old-home", "held", "mirror", "iso", "renamed", "pair", "shared"]
-JAN, FEB, MAR, APR = "2024-01-01", "2024-02-01", "2024-03-01", "2024-04-01"
+JAN, FEB, MAR, APR, MAY = (f"2024-{m:02d}-01" for m in range(1, 6))
 
 
 @pytest.fixture
@@ -228,15 +229,31 @@ def test_the_store_stays_true_while_the_site_changes(site: Site, store_url: str)
     assert back.chain == [first["doi:10.5072/ver.back"].record.pid, back.record.pid]
     assert back.body == first["doi:10.5072/ver.back"].body
 
-    # -- run 4: nothing changed: nothing written --------------------------------------------
+    # -- run 4: the Dataset links its metadata copy again, and the copy changed ------------
+    site.edit("dataset/iso.html", '"subjectOfNothing"', '"encoding"')
+    site.edit("meta/iso.xml", "<gco:Date>2024-01-01</gco:Date>", "<gco:Date>2024-04-01</gco:Date>")
+    lastmod["iso"] = APR
+    sitemap(site, "sitemap.xml", lastmod)
+    a, b = run_both(config)
+    assert (a.new_objects, a.new_versions, a.archived) == (0, 2, 0)  # the Dataset, its copy
+    dead.discard("doi:10.5072/ver.iso#iso19139")
+    live["doi:10.5072/ver.iso#iso19139"] = ""
+    assert_store_is_true(store, site, live, dead)
+    fourth = heads(store, NODE_A)
+    copy = fourth["doi:10.5072/ver.iso#iso19139"]
+    assert copy.body == (site.root / "meta" / "iso.xml").read_bytes()
+    assert copy.record.describes_pid == fourth["doi:10.5072/ver.iso"].record.pid
+    assert copy.chain == [first["doi:10.5072/ver.iso#iso19139"].record.pid, copy.record.pid]
+
+    # -- run 5: nothing changed: nothing written --------------------------------------------
     for p in lastmod:
-        lastmod[p] = APR
+        lastmod[p] = MAY
     sitemap(site, "sitemap.xml", lastmod)
     a, b = run_both(config)
     assert (a.new_objects, a.new_versions, a.archived) == (0, 0, 0)
     assert a.series_findings == {}  # the mirror owns the series now: nothing refused
     assert_store_is_true(store, site, live, dead)
     assert {s: h.record.pid for s, h in heads(store, NODE_A).items()} == {
-        s: h.record.pid for s, h in third.items()
+        s: h.record.pid for s, h in fourth.items()
     }
     store.close()
