@@ -4,9 +4,9 @@ A fixture site (fixtures/sites/sync-versions) changes between sync runs of two
 nodes that share one store: a page edited and edited back (A -> B -> A), a page
 withdrawn (410) and restored, a page moved to a new URL (the old one 404), a
 page whose DOI a mirror page wanted while it was live and takes once it is gone,
-a Dataset that drops its `encoding` (and links a changed copy again later), a page whose
-DOI changes, a page that drops
-one of its two Datasets, and a page the second node lists too. After each run
+a Dataset that drops its `encoding` (and later links a changed copy again), a
+page whose DOI changes, a page that drops one of its two Datasets, and a page
+the second node lists too. After each run
 every series' head must be what the site publishes now: its bytes, its archived
 flag, its obsoletes chain, one node per PID and per seriesId.
 """
