@@ -80,18 +80,29 @@ def check_and_plan(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> Ch
     return CheckedPage(row, out, page, candidates, listed_series(report, candidates))
 
 
-# the page was read but a Dataset may hide in what could not be read: keep its series
-UNREADABLE = frozenset(
+# a page read whole may still carry these extraction findings; any other fetch/,
+# extract/ or pipeline/ finding, or unreadable JSON-LD, means a Dataset may hide
+# in what could not be read, so the page's series are all kept
+READ_WHOLE_EXTRACT = frozenset(
     {
-        "extract/js-rendered",
-        "extract/invalid-json",
-        "extract/too-deep",
-        "normalize/invalid-jsonld",
-        "normalize/remote-context",
-        "normalize/embedding-too-large",
-        "pipeline/internal-error",
+        "extract/no-jsonld",
+        "extract/repaired-json",
+        "extract/linked-jsonld-used",
+        "extract/non-jsonld-markup",
     }
 )
+UNREADABLE_JSONLD = frozenset(
+    {"normalize/invalid-jsonld", "normalize/remote-context", "normalize/embedding-too-large"}
+)
+
+
+def _read_whole(codes: set[str]) -> bool:
+    for code in codes:
+        if code.startswith(("fetch/", "robots/", "pipeline/")) or code in UNREADABLE_JSONLD:
+            return False
+        if code.startswith("extract/") and code not in READ_WHOLE_EXTRACT:
+            return False
+    return True
 
 
 def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozenset[str] | None:
@@ -106,7 +117,7 @@ def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozens
     codes = {f.code for f in report.all_findings()}
     if report.not_modified or report.fetched is None or report.status != 200:
         return None
-    if codes & UNREADABLE:
+    if not _read_whole(codes):
         return None
     listed = {c.series_id for c in candidates}
     for dataset in report.datasets:

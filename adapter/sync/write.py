@@ -39,6 +39,10 @@ from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings
 log = logging.getLogger(__name__)
 
 
+# findings of what the writes did: gone with them when they roll back
+WRITE_CODES = frozenset(t.code for t in (SERIES_MOVED, SERIES_UNLISTED, DOI_OF_OTHER_NODE))
+
+
 class _ClaimLost(Exception):
     """Another worker took the page after our lease ran out: roll back."""
 
@@ -102,6 +106,7 @@ def _write_failed(c: CheckedPage, exc: StoreError) -> None:
     out = c.out
     out.status, out.error = "error", STORE_WRITE_FAILED.code
     out.created, out.versions, out.archived = [], [], []  # rolled back: none of it happened
+    out.findings = [f for f in out.findings if f.code not in WRITE_CODES]
 
 
 def _write(conn: Connection, c: CheckedPage, owner: str, node: NodeSettings) -> None:

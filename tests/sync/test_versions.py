@@ -24,9 +24,11 @@ import pytest
 from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.dataone.records import canonical_bytes
-from adapter.models import SyncRecord
+from adapter.findings import Finding, Severity
+from adapter.models import DatasetReport, DatasetResult, Fetched, MediaObjectRef, SyncRecord
 from adapter.store.db import Store
 from adapter.sync.outcome import RunSummary
+from adapter.sync.page import listed_series
 from adapter.sync.run import run_node
 from tests.support import stores
 from tests.support.fixture_server import stop
@@ -257,3 +259,29 @@ def test_the_store_stays_true_while_the_site_changes(site: Site, store_url: str)
         s: h.record.pid for s, h in fourth.items()
     }
     store.close()
+
+
+def _report(*codes: str, datasets: list[DatasetResult] | None = None) -> DatasetReport:
+    fetched = Fetched("https://r/p", "https://r/p", 200, {}, b"")
+    findings = [Finding(c, Severity.ERROR, c) for c in codes]
+    return DatasetReport(
+        "https://r/p", status=200, fetched=fetched, findings=findings, datasets=datasets or []
+    )
+
+
+def test_a_page_lists_its_series_only_when_it_was_read_whole() -> None:
+    gmd = "http://www.isotc211.org/2005/gmd"
+    failing = DatasetResult(
+        "https://r/p#a",
+        "10.5072/a",
+        encoding=[MediaObjectRef("https://r/a.xml", (gmd,))],
+        findings=[Finding("dataone/x", Severity.ERROR, "fails a check")],
+    )
+    got = listed_series(_report(datasets=[failing]), [])
+    assert got == {"doi:10.5072/a", "doi:10.5072/a#iso19139"}  # kept though not harvestable
+    assert listed_series(_report("extract/no-jsonld"), []) == frozenset()  # nothing published
+    for unread in ("fetch/too-large", "extract/body-too-large", "normalize/invalid-jsonld"):
+        assert listed_series(_report(unread), []) is None, unread
+    gone = _report()
+    gone.status = 404
+    assert listed_series(gone, []) is None
