@@ -127,9 +127,12 @@ def _write(conn: Connection, c: CheckedPage, owner: str, node: NodeSettings) -> 
         if refused:  # its next check reads the page whole (no 304), to take the series
             page = replace(page, etag=None, last_modified=None, keep_validators=False)
     if out.status != "gone" and c.listed is not None:
-        for pid, sid in archive_unlisted(conn, node.id, row.url, c.listed):
+        unlisted = archive_unlisted(conn, node.id, row.url, c.listed)
+        for pid, sid in unlisted:
             out.archived.append(pid)
             out.findings.append(SERIES_UNLISTED.at(row.url, f"{sid}: head {pid} archived"))
+        if unlisted:  # a Dataset moved to another page: that page may take its series now
+            mark_due_with_finding(conn, node.id, DUPLICATE_DOI.code, row.url)
     if page.report is not None:  # sync-level findings join the page's own
         page = replace(page, report=capped_findings(page.report, out.findings))
     if not finish_page(conn, row, owner, page):

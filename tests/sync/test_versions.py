@@ -231,15 +231,29 @@ def test_the_store_stays_true_while_the_site_changes(site: Site, store_url: str)
     assert back.chain == [first["doi:10.5072/ver.back"].record.pid, back.record.pid]
     assert back.body == first["doi:10.5072/ver.back"].body
 
-    # -- run 4: the Dataset links its metadata copy again, and the copy changed ------------
+    # -- run 4: the Dataset links a changed metadata copy again; a Dataset moves to another
+    # live page (the page that had it publishes another DOI now), in either order -----------
     site.edit("dataset/iso.html", '"subjectOfNothing"', '"encoding"')
     site.edit("meta/iso.xml", "<gco:Date>2024-01-01</gco:Date>", "<gco:Date>2024-04-01</gco:Date>")
-    lastmod["iso"] = APR
+    site.edit("dataset/renamed.html", "10.5072/ver.new", "10.5072/ver.newer")
+    adopter = (site.root / "dataset" / "renamed.html").read_text("utf-8")
+    adopter = adopter.replace("10.5072/ver.newer", "10.5072/ver.new").replace(
+        "dataset/renamed", "dataset/adopter"
+    )
+    (site.root / "dataset" / "adopter.html").write_text(adopter, "utf-8")
+    rule(site, "/dataset/adopter", {"file": "dataset/adopter.html"})
+    lastmod["iso"] = lastmod["renamed"] = lastmod["adopter"] = APR
     sitemap(site, "sitemap.xml", lastmod)
     a, b = run_both(config)
-    assert (a.new_objects, a.new_versions, a.archived) == (0, 2, 0)  # the Dataset, its copy
+    # versions: the Dataset and its copy, the moved Dataset; new: ver.newer; archived: the
+    # moved Dataset's head, by the page that no longer lists it (before or after the move)
+    assert (a.new_objects, a.new_versions, a.archived) == (1, 3, 1)
+    assert a.series_findings.get("sync/series-moved") == 1
+    assert a.series_findings.get("sync/series-archived") == 1
     dead.discard("doi:10.5072/ver.iso#iso19139")
     live["doi:10.5072/ver.iso#iso19139"] = ""
+    live["doi:10.5072/ver.new"] = "adopter"
+    live["doi:10.5072/ver.newer"] = "renamed"
     assert_store_is_true(store, site, live, dead)
     fourth = heads(store, NODE_A)
     copy = fourth["doi:10.5072/ver.iso#iso19139"]
