@@ -292,7 +292,7 @@ def test_a_page_lists_its_series_only_when_it_was_read_whole() -> None:
         findings=[Finding("dataone/x", Severity.ERROR, "fails a check")],
     )
     got = listed_series(_report(datasets=[failing]), [])
-    assert got == {"doi:10.5072/a", "doi:10.5072/a#iso19139"}  # kept though not harvestable
+    assert got == frozenset({"doi:10.5072/a", "doi:10.5072/a#iso19139"})  # kept, not harvestable
     assert listed_series(_report("extract/no-jsonld"), []) == frozenset()  # nothing published
     for unread in ("fetch/too-large", "extract/body-too-large", "normalize/invalid-jsonld"):
         assert listed_series(_report(unread), []) is None, unread
