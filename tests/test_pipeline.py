@@ -180,3 +180,32 @@ def test_a_bug_in_a_stage_is_a_finding_and_the_run_goes_on() -> None:
     assert finding.code == "pipeline/internal-error" and finding.severity == "error"
     assert "dataone stage" in finding.message and "KeyError" in finding.message
     assert _guard(report, "dataone", lambda: 42) == 42
+
+
+# -- shapes real repositories publish (fixtures/sites/real-shapes) -------------
+
+
+def test_a_licence_or_source_typed_dataset_is_a_reference_not_a_page_dataset(
+    serve_site: Serve,
+) -> None:
+    # Harvard Dataverse types its licence Dataset; isBasedOn names the source dataset
+    server = serve_site("real-shapes")
+    report = check(server, "/dataset/dataverse-licence.html")
+    [ds] = report.datasets
+    assert ds.doi == "10.5072/fk2/rain01"
+    assert ds.where == "block 1 $"
+    nested = [f.message for f in report.findings if f.code == "normalize/embedded-dataset"]
+    assert len(nested) == 2
+    assert any("(its license)" in m for m in nested)
+    assert any("10.5072/FK2/WEATHER" in m and "(its isBasedOn)" in m for m in nested)
+    [proposal] = [f.message for f in report.findings if f.code == "signposting/proposal"]
+    assert '<https://doi.org/10.5072/fk2/rain01> ; rel="cite-as"' in proposal
+    assert "weather" not in proposal.lower()
+    assert report.harvestable
+
+
+def test_signposting_is_held_against_the_page_dataset_not_a_nested_one(serve_site: Serve) -> None:
+    report = check(serve_site("real-shapes"), "/dataset/dataverse-cite")
+    codes = {f.code for f in report.all_findings()}
+    assert not codes & {"signposting/cite-as-mismatch", "signposting/several-datasets"}
+    assert [d.doi for d in report.datasets] == ["10.5072/fk2/rain01"]

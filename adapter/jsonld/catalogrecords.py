@@ -5,8 +5,12 @@ CDIF gives a Dataset's metadata record as a node typed Dataset with
 describes, usually placed in that Dataset's `subjectOf`. Framing the page for
 every Dataset makes such a record a second top-level Dataset, which then fails
 every DataONE check although the publisher described one Dataset. Likewise a
-Dataset the publisher wrote only nested as the `subjectOf` (or `about`) value
-of another Dataset describes that Dataset; it is not one of the page's own.
+Dataset the publisher wrote only nested inside another Dataset, under any
+property (`subjectOf`, `license` -- Harvard Dataverse types its licence
+`Dataset` --, `citation`, `isBasedOn`, `hasPart`, ...), is a reference from
+that Dataset, not one of the page's own: the page's Datasets are those written
+at the top of a block, in its `@graph`, or inside a node that is not a
+Dataset (a WebPage's `mainEntity`, a DataCatalog's `dataset`).
 
 Works on pyld's framed graph before blank-node ids are dropped: a node that
 framing also embeds elsewhere keeps its `_:b` id there, so it can be matched.
@@ -25,7 +29,6 @@ from urllib.parse import urljoin
 from adapter.jsonld.framed import SCHEMA, node_id, values
 
 _LOCAL_NAME = re.compile(r"[#/:]")
-NESTING_PROPERTIES = ("subjectOf", "about")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +37,7 @@ class Secondary:
 
     index: int  # its position in the framed graph
     primary: int  # position of the Dataset it describes / is nested in
-    how: str  # "catalog-record", or the property it is nested in ("subjectOf", "about")
+    how: str  # "catalog-record", or the property it is nested under ("subjectOf", "license")
 
 
 def is_catalog_record(node: Mapping[str, Any]) -> bool:
@@ -62,28 +65,47 @@ def _refs(node: Mapping[str, Any], prop: str, base: str) -> set[str]:
 
 
 def standalone_ids(expanded: Any) -> set[str]:
-    """@ids of the nodes an expanded block describes other than as a subjectOf/about value.
+    """@ids of the nodes an expanded block describes outside every Dataset node.
 
     A Dataset the publisher wrote at the top of the block, in its @graph or
-    under any other property is one of the page's own, even when another
-    Dataset also names it as its subjectOf.
+    inside a node that is not a Dataset is one of the page's own, even when
+    another Dataset also refers to it or embeds it.
     """
-    nesting = {SCHEMA + p for p in NESTING_PROPERTIES}
     out: set[str] = set()
-    stack: list[tuple[Any, str | None]] = [(expanded, None)]
+    stack: list[tuple[Any, bool]] = [(expanded, False)]
     while stack:
-        value, prop = stack.pop()
+        value, inside = stack.pop()
         if isinstance(value, list):
-            stack.extend((v, prop) for v in value)
+            stack.extend((v, inside) for v in value)
         elif isinstance(value, dict) and "@value" not in value:
             ident = value.get("@id")
-            if isinstance(ident, str) and len(value) > 1 and prop not in nesting:
+            if isinstance(ident, str) and len(value) > 1 and not inside:
                 out.add(ident)
-            for key, inner in value.items():
-                if key in ("@list", "@set"):
-                    stack.append((inner, prop))
-                elif key not in ("@id", "@type"):
-                    stack.append((inner, None if key == "@graph" else key))
+            below = inside or _typed_dataset(value.get("@type"))
+            stack.extend((v, below) for k, v in value.items() if k not in ("@id", "@type"))
+    return out
+
+
+def _typed_dataset(kinds: Any) -> bool:
+    return isinstance(kinds, list) and SCHEMA + "Dataset" in kinds
+
+
+def _embedded(node: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(@id, top-level property) of every node embedded anywhere below a framed node."""
+    out: list[tuple[str, str]] = []
+    for prop, raw in node.items():
+        if prop.startswith("@"):
+            continue
+        stack = [raw]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, list):
+                stack.extend(value)
+            elif isinstance(value, Mapping) and "@value" not in value:
+                ident = value.get("@id")
+                if isinstance(ident, str):
+                    out.append((ident, prop))
+                stack.extend(v for k, v in value.items() if k not in ("@id", "@type"))
     return out
 
 
@@ -92,12 +114,13 @@ def secondary_datasets(
     standalone: set[str] | Callable[[], set[str]],
     base: str,
 ) -> list[Secondary]:
-    """The framed Datasets (by position) that describe another Dataset of the same graph.
+    """The framed Datasets (by position) that describe, or are nested in, another one.
 
     `standalone` is `standalone_ids` of the block the graph was framed from, or
-    a function giving it: it is only needed when a Dataset is some node's
-    subjectOf/about, so most pages never walk the block for it.
-    Linear in the graph: a page may frame thousands of Datasets.
+    a function giving it: it is only needed when a Dataset is embedded in
+    another, so most pages never walk the block for it. Linear in the framed
+    graph (whose size `adapter.jsonld.frame.embedded_size` bounds): a page may
+    frame thousands of Datasets.
     """
     ids = _ids(graph)
     first = {ident: j for j, ident in reversed(list(enumerate(ids))) if ident}
@@ -111,8 +134,8 @@ def secondary_datasets(
                 found[i] = Secondary(i, owners[0], "catalog-record")
     containers: dict[str, list[tuple[int, str]]] = {}
     for j, node in enumerate(graph):
-        for prop in NESTING_PROPERTIES:
-            for ref in sorted(_refs(node, prop, base)):
+        for ref, prop in _embedded(node):
+            if ref in first:
                 containers.setdefault(ref, []).append((j, prop))
     for i, own in enumerate(ids):
         if i in found or own is None or own not in containers:
@@ -134,7 +157,7 @@ def explain(graph: Sequence[Mapping[str, Any]], found: Secondary) -> str:
     if found.how == "catalog-record":
         why = f"is a catalog record (additionalType dcat:CatalogRecord) about {owner}"
     else:
-        why = f"is given only as the {found.how} of {owner}"
+        why = f"is given only inside {owner} (its {found.how})"
     return f"{what} {why}; it is read as part of that Dataset, not as a Dataset of its own"
 
 

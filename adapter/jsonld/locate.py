@@ -42,20 +42,29 @@ def _write(link: _Link) -> str:
     return path
 
 
-def _candidates(data: Any) -> list[tuple[str, dict[str, Any], Any]]:
-    """(JSON path, object, nearest @context) for objects typed Dataset, in document order."""
-    found: list[tuple[str, dict[str, Any], Any]] = []
-    stack: list[tuple[Any, _Link, Any]] = [(data, None, None)]
+def _candidates(data: Any) -> list[tuple[str, dict[str, Any], Any, bool]]:
+    """(JSON path, object, nearest @context, inside another Dataset) for objects typed
+    Dataset, in document order.
+
+    One written inside another Dataset (a licence typed Dataset, a cited Dataset)
+    is a reference (`adapter.jsonld.catalogrecords`): it is matched by its @id
+    only, never by order.
+    """
+    found: list[tuple[str, dict[str, Any], Any, bool]] = []
+    stack: list[tuple[Any, _Link, Any, bool]] = [(data, None, None, False)]
     while stack:
-        value, link, context = stack.pop()
+        value, link, context, inside = stack.pop()
         if isinstance(value, dict):
             context = value.get("@context", context)
-            if _is_dataset_type(value.get("@type", value.get("type"))):
-                found.append((_write(link), value, context))
-            children = [(v, (link, k), context) for k, v in value.items() if k != "@context"]
+            dataset = _is_dataset_type(value.get("@type", value.get("type")))
+            if dataset:
+                found.append((_write(link), value, context, inside))
+            below = inside or dataset
+            children = [(v, (link, k), context, below) for k, v in value.items() if k != "@context"]
             stack.extend(reversed(children))
         elif isinstance(value, list):
-            stack.extend(reversed([(v, (link, i), context) for i, v in enumerate(value)]))
+            items = [(v, (link, i), context, inside) for i, v in enumerate(value)]
+            stack.extend(reversed(items))
     return found
 
 
@@ -75,18 +84,19 @@ def locate_datasets(data: Any, base_url: str, ids: list[Any]) -> list[tuple[str,
     for wanted in ids:
         chosen = None
         if isinstance(wanted, str) and not wanted.startswith("_:"):
-            for n, (_, node, _) in enumerate(candidates):
+            for n, (_, node, _, _) in enumerate(candidates):
                 raw = node.get("@id", node.get("id"))
                 if n not in used and isinstance(raw, str) and urljoin(base_url, raw) == wanted:
                     chosen = n
                     break
         if chosen is None:
-            chosen = next((n for n in range(len(candidates)) if n not in used), None)
+            free = [n for n in range(len(candidates)) if n not in used]
+            chosen = next((n for n in free if not candidates[n][3]), free[0] if free else None)
         if chosen is None:
             out.append(("$", data if isinstance(data, dict) else {"@graph": data}))
             continue
         used.add(chosen)
-        path, node, context = candidates[chosen]
+        path, node, context, _ = candidates[chosen]
         out.append((path, _original(data, path, node, context)))
     return out
 

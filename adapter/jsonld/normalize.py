@@ -12,9 +12,10 @@ small context `{"@vocab": "http://schema.org/"}` and `"@embed": "@always"`
 against ~3 ms; `@once` would embed a node shared by two properties in only
 one of them). A block whose shared references would embed past
 `max_json_nodes` is refused before pyld sees it. A Dataset that only describes
-another Dataset of the block (a CDIF catalog record, a Dataset given only as
-another's subjectOf) stays embedded where it is and is not a Dataset of the
-page (`adapter.jsonld.catalogrecords`).
+another Dataset of the block (a CDIF catalog record), or is only written
+inside another Dataset (a licence, citation or isBasedOn typed Dataset, a
+subjectOf), stays embedded where it is and is not a Dataset of the page
+(`adapter.jsonld.catalogrecords`).
 
 The framed shape (what `NormalizedDataset.framed` holds), kept simple for checks:
 - `@context` first (`{"@vocab": "http://schema.org/", "spdx": ...}` plus the
@@ -101,9 +102,9 @@ EMBEDDING_TOO_LARGE = FindingType(
 EMBEDDED_DATASET = FindingType(
     "normalize/embedded-dataset",
     Severity.INFO,
-    "A node typed Dataset describes another Dataset of the page (a CDIF catalog record, or a "
-    "Dataset given only as another's subjectOf/about); it is read as part of that Dataset, "
-    "not as a Dataset of its own.",
+    "A node typed Dataset describes, or is only written inside, another Dataset of the page "
+    "(a CDIF catalog record, a licence, citation, isBasedOn or subjectOf value typed "
+    "Dataset); it is read as part of that Dataset, not as a Dataset of its own.",
 )
 HTTPS_NAMESPACE = FindingType(
     "normalize/https-namespace",

@@ -98,7 +98,8 @@ def old_all_nodes(expanded: Any) -> list[dict[str, Any]]:
 
 def check(data: Any, base: str) -> None:
     """Every helper against its reference on one block (raw and expanded)."""
-    assert json.dumps(locate._candidates(data)) == json.dumps(old_candidates(data))
+    candidates = [(p, v, c) for p, v, c, _ in locate._candidates(data)]  # less the nesting flag
+    assert json.dumps(candidates) == json.dumps(old_candidates(data))
     expanded = pyld_expand(data, base)
     if expanded is None:
         return
@@ -147,4 +148,5 @@ _JSON = st.recursive(
 @FUZZ
 @given(_JSON)
 def test_candidates_of_any_json(data: Any) -> None:
-    assert json.dumps(locate._candidates(data)) == json.dumps(old_candidates(data))
+    candidates = [(p, v, c) for p, v, c, _ in locate._candidates(data)]  # less the nesting flag
+    assert json.dumps(candidates) == json.dumps(old_candidates(data))

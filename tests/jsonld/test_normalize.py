@@ -440,3 +440,32 @@ if __name__ == "__main__":
     if sys.argv[1:] != ["--regen"]:
         sys.exit("usage: python -m tests.jsonld.test_normalize --regen")
     _regenerate()
+
+
+def test_a_dataset_nested_under_any_property_of_a_dataset_is_a_reference() -> None:
+    page = {
+        "@context": "https://schema.org/",
+        "@type": "Dataset",
+        "@id": "https://doi.org/10.5072/page",
+        "name": "Turnout",
+        "license": {"@type": "Dataset", "text": "CC0", "url": "https://example.org/cc0"},
+        "citation": {
+            "@type": "ScholarlyArticle",
+            "isBasedOn": {"@type": "Dataset", "@id": "https://doi.org/10.5072/deep"},
+        },
+    }
+    datasets, codes = run(page)
+    assert [d.id for d in datasets] == ["https://doi.org/10.5072/page"]
+    assert codes == ["normalize/embedded-dataset", "normalize/embedded-dataset"]
+
+
+def test_a_dataset_inside_a_webpage_is_still_the_pages_dataset() -> None:
+    page = {
+        "@context": "https://schema.org/",
+        "@type": "WebPage",
+        "mainEntity": {"@type": "Dataset", "name": "Cores", "license": {"@type": "Dataset"}},
+    }
+    datasets, codes = run(page)
+    assert [literal(d.framed["name"]) for d in datasets] == ["Cores"]
+    assert datasets[0].where == "block 1 $['mainEntity']"
+    assert codes == ["normalize/embedded-dataset"]
