@@ -30,6 +30,7 @@ from adapter.jsonld.normalize import NormalizedDataset
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, DatasetResult, Fetched, Link
 from adapter.page import extract as extract_stage
+from adapter.page import findings as page_findings
 from adapter.page.tree import PageTree
 from adapter.signposting import stage as signposting
 
@@ -127,20 +128,49 @@ def _read_datasets(
     report.findings.extend(extraction.findings)
     if not extraction.blocks:
         if extraction.skipped and not has_errors(extraction.findings):
-            report.findings.append(_unreadable(url, extraction.skipped))
+            report.findings.append(_unreadable(url, extraction.skipped, limits))
         return []
     datasets, findings = normalize_stage.normalize(
         extraction.blocks, base_url=extraction.base_url or url, limits=limits
     )
+    if not datasets and _blocks_left_out(extraction.findings):
+        findings = [_too_many_blocks(f, url, limits) for f in findings]
     report.findings.extend(findings)
     return datasets
+
+
+def _blocks_left_out(findings: Sequence[Finding]) -> bool:
+    return any(f.code == page_findings.TOO_MANY_BLOCKS.code for f in findings)
+
+
+def _too_many_blocks(finding: Finding, url: str, limits: Limits) -> Finding:
+    """no-dataset when max_jsonld_blocks left blocks unread: say that the cap bit."""
+    if finding.code != normalize_stage.NO_DATASET.code:
+        return finding
+    cap = limits.max_jsonld_blocks
+    return normalize_stage.over_limit(
+        url, [f"blocks after {cap}"], "max_jsonld_blocks", cap, sure=False
+    )
 
 
 _SKIP_WORDS = {"syntax": "not valid JSON", "too-deep": "nested too deep"}
 
 
-def _unreadable(url: str, skipped: list[str]) -> Finding:
-    """no-dataset when every JSON-LD candidate was skipped: only warnings say why."""
+# extract's reasons to skip a block that are the adapter's caps, with the `Limits` field
+_CAPS = {"too-deep": "max_json_depth", "too-many-nodes": "max_json_nodes"}
+
+
+def _unreadable(url: str, skipped: list[str], limits: Limits = DEFAULT_LIMITS) -> Finding:
+    """no-dataset when every JSON-LD candidate was skipped: only warnings say why.
+
+    When a cap skipped them, the finding says which (`normalize/dataset-over-limit`):
+    a limit that bites is not a page without a Dataset.
+    """
+    capped = [entry.rpartition(": ") for entry in skipped if entry.rpartition(": ")[2] in _CAPS]
+    if capped:
+        name = _CAPS[capped[0][2]]
+        blocks = [w for w, _, kind in capped if _CAPS[kind] == name]
+        return normalize_stage.over_limit(url, blocks, name, getattr(limits, name), sure=False)
     words = []
     for entry in skipped[:8]:
         where, _, kind = entry.rpartition(": ")

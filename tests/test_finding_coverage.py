@@ -72,6 +72,7 @@ CASES = [
         "page-extract",
         "/dataset/plain.html",
         "extract/too-many-nodes",
+        "normalize/dataset-over-limit",  # the cap bit: not "no Dataset"
         limits={"max_json_nodes": 20},
     ),
     case(
@@ -108,6 +109,14 @@ CASES = [
         "page-extract", "/dataset/no-context.html", "normalize/no-context", "normalize/no-dataset"
     ),
     case("page-extract", "/dataset/fan-out.html", "normalize/embedding-too-large", ok=True),
+    case(
+        "real-shapes",
+        "/dataset/fan-out-only.html",
+        "normalize/embedding-too-large",
+        "normalize/dataset-over-limit",
+    ),
+    # 214 Datasets in one array, one funder described in each: framing merges it
+    case("real-shapes", "/dataset/many.json", ok=True),
     # a CDIF catalog record in subjectOf is part of its Dataset (the page still lacks a DOI
     # identifier: cite-as alone names it)
     case("sp-cross", "/dataset/c4", "normalize/embedded-dataset", "dataone/identifier-not-doi"),

@@ -8,6 +8,7 @@ from typing import Any
 
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
+from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, Link
 from adapter.pipeline import CheckOptions, check_landing_page
 from tests.support.fixture_server import SiteServer
@@ -209,3 +210,31 @@ def test_signposting_is_held_against_the_page_dataset_not_a_nested_one(serve_sit
     codes = {f.code for f in report.all_findings()}
     assert not codes & {"signposting/cite-as-mismatch", "signposting/several-datasets"}
     assert [d.doi for d in report.datasets] == ["10.5072/fk2/rain01"]
+
+
+def test_an_array_of_many_datasets_sharing_a_funder_is_read_not_capped(serve_site: Serve) -> None:
+    report = check(serve_site("real-shapes"), "/dataset/many.json")
+    assert len(report.datasets) == 214
+    assert report.datasets[0].doi == "10.5072/obs.001"
+    codes = {f.code for f in report.all_findings()}
+    assert not codes & {"normalize/embedding-too-large", "normalize/no-dataset"}
+    funders = {str(d.framed["funder"]) for d in report.datasets}
+    assert len(funders) == 1 and "National Science Foundation" in funders.pop()
+
+
+def test_a_cap_that_bites_names_the_limit_and_never_says_no_dataset(serve_site: Serve) -> None:
+    server = serve_site("real-shapes")
+    report = check(server, "/dataset/many.json", CheckOptions(limits=_limits(max_json_nodes=500)))
+    [finding] = [f for f in report.findings if f.severity == "error"]
+    assert finding.code == "normalize/dataset-over-limit"
+    assert "`max_json_nodes` (now 500)" in finding.message
+    assert "No schema.org Dataset" not in finding.message
+    blocks = CheckOptions(limits=_limits(max_jsonld_blocks=1))
+    report = check(server, "/dataset/two-blocks.html", blocks)
+    codes = [f.code for f in report.findings]
+    assert "normalize/dataset-over-limit" in codes and "normalize/no-dataset" not in codes
+    assert any("max_jsonld_blocks" in f.message for f in report.findings)
+
+
+def _limits(**values: int) -> Limits:
+    return DEFAULT_LIMITS.with_overrides(values)

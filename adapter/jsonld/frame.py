@@ -11,6 +11,7 @@ both paths equal on every golden page.
 
 from __future__ import annotations
 
+import json
 from functools import cache
 from typing import Any
 
@@ -92,6 +93,9 @@ class _OverBudget(Exception):
     pass
 
 
+Ids = frozenset[str]
+
+
 def _index(expanded: Any) -> tuple[dict[str, list[dict[str, Any]]], list[dict[str, Any]]]:
     """Node objects by @id (a node may be described in several places), and Datasets without.
 
@@ -114,17 +118,67 @@ def _index(expanded: Any) -> tuple[dict[str, list[dict[str, Any]]], list[dict[st
     return by_id, anonymous
 
 
+def _value_key(item: Any) -> str | None:
+    """What makes two values of one property the same to framing's node map (pyld's
+    `compare_values`: a value object by its value, type and language, a node by its
+    @id); None for a blank node or a list, which are never merged."""
+    if not isinstance(item, dict):
+        return None
+    if "@value" in item:
+        return "v" + json.dumps(item, sort_keys=True, default=str)
+    ident = item.get("@id")
+    if isinstance(ident, str) and not ident.startswith("_:") and "@list" not in item:
+        return "n" + ident
+    return None
+
+
+def _merged(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The descriptions of one @id as the one node framing makes of them.
+
+    A publisher that repeats a shared node in full in each of 200 Datasets
+    (a funder, a creator) describes it 200 times; framing merges them and
+    drops the repeated values, so counting every description once per
+    reference would count it 200 times over.
+    """
+    if len(parts) == 1:
+        return parts
+    merged: dict[str, list[Any]] = {}
+    seen: dict[str, set[str]] = {}
+    for part in parts:
+        for key, inner in part.items():
+            if key in ("@id", "@index"):
+                continue
+            if key == "@type":  # kept for `_is_dataset`, not counted
+                kinds = merged.setdefault(key, [])
+                kinds += [k for k in inner if k not in kinds] if isinstance(inner, list) else []
+                continue
+            bucket, keys = merged.setdefault(key, []), seen.setdefault(key, set())
+            for item in inner if isinstance(inner, list) else [inner]:
+                found = _value_key(item)
+                if found is None or found not in keys:
+                    bucket.append(item)
+                    if found is not None:
+                        keys.add(found)
+    return [merged]
+
+
 def embedded_size(expanded: Any, budget: int, max_depth: int = 200) -> int:
     """How many values framing with `@embed @always` would write, counted up to `budget`.
 
     Every reference to a node is written out in full, so a few nodes that each
     refer twice to the next one frame to 2**n copies: a hostile page could make
     pyld run out of time and memory. Returns `budget + 1` once that is passed.
+    A node described in several places is counted as framing merges it, once
+    per reference (`_merged`), not once per description.
     """
     by_id, anonymous = _index(expanded)
+    by_id = {ident: _merged(parts) for ident, parts in by_id.items()}
     count = 0
 
-    def node(parts: list[dict[str, Any]], path: frozenset[str], depth: int) -> None:
+    # As in pyld, a node is written as a reference only when it is already embedded
+    # above its parent (`ancestors`: the ids above the node being written), so a node
+    # that refers to itself (a Dataset whose `url` is its own @id) is written twice.
+    def node(parts: list[dict[str, Any]], own: str | None, ancestors: Ids, depth: int) -> None:
         nonlocal count
         count += 1
         if count > budget or depth > max_depth:
@@ -132,25 +186,27 @@ def embedded_size(expanded: Any, budget: int, max_depth: int = 200) -> int:
         for part in parts:
             for key, inner in part.items():
                 if key not in ("@id", "@type", "@index"):
-                    value(inner, path, depth)
+                    value(inner, own, ancestors, depth)
 
-    def value(item: Any, path: frozenset[str], depth: int) -> None:
+    def value(item: Any, parent: str | None, ancestors: Ids, depth: int) -> None:
         nonlocal count
         if isinstance(item, list):
             for one in item:
-                value(one, path, depth)
+                value(one, parent, ancestors, depth)
         elif not isinstance(item, dict) or "@value" in item:
             count += 1
         elif "@list" in item or "@set" in item:
-            value(item.get("@list", item.get("@set")), path, depth)
+            value(item.get("@list", item.get("@set")), parent, ancestors, depth)
         else:
             ident = item.get("@id")
-            if isinstance(ident, str) and ident in path:
+            if isinstance(ident, str) and ident in ancestors:
                 count += 1
-            elif isinstance(ident, str) and ident in by_id:
-                node(by_id[ident], path | {ident}, depth + 1)
+                return
+            below = ancestors | {parent} if parent is not None else ancestors
+            if isinstance(ident, str) and ident in by_id:
+                node(by_id[ident], ident, below, depth + 1)
             else:
-                node([item], path, depth + 1)
+                node([item], None, below, depth + 1)
 
     roots: dict[str, list[dict[str, Any]]] = {}
     for ident, parts in by_id.items():
@@ -158,9 +214,9 @@ def embedded_size(expanded: Any, budget: int, max_depth: int = 200) -> int:
             roots[ident] = parts
     try:
         for ident, parts in roots.items():
-            node(parts, frozenset({ident}), 0)
+            node(parts, ident, frozenset(), 0)
         for one in anonymous:
-            node([one], frozenset(), 0)
+            node([one], None, frozenset(), 0)
     except _OverBudget:
         return budget + 1
     return count

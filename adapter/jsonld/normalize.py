@@ -99,6 +99,14 @@ EMBEDDING_TOO_LARGE = FindingType(
     "values than the adapter's limit (max_json_nodes): nodes refer to each other many times "
     "over. The block is skipped.",
 )
+OVER_LIMIT = FindingType(
+    "normalize/dataset-over-limit",
+    Severity.ERROR,
+    "The page's JSON-LD could not be read within one of the adapter's limits (the message "
+    "names the `limits` field), so no Dataset was read -- not because the page has none. "
+    "Raise that limit for the node (`limits:` in its configuration; ADAPTER_LIMITS for "
+    "check-dataset) or publish fewer values per JSON-LD block.",
+)
 EMBEDDED_DATASET = FindingType(
     "normalize/embedded-dataset",
     Severity.INFO,
@@ -238,6 +246,7 @@ def normalize(
     findings: list[Finding] = []
     seen_types: list[tuple[int, str]] = []
     skipped = 0
+    capped: list[int] = []  # blocks with a Dataset skipped by max_json_nodes
     for block in blocks:
         if _no_context(block):
             message = f"JSON-LD block {block.index} has no @context; its terms are ignored."
@@ -257,6 +266,7 @@ def normalize(
             )
             findings.append(EMBEDDING_TOO_LARGE.at(base_url, message, f"block {block.index}"))
             skipped += 1
+            capped.append(block.index)
             continue
         try:
             framed = _own_datasets(expanded, block, base_url, findings)
@@ -271,6 +281,21 @@ def normalize(
             iri = node_iri if isinstance(node_iri, str) and not node_iri.startswith("_:") else None
             where = f"block {block.index} {path}"
             datasets.append(NormalizedDataset(iri, node, original, block.index, where))
-    if not datasets:
+    if capped and not datasets:
+        blocks_ = [f"block {i}" for i in capped]
+        cap = limits.max_json_nodes
+        findings.append(over_limit(base_url, blocks_, "max_json_nodes", cap, sure=True))
+    elif not datasets:
         findings.append(NO_DATASET.at(base_url, no_dataset_message(seen_types, skipped)))
     return datasets, findings
+
+
+def over_limit(url: str, blocks: Sequence[str], limit: str, value: object, sure: bool) -> Finding:
+    """The finding that says a cap, not the page, left no Dataset to read."""
+    holds = "holds a Dataset" if sure else "may hold the Dataset"
+    message = (
+        f"The page's JSON-LD ({', '.join(blocks)}) {holds}, but reading it would pass the "
+        f"adapter's limit `{limit}` (now {value}), so no Dataset was read. Raise "
+        f"`limits.{limit}` for this node, or publish fewer values per JSON-LD block."
+    )
+    return OVER_LIMIT.at(url, message, blocks[0] if len(blocks) == 1 else None)

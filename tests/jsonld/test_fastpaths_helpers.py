@@ -150,3 +150,28 @@ _JSON = st.recursive(
 def test_candidates_of_any_json(data: Any) -> None:
     candidates = [(p, v, c) for p, v, c, _ in locate._candidates(data)]  # less the nesting flag
     assert json.dumps(candidates) == json.dumps(old_candidates(data))
+
+
+def _written(value: Any) -> int:
+    """Values in a framed graph, counted as `embedded_size` counts them."""
+    if isinstance(value, list):
+        return sum(_written(v) for v in value)
+    if isinstance(value, dict) and "@list" in value:
+        return _written(value["@list"])
+    if isinstance(value, dict) and "@value" not in value:
+        return 1 + sum(_written(v) for k, v in value.items() if k not in ("@id", "@type"))
+    return 1
+
+
+@pytest.mark.parametrize("name,base,data", FIXTURE_BLOCKS, ids=[b[0] for b in FIXTURE_BLOCKS])
+def test_embedded_size_counts_what_framing_writes(name: str, base: str, data: Any) -> None:
+    # the cap must count real output: shared nodes once per reference, merged, not multiplied
+    expanded = pyld_expand(data, base)
+    if expanded is None:
+        return
+    expanded = to_http(expanded, [0])
+    estimate = embedded_size(expanded, 50_000)
+    if estimate > 50_000:
+        return
+    framed = frame_expanded(copy.deepcopy(expanded))
+    assert estimate == _written(framed["@graph"])

@@ -251,14 +251,17 @@ def test_framing_that_would_embed_too_much_is_refused_before_pyld_runs() -> None
     ]  # framed with @embed @always this is 2**40 nodes
     datasets, found = run({"@context": "https://schema.org/", "@graph": graph})
     assert datasets == []
-    assert found == ["normalize/embedding-too-large", "normalize/no-dataset"]
+    assert found == ["normalize/embedding-too-large", "normalize/dataset-over-limit"]
     small = {
         "@context": "https://schema.org/",
         "@type": "Dataset",
         "keywords": list("abcdefghijkl"),
     }
     _, findings = normalize([block(small)], base_url=URL, limits=Limits(max_json_nodes=10))
-    assert [f.code for f in findings] == ["normalize/embedding-too-large", "normalize/no-dataset"]
+    assert [f.code for f in findings] == [
+        "normalize/embedding-too-large",
+        "normalize/dataset-over-limit",
+    ]
 
 
 def test_accessors() -> None:
