@@ -139,7 +139,7 @@ CASES = [
     case(
         "page-bad",
         "/dataset/no-identifier.html",
-        "dataone/identifier-missing",
+        "dataone/doi-not-in-identifier",  # no identifier, the DOI in sameAs: one rule
         "dataone/id-missing",
         "dataone/name-missing",
         "dataone/description-missing",
@@ -148,6 +148,10 @@ CASES = [
         "dataone/distribution-missing",
     ),
     case("page-bad", "/dataset/sameas-doi.html", "dataone/doi-not-in-identifier", ok=True),
+    # OpenTopography: a local identifier and the DOI in url, or (the same rule) in @id
+    case("real-shapes", "/dataset/doi-in-url.html", "dataone/doi-not-in-identifier", ok=True),
+    case("real-shapes", "/dataset/doi-in-id.html", "dataone/doi-not-in-identifier", ok=True),
+    case("real-shapes", "/dataset/ckan-no-identifier.html", "dataone/identifier-missing"),
     case("page-bad", "/dataset/several-dois.html", "dataone/several-dois", ok=True),
     case(
         "page-bad",

@@ -61,8 +61,9 @@ IDENTIFIER_NOT_DOI = FindingType(
 DOI_NOT_IN_IDENTIFIER = FindingType(
     "dataone/doi-not-in-identifier",
     Severity.WARNING,
-    "The DOI appears only in @id, url or sameAs; it belongs in `identifier` (science-on-"
-    "schema.org recommends a PropertyValue). The adapter uses it anyway.",
+    "The DOI appears only in @id, url or sameAs (wherever it sits, and whether `identifier` "
+    "is missing or holds a local id); it belongs in `identifier` (science-on-schema.org "
+    "recommends a PropertyValue). The adapter uses it anyway.",
 )
 SEVERAL_DOIS = FindingType(
     "dataone/several-dois",
@@ -246,22 +247,21 @@ def _check_identifier(dataset: Mapping[str, Any], url: str, result: DataoneCheck
     if dois:
         result.doi = dois[0]
     elif elsewhere:
+        # one rule wherever the DOI sits (@id, url, sameAs) and whatever `identifier`
+        # holds instead (nothing, a local id, a placeholder)
         result.doi, where = elsewhere[0]
-        if idents:
-            f.append(
-                DOI_NOT_IN_IDENTIFIER.at(
-                    url,
-                    f"The DOI {result.doi} appears only at {where}; put it in `identifier` "
-                    f"(e.g. a PropertyValue with value doi:{result.doi}).",
-                    where,
-                )
-            )
-    if not idents:
-        hint = f" (a DOI, {result.doi}, appears only in @id/url/sameAs)" if result.doi else ""
+        instead = _instead(idents)
         f.append(
-            IDENTIFIER_MISSING.at(url, f"The Dataset has no `identifier`{hint}.", "$.identifier")
+            DOI_NOT_IN_IDENTIFIER.at(
+                url,
+                f"The DOI {result.doi} appears only at {where}, and {instead}; put it in "
+                f"`identifier` (e.g. a PropertyValue with value doi:{result.doi}).",
+                where,
+            )
         )
-    elif result.doi is None:
+    if not idents and result.doi is None:
+        f.append(IDENTIFIER_MISSING.at(url, "The Dataset has no `identifier`.", "$.identifier"))
+    elif idents and result.doi is None:
         shown = ", ".join(repr(i.text) for i in idents if i.text and not is_placeholder(i.text))
         if shown:
             f.append(
@@ -282,6 +282,15 @@ def _check_identifier(dataset: Mapping[str, Any], url: str, result: DataoneCheck
                 "$.identifier",
             )
         )
+
+
+def _instead(idents: list[_Ident]) -> str:
+    shown = [repr(i.text) for i in idents if i.text and i.text.strip()]
+    if not idents:
+        return "the Dataset has no `identifier`"
+    if not shown:
+        return "`identifier` is empty"
+    return f"`identifier` holds {', '.join(shown[:3])}"
 
 
 # -- the other essentials -----------------------------------------------------

@@ -128,9 +128,11 @@ def test_json_findings_carry_code_severity_message_where_url(serve_site: Serve) 
     assert report["harvestable"] is False
     findings = report["datasets"][0]["findings"]
     by_code = {f["code"]: f for f in findings}
-    assert by_code["dataone/identifier-missing"]["severity"] == "error"
-    assert by_code["dataone/identifier-missing"]["where"] == "$.identifier"
-    assert "10.6073/pasta/ice0001" in by_code["dataone/identifier-missing"]["message"]
+    assert by_code["dataone/name-missing"]["severity"] == "error"
+    assert by_code["dataone/name-missing"]["where"] == "$.name"
+    # no identifier, the DOI in sameAs: the same warning as a DOI in url or @id
+    assert by_code["dataone/doi-not-in-identifier"]["where"] == "$.sameAs"
+    assert "10.6073/pasta/ice0001" in by_code["dataone/doi-not-in-identifier"]["message"]
     assert all(set(f) == {"code", "severity", "message", "where", "url"} for f in findings)
     assert report["summary"]["errors"] == sum(f["severity"] == "error" for f in findings)
 

@@ -117,11 +117,26 @@ def test_doi_only_in_same_as_is_a_warning_and_still_reported() -> None:
     assert "dataone/identifier-not-doi" not in by_code
 
 
-def test_doi_only_in_at_id_without_identifier_is_still_an_error() -> None:
-    ds = good(identifier=None, **{"@id": "https://doi.org/10.1234/abc"})
+@pytest.mark.parametrize(
+    "where,extra",
+    [
+        ("$['@id']", {"@id": "https://doi.org/10.1234/ABC"}),
+        ("$.url", {"url": "https://doi.org/10.1234/ABC"}),
+        ("$.sameAs", {"sameAs": "doi:10.1234/abc"}),
+    ],
+)
+@pytest.mark.parametrize("identifier", [None, "OTLAS.052019.32611.1", "doi:null"])
+def test_a_doi_outside_identifier_is_one_rule_wherever_it_sits(
+    where: str, extra: dict[str, Any], identifier: Any
+) -> None:
+    # OpenTopography puts the DOI in url; others in @id; identifier missing or local
+    ds = {**good(identifier=identifier), **extra}
     result = check_requirements(ds, URL)
     assert result.doi == "10.1234/abc"
-    assert "dataone/identifier-missing" in {f.code for f in result.findings}
+    found = {f.code: f for f in result.findings}
+    assert found["dataone/doi-not-in-identifier"].severity is Severity.WARNING
+    assert found["dataone/doi-not-in-identifier"].where == where
+    assert not found.keys() & {"dataone/identifier-missing", "dataone/identifier-not-doi"}
 
 
 def test_several_dois() -> None:
