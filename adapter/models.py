@@ -75,12 +75,17 @@ class Fetched:
 class MediaObjectRef:
     """An `encoding`, `subjectOf` or `distribution` entry of a Dataset."""
 
-    content_url: str | None
-    encoding_format: tuple[str, ...] = ()
+    content_url: str | None  # the link the adapter uses: contentUrl, else what `link_property` says
+    encoding_format: tuple[str, ...] = ()  # encodingFormat, else what `format_property` says
     identifier: str | None = None
     date_modified: str | None = None
     property: str = "distribution"  # encoding | subjectOf | distribution
     where: str = ""
+    # where content_url and encoding_format came from, as the page wrote them
+    link_property: str = "contentUrl"  # contentUrl | contentURL | url | the entry itself
+    format_property: str = "encodingFormat"  # encodingFormat | fileFormat
+    page_url: str | None = None  # the entry's own `url` (schema.org: a page about it)
+    reference: str | None = None  # the @id of a node the page does not describe
 
 
 @dataclass(slots=True)

@@ -36,9 +36,19 @@ removal or a change of meaning bumps the version)::
       "signposts": [{"rel", "href", "type", "profile", "anchor", "source"}],
       "findings": [Finding]       # about the page (fetch, extract, normalize, links)
     }
-    MediaObject = {"property": "encoding"|"subjectOf"|"distribution", "contentUrl": str|null,
-                   "encodingFormat": [str], "identifier": str|null,
-                   "dateModified": str|null, "where": str}
+    MediaObject = {"property": "encoding"|"subjectOf"|"distribution",
+                   "contentUrl": str|null,     # the entry's contentUrl, as published
+                   "encodingFormat": [str],    # the entry's encodingFormat, as published
+                   "url": str|null,            # the entry's url (a page about the file)
+                   "fileFormat": [str],        # the entry's fileFormat, when it has no
+                                               # encodingFormat
+                   "link": str|null,           # the URL the adapter reads the entry by
+                   "linkProperty": str|null,   # where `link` came from: "contentUrl",
+                                               # "contentURL", "url", or the property
+                                               # itself (a plain URL as the value)
+                   "reference": str|null,      # the @id of a node the page does not
+                                               # describe (a dataone/dangling-reference)
+                   "identifier": str|null, "dateModified": str|null, "where": str}
     Finding = {"code": str, "severity": "error"|"warning"|"info", "message": str,
                "where": str|null, "url": str}
 
@@ -105,11 +115,19 @@ def _dataset(d: DatasetResult) -> dict[str, Any]:
 
 
 def _media(refs: Iterable[MediaObjectRef]) -> list[dict[str, Any]]:
+    """Each value under the property the page used: a `url` is never shown as a contentUrl."""
     return [
         {
             "property": r.property,
-            "contentUrl": r.content_url,
-            "encodingFormat": list(r.encoding_format),
+            "contentUrl": r.content_url if r.link_property == "contentUrl" else None,
+            "encodingFormat": list(r.encoding_format)
+            if r.format_property == "encodingFormat"
+            else [],
+            "url": r.page_url,
+            "fileFormat": list(r.encoding_format) if r.format_property == "fileFormat" else [],
+            "link": r.content_url,
+            "linkProperty": r.link_property if r.content_url else None,
+            "reference": r.reference,
             "identifier": r.identifier,
             "dateModified": r.date_modified,
             "where": r.where,
@@ -201,8 +219,17 @@ def _refs(title: str, refs: list[MediaObjectRef]) -> list[str]:
     for i, r in enumerate(refs):
         head = title if i == 0 else ""
         formats = ", ".join(r.encoding_format) or "no encodingFormat"
-        via = f" via {r.property}" if r.property == "subjectOf" else ""
-        out.append(f"  {head:<14} {r.content_url or '(no contentUrl)'}  [{formats}]{via}")
+        if r.format_property != "encodingFormat":
+            formats = f"{r.format_property}: {formats}"
+        notes = [f"via {r.property}"] if r.property == "subjectOf" else []
+        if r.content_url and r.link_property != "contentUrl":
+            notes.append(f"from {r.link_property}, not contentUrl")
+        if r.reference:
+            target = f"(only a reference to {r.reference}, not on the page)"
+        else:
+            target = r.content_url or "(no contentUrl)"
+        tail = f"  ({'; '.join(notes)})" if notes else ""
+        out.append(f"  {head:<14} {target}  [{formats}]{tail}")
     return out
 
 

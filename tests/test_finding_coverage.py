@@ -151,7 +151,12 @@ CASES = [
     # OpenTopography: a local identifier and the DOI in url, or (the same rule) in @id
     case("real-shapes", "/dataset/doi-in-url.html", "dataone/doi-not-in-identifier", ok=True),
     case("real-shapes", "/dataset/doi-in-id.html", "dataone/doi-not-in-identifier", ok=True),
-    case("real-shapes", "/dataset/ckan-no-identifier.html", "dataone/identifier-missing"),
+    case(
+        "real-shapes",
+        "/dataset/ckan-no-identifier.html",
+        "dataone/identifier-missing",
+        "dataone/dangling-reference",
+    ),
     case("page-bad", "/dataset/several-dois.html", "dataone/several-dois", ok=True),
     case(
         "page-bad",

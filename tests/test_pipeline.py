@@ -11,6 +11,7 @@ from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, Link
 from adapter.pipeline import CheckOptions, check_landing_page
+from adapter.report import render_text, to_json
 from tests.support.fixture_server import SiteServer
 
 Serve = Callable[[str], SiteServer]
@@ -238,3 +239,40 @@ def test_a_cap_that_bites_names_the_limit_and_never_says_no_dataset(serve_site: 
 
 def _limits(**values: int) -> Limits:
     return DEFAULT_LIMITS.with_overrides(values)
+
+
+def test_the_json_report_keeps_each_value_under_the_property_the_page_used(
+    serve_site: Serve,
+) -> None:
+    server = serve_site("real-shapes")
+    report = to_json(check(server, "/dataset/doi-in-url.html"))
+    [laz, dem] = report["datasets"][0]["distributions"]
+    assert laz["contentUrl"] == laz["link"] == server.url("/files/OTLAS.052019.32611.1.laz")
+    assert laz["encodingFormat"] == ["application/vnd.las"] and laz["fileFormat"] == []
+    # a url is a page about the file: never reported as its contentUrl
+    assert dem["contentUrl"] is None and dem["encodingFormat"] == []
+    assert dem["url"] == dem["link"] == server.url("/dataset/doi-in-url.html#dem")
+    assert (dem["linkProperty"], dem["fileFormat"]) == ("url", ["image/tiff"])
+    wrong = [
+        f["message"]
+        for f in report["datasets"][0]["findings"]
+        if f["code"] == "dataone/wrong-property"
+    ]
+    assert len(wrong) == 2
+    assert any("schema.org defines `fileFormat`" in m for m in wrong)
+    assert any("`url` names a page about the file" in m for m in wrong)
+    assert not any("does not define" in m for m in wrong)
+
+
+def test_a_dangling_distribution_reference_is_a_finding_not_a_content_url(
+    serve_site: Serve,
+) -> None:
+    server = serve_site("real-shapes")
+    report = check(server, "/dataset/ckan-no-identifier.html")
+    [entry] = to_json(report)["datasets"][0]["distributions"]
+    target = server.url("/dataset/ckan-no-identifier.html/resource/trees-csv")
+    assert entry["contentUrl"] is None and entry["link"] is None
+    assert entry["reference"] == target
+    [finding] = [f for f in report.all_findings() if f.code == "dataone/dangling-reference"]
+    assert target in finding.message and finding.where == "$.distribution"
+    assert "only a reference to " + target in render_text(report)

@@ -60,8 +60,18 @@ METADATA_FORMAT_IDS = frozenset(
 WRONG_PROPERTY = FindingType(
     "dataone/wrong-property",
     Severity.WARNING,
-    "A download or metadata link uses a property name schema.org does not define "
-    "(contentURL, fileFormat, a plain url); harvesters look for contentUrl and encodingFormat.",
+    "A download or metadata link gives its file or format under another property than "
+    "science-on-schema.org's contentUrl and encodingFormat: `url` (schema.org: a page about "
+    "the item, not the file), `fileFormat` (defined by schema.org, but not what "
+    "science-on-schema.org and DataONE read) or `contentURL` (schema.org names are "
+    "case-sensitive). Harvesters that follow science-on-schema.org miss it.",
+)
+DANGLING_REFERENCE = FindingType(
+    "dataone/dangling-reference",
+    Severity.WARNING,
+    "A distribution or encoding entry is only a reference (@id) to a node the page does not "
+    "describe, so it gives no contentUrl or encodingFormat; describe the DataDownload or "
+    "MediaObject on the page.",
 )
 ENCODING_MISSING = FindingType(
     "dataone/encoding-missing",
@@ -130,7 +140,11 @@ def distribution_refs(
         refs.append(ref)
         findings.extend(found)
         missing = _missing(ref, ("contentUrl", "encodingFormat"))
-        if isinstance(item, Mapping) and "DataDownload" not in types(item):
+        if (
+            isinstance(item, Mapping)
+            and ref.reference is None
+            and "DataDownload" not in types(item)
+        ):
             kind = ", ".join(types(item)) or "no @type"
             missing.append(f"@type DataDownload (it has {kind})")
         if isinstance(item, Mapping) and "identifier" in item and ref.identifier is None:
@@ -180,21 +194,28 @@ def _is_media(item: Any) -> bool:
 
 
 def _read(item: Any, prop: str, where: str, url: str) -> tuple[MediaObjectRef, list[Finding]]:
-    """A MediaObjectRef from one entry, reading the misspelt properties too."""
-    if not isinstance(item, Mapping) or set(item) <= {"@id"}:
-        # a bare URL (or a reference to a node not on the page): only a target
-        return MediaObjectRef(node_id(item), (), None, None, prop, where), []
+    """A MediaObjectRef from one entry, reading the other properties too (each is named)."""
+    if not isinstance(item, Mapping):
+        # a plain URL written as the value itself: only a target
+        return MediaObjectRef(node_id(item), (), None, None, prop, where, link_property=prop), []
+    if set(item) <= {"@id"}:
+        # a node the page does not describe (framing embeds every node that it does)
+        ref = MediaObjectRef(None, (), None, None, prop, where, reference=node_id(item))
+        return ref, [_dangling(url, where, prop, node_id(item))]
     findings: list[Finding] = []
-    content_url = _iri(item, "contentUrl")
+    content_url, link_property = _iri(item, "contentUrl"), "contentUrl"
+    page_url = _iri(item, "url")
     for wrong in ("contentURL", "url"):
         if content_url is None and _iri(item, wrong):
-            content_url = _iri(item, wrong)
-            findings.append(_wrong(url, where, wrong, "contentUrl"))
+            content_url, link_property = _iri(item, wrong), wrong
+            findings.append(_wrong(url, where, wrong))
     formats = [f for f in (literal(v) for v in values(item, "encodingFormat")) if f]
+    format_property = "encodingFormat"
     if not formats:
         formats = [f for f in (literal(v) or node_id(v) for v in values(item, "fileFormat")) if f]
         if formats:
-            findings.append(_wrong(url, where, "fileFormat", "encodingFormat"))
+            format_property = "fileFormat"
+            findings.append(_wrong(url, where, "fileFormat"))
     ident = None
     for v in values(item, "identifier"):
         ident = literal(v) or (first_literal(v, "value") if isinstance(v, Mapping) else None)
@@ -202,22 +223,46 @@ def _read(item: Any, prop: str, where: str, url: str) -> tuple[MediaObjectRef, l
             break
         ident = None
     ref = MediaObjectRef(
-        content_url, tuple(formats), ident, first_literal(item, "dateModified"), prop, where
+        content_url,
+        tuple(formats),
+        ident,
+        first_literal(item, "dateModified"),
+        prop,
+        where,
+        link_property=link_property,
+        format_property=format_property,
+        page_url=page_url,
     )
     return ref, findings
 
 
-def _wrong(url: str, where: str, wrong: str, right: str) -> Finding:
-    why = (
-        "`url` names a page about the file; the file itself goes in `contentUrl`"
-        if wrong == "url"
-        else f"the schema.org property is `{right}` (names are case-sensitive)"
-    )
+_WHY = {
+    "url": "schema.org's `url` names a page about the file; science-on-schema.org and "
+    "DataONE take the file itself from `contentUrl`",
+    "fileFormat": "schema.org defines `fileFormat`, but science-on-schema.org and DataONE "
+    "read the format from `encodingFormat`",
+    "contentURL": "schema.org has no `contentURL`: the property is `contentUrl` (names are "
+    "case-sensitive)",
+}
+_RIGHT = {"url": "contentUrl", "contentURL": "contentUrl", "fileFormat": "encodingFormat"}
+
+
+def _wrong(url: str, where: str, wrong: str) -> Finding:
     return WRONG_PROPERTY.at(
         url,
-        f"The entry at {where} uses `{wrong}`; {why}, so harvesters that follow schema.org "
-        "miss it.",
+        f"The entry at {where} gives `{wrong}` and no `{_RIGHT[wrong]}`: {_WHY[wrong]}, so "
+        f"harvesters that follow science-on-schema.org miss it. Add `{_RIGHT[wrong]}`.",
         f"{where}.{wrong}",
+    )
+
+
+def _dangling(url: str, where: str, prop: str, target: str | None) -> Finding:
+    return DANGLING_REFERENCE.at(
+        url,
+        f"The {prop} entry at {where} is only a reference to {target}, a node the page does "
+        "not describe, so it gives no contentUrl or encodingFormat; describe it on the page "
+        "(a DataDownload with contentUrl and encodingFormat).",
+        where,
     )
 
 

@@ -100,6 +100,7 @@ def test_json_report_schema(serve_site: Serve) -> None:
         "findings",
     }
     media = {"property", "contentUrl", "encodingFormat", "identifier", "dateModified", "where"}
+    media |= {"url", "fileFormat", "link", "linkProperty", "reference"}  # added by issue 17
     assert all(set(m) == media for m in ds["encoding"] + ds["distributions"])
     link = {"rel", "href", "type", "profile", "anchor", "source"}
     assert all(set(s) == link for s in report["signposts"])
