@@ -33,7 +33,11 @@ removal or a change of meaning bumps the version)::
         "distributions": [MediaObject],
         "findings": [Finding]     # about this Dataset
       }],
-      "signposts": [{"rel", "href", "type", "profile", "anchor", "source"}],
+      "signposts": [Link],        # FAIR Signposting relations only (cite-as, describedby,
+                                  # item, license, type, author, collection, describes,
+                                  # linkset), from every source
+      "other_links": [Link],      # every other typed link (stylesheet, icon, canonical,
+                                  # alternate, schema.DC, ...), kept apart
       "findings": [Finding]       # about the page (fetch, extract, normalize, links)
     }
     MediaObject = {"property": "encoding"|"subjectOf"|"distribution",
@@ -49,6 +53,8 @@ removal or a change of meaning bumps the version)::
                    "reference": str|null,      # the @id of a node the page does not
                                                # describe (a dataone/dangling-reference)
                    "identifier": str|null, "dateModified": str|null, "where": str}
+    Link = {"rel", "href", "type", "profile", "anchor", "source"}  (strings; type/profile
+            may be null)
     Finding = {"code": str, "severity": "error"|"warning"|"info", "message": str,
                "where": str|null, "url": str}
 
@@ -94,7 +100,8 @@ def to_json(report: DatasetReport) -> dict[str, Any]:
             "info": sum(f.severity == "info" for f in every),
         },
         "datasets": [_dataset(d) for d in report.datasets],
-        "signposts": [_link(link) for link in report.signposts],
+        "signposts": [_link(x) for x in report.signposts if x.rel in SIGNPOSTING_RELS],
+        "other_links": [_link(x) for x in report.signposts if x.rel not in SIGNPOSTING_RELS],
         "findings": [f.as_dict() for f in report.findings],
     }
 

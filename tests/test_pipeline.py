@@ -276,3 +276,12 @@ def test_a_dangling_distribution_reference_is_a_finding_not_a_content_url(
     [finding] = [f for f in report.all_findings() if f.code == "dataone/dangling-reference"]
     assert target in finding.message and finding.where == "$.distribution"
     assert "only a reference to " + target in render_text(report)
+
+
+def test_signposts_in_the_json_report_are_signposting_and_other_links_are_apart(
+    serve_site: Serve,
+) -> None:
+    report = to_json(check(serve_site("real-shapes"), "/dataset/dataverse-cite"))
+    assert sorted({x["rel"] for x in report["signposts"]}) == ["cite-as", "type"]
+    others = sorted(x["rel"] for x in report["other_links"])
+    assert others == ["canonical", "icon", "manifest", "schema.dc", "stylesheet"]

@@ -85,6 +85,7 @@ def test_json_report_schema(serve_site: Serve) -> None:
         "summary",
         "datasets",
         "signposts",
+        "other_links",  # added by issue 17
         "findings",
     }
     assert set(ds) == {
@@ -103,7 +104,7 @@ def test_json_report_schema(serve_site: Serve) -> None:
     media |= {"url", "fileFormat", "link", "linkProperty", "reference"}  # added by issue 17
     assert all(set(m) == media for m in ds["encoding"] + ds["distributions"])
     link = {"rel", "href", "type", "profile", "anchor", "source"}
-    assert all(set(s) == link for s in report["signposts"])
+    assert all(set(s) == link for s in report["signposts"] + report["other_links"])
 
 
 def test_json_says_which_block_each_dataset_came_from(serve_site: Serve) -> None:
