@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import socket
 from collections.abc import Callable
 from typing import Any
@@ -285,3 +286,16 @@ def test_signposts_in_the_json_report_are_signposting_and_other_links_are_apart(
     assert sorted({x["rel"] for x in report["signposts"]}) == ["cite-as", "type"]
     others = sorted(x["rel"] for x in report["other_links"])
     assert others == ["canonical", "icon", "manifest", "schema.dc", "stylesheet"]
+
+
+def test_the_proposed_link_header_holds_only_uris(serve_site: Serve) -> None:
+    server = serve_site("real-shapes")
+    report = check(server, "/dataset/licence-text.html")
+    [proposal] = [f.message for f in report.findings if f.code == "signposting/proposal"]
+    header = next(line for line in proposal.splitlines() if line.startswith("Link: "))
+    targets = re.findall(r"<([^>]*)>", header)
+    assert targets and all(" " not in t and t.startswith(("http://", "https://")) for t in targets)
+    assert 'rel="license"' not in header  # the licence is a sentence, not a URI
+    assert server.url("/dataset/files/ex2104%20net%20tows.csv") in targets  # encoded, kept
+    assert "rel=license: 'This work is licensed" in proposal
+    assert "publish the licence as a URI" in proposal

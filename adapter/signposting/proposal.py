@@ -4,13 +4,18 @@ When links are missing or wrong, a repository manager gets the exact `Link`
 header and HTML `<link>` elements to paste: cite-as from the DOI, type
 Dataset + AboutPage, author from creator ORCIDs/IRIs, the license as an SPDX
 URI, describedby for each metadata record and item for each download, with
-types and profiles from encodingFormat.
+types and profiles from encodingFormat. Every target is a URI (RFC 8288 link
+targets are URI references): an IRI or a URL with spaces is percent-encoded,
+and a value that is no URL at all (a licence sentence) is left out, with a
+line saying what to publish instead.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from html import escape
+from urllib.parse import quote, urlsplit
 
 from adapter.doi import doi_url
 from adapter.findings import Finding, FindingType, Severity
@@ -37,9 +42,15 @@ class Proposal:
     link_header: str  # the value of one Link header field, on one line
     html_links: str  # <link> elements for <head>, one per line
     links: tuple[Link, ...] = ()
+    left_out: tuple[str, ...] = ()  # values that are no URI, with what to publish instead
 
     def as_text(self) -> str:
-        return f"Link: {self.link_header}\n\n{self.html_links}"
+        text = f"Link: {self.link_header}\n\n{self.html_links}"
+        if self.left_out:
+            text += "\n\nNot proposed (a link target must be a URI):\n" + "\n".join(
+                f"- {note}" for note in self.left_out
+            )
+        return text
 
 
 def propose(
@@ -48,11 +59,12 @@ def propose(
     """`facts`: `dataset_links(dataset, landing_url)` when the caller has read them already."""
     if facts is None:
         facts = dataset_links(dataset, landing_url)
-    links = _links(facts, landing_url)
+    links, left_out = _links(facts, landing_url)
     return Proposal(
         link_header=format_link_header(links, context=landing_url),
         html_links="\n".join(_html(link) for link in links),
         links=tuple(links),
+        left_out=tuple(left_out),
     )
 
 
@@ -68,29 +80,64 @@ def proposal_finding(
     )
 
 
-def _links(facts: DatasetLinks, page: str) -> list[Link]:
-    def link(rel: str, href: str, type_: str | None = None, profile: str | None = None) -> Link:
-        return Link(href=href, rel=rel, anchor=page, source="header", type=type_, profile=profile)
+# What to publish instead of a value that is no URI, per relation.
+_INSTEAD = {
+    "license": "publish the licence as a URI in the Dataset's `license` (an SPDX or "
+    "Creative Commons URI, e.g. https://spdx.org/licenses/CC-BY-4.0)",
+    "describedby": "give the metadata record's `contentUrl` as an absolute URL",
+    "item": "give the download's `contentUrl` as an absolute URL",
+}
+# RFC 3986 characters a URI may hold as they are (plus % of existing escapes)
+_URI_SAFE = ":/?#[]@!$&'()*+,;=%~-._"
+_NOT_URI = re.compile(r"[\s<>\"{}|\\^`]")
 
+
+def as_uri(href: str) -> str | None:
+    """`href` as an absolute http(s) URI (spaces and non-ASCII percent-encoded), or None."""
+    text = href.strip()
+    if not text.lower().startswith(("http://", "https://")):
+        return None
+    uri = quote(text, safe=_URI_SAFE)
+    try:
+        host = urlsplit(uri).hostname
+    except ValueError:
+        return None
+    return uri if host and not _NOT_URI.search(uri) else None
+
+
+def _links(facts: DatasetLinks, page: str) -> tuple[list[Link], list[str]]:
     out: list[Link] = []
+    left_out: list[str] = []
+
+    def link(rel: str, href: str, type_: str | None = None, profile: str | None = None) -> None:
+        uri = as_uri(href)
+        if uri is None:
+            instead = _INSTEAD.get(rel, "publish it as an absolute URL")
+            left_out.append(f"rel={rel}: {href!r:.120} is not a URI; {instead}.")
+            return
+        out.append(
+            Link(href=uri, rel=rel, anchor=page, source="header", type=type_, profile=profile)
+        )
+
     cite = doi_url(facts.doi) if facts.doi else facts.id
-    if cite and cite.startswith(("http://", "https://")) and not same_url(cite, page):
-        out.append(link("cite-as", cite))
-    out += [link("type", SCHEMA_DATASET), link("type", SCHEMA_ABOUTPAGE)]
+    if cite and as_uri(cite) and not same_url(cite, page):
+        link("cite-as", cite)
+    link("type", SCHEMA_DATASET)
+    link("type", SCHEMA_ABOUTPAGE)
     for person in facts.people:
         href = _person_href(person.ids)
-        if href:
-            out.append(link("author", href))
+        if href and as_uri(href):
+            link("author", href)
     if facts.licenses:
         first = facts.licenses[0].url
-        out.append(link("license", spdx_uri(first) or first))
+        link("license", spdx_uri(first) or first)
     for res in facts.metadata:
         type_, profile = _type_profile(res)
-        out.append(link("describedby", res.url, type_, profile))
+        link("describedby", res.url, type_, profile and as_uri(profile))
     for res in facts.parts:
         types = media_types(res.formats)
-        out.append(link("item", res.url, types[0] if types else None))
-    return list(dict.fromkeys(out))
+        link("item", res.url, types[0] if types else None)
+    return list(dict.fromkeys(out)), list(dict.fromkeys(left_out))
 
 
 def _person_href(ids: tuple[str, ...]) -> str | None:
