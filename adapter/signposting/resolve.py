@@ -59,6 +59,7 @@ class Resolution:
     findings: list[Finding] = field(default_factory=list)
     fetched: Fetched | None = None  # the landing page's GET, when one was made
     error: FetchError | None = None  # why the landing page's own fetch failed, when it did
+    failed: bool = False  # the last step failed: `landing_url` is where it stopped
 
 
 # fetch failures a second request to the same URL would only repeat (and wait for again)
@@ -96,7 +97,7 @@ def find_landing_page(url: str, fetcher: Fetcher, limits: Limits = DEFAULT_LIMIT
         current = step
     else:
         out.findings.append(LOOP.at(url, f"more than {MAX_HOPS} collection/describes steps"))
-    if url_key(out.landing_url) != url_key(url):
+    if url_key(out.landing_url) != url_key(url) and not out.failed:
         out.findings.append(
             REACHED.at(
                 url,
@@ -117,6 +118,7 @@ def _step(current: str, fetcher: Fetcher, limits: Limits, out: Resolution) -> st
             method = "GET"
     except FetchError as exc:
         out.findings.append(FAILED.at(current, f"{current}: {exc.message}"))
+        out.failed = True
         if exc.code in _FINAL_FAILURES:  # a GET would fail the same way: keep the answer
             out.landing_url, out.error = current, exc
         return None
@@ -127,7 +129,9 @@ def _step(current: str, fetcher: Fetcher, limits: Limits, out: Resolution) -> st
             out.path.append(visited)
     out.landing_url = got.final_url
     if got.status >= 400:
-        out.findings.append(FAILED.at(current, f"{current} answered HTTP {got.status}"))
+        moved = f" (at {got.final_url})" if got.final_url != current else ""
+        out.findings.append(FAILED.at(current, f"{current} answered HTTP {got.status}{moved}"))
+        out.failed = True
         return None
     links = _own_links(got, got.link_headers, limits)
     back = _back_link(links)
@@ -157,6 +161,7 @@ def _from_html(got: Fetched, fetcher: Fetcher, limits: Limits, out: Resolution) 
             got = fetcher.get(got.final_url, accept=ACCEPT_HTML, max_bytes=limits.max_page_bytes)
         except FetchError as exc:
             out.findings.append(FAILED.at(got.final_url, f"{got.final_url}: {exc.message}"))
+            out.failed = True
             if exc.code in _FINAL_FAILURES:
                 out.error = exc
             return None

@@ -122,3 +122,15 @@ def test_check_dataset_starts_from_a_file_url_and_shows_its_path(serve_site: Ser
     text = CliRunner().invoke(check_dataset_command, [s.url("/meta/7/eml.xml")]).output
     assert f"reached {s.url('/dataset/7')}" in text
     assert "signposting/resolve-path" in text and "rel=describes" in text
+
+
+def test_a_doi_that_does_not_resolve_never_reads_as_leading_to_the_landing_page(
+    serve_site: Serve,
+) -> None:
+    s = serve_site("sp-resolve")
+    doi_host = s.rewrite("https://doi.example")
+    r = resolve(s, f"{doi_host}/10.5072/withdrawn.9")  # the resolver sends it to a 404
+    assert codes(r) == {"signposting/resolve-failed"}
+    [failed] = r.findings
+    assert "HTTP 404" in failed.message and s.url("/dataset/withdrawn-9") in failed.message
+    assert not any("led to the landing page" in f.message for f in r.findings)
