@@ -14,6 +14,7 @@ the report (`fetch_page`); everything else goes on to the readers.
 from __future__ import annotations
 
 import logging
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
@@ -21,9 +22,11 @@ from typing import TypeVar
 
 from adapter.dataone.requirements import check_requirements, enforce_required
 from adapter.dataone.shacl import SHAPES_UNREADABLE, ShapesError, load_shapes, shacl_findings
+from adapter.discovery.sitemap_body import sniff
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity, has_errors
 from adapter.http import findings as fetch_findings
+from adapter.http.decompress import GZIP_MAGIC
 from adapter.http.fetcher import ACCEPT_HTML, ACCEPT_JSONLD, Fetcher
 from adapter.jsonld import normalize as normalize_stage
 from adapter.jsonld.normalize import NormalizedDataset
@@ -42,6 +45,13 @@ LINKED_JSONLD = FindingType(
     "The page embeds no schema.org Dataset; the adapter used the JSON-LD document the page "
     "links to (describedby or alternate). Harvesters that read only the page see nothing: "
     "embed the JSON-LD as well.",
+)
+SITEMAP_GIVEN = FindingType(
+    "extract/sitemap-given",
+    Severity.ERROR,
+    "The URL is a sitemap (<urlset> or <sitemapindex>), not a landing page: it lists pages "
+    "rather than describing a Dataset. List its pages with `adapter discover URL` and check "
+    "each of them.",
 )
 INTERNAL_ERROR = FindingType(
     "pipeline/internal-error",
@@ -84,6 +94,18 @@ def check_landing_page(
     if fetched is None:
         return report
     limits = options.limits
+    sitemap = _sitemap_kind(fetched.body)
+    if sitemap is not None:
+        where = fetched.final_url
+        report.findings.append(
+            SITEMAP_GIVEN.at(
+                where,
+                f"{where} is a sitemap (<{sitemap}>), not a landing page: it lists pages "
+                f"rather than describing a Dataset. List them with `adapter discover {where}` "
+                "and check each page.",
+            )
+        )
+        return report
     tree = PageTree(fetched.body)  # parsed once for the links and the JSON-LD, where it can be
 
     def collect() -> None:
@@ -110,6 +132,21 @@ def check_landing_page(
 
 
 # -- extract, normalize, check ------------------------------------------------
+
+
+_SNIFF = 64 * 1024  # enough of the body to find a root element after any prolog
+
+
+def _sitemap_kind(body: bytes) -> str | None:
+    """ "urlset" or "sitemapindex" when the body is a sitemap (gzipped or not), else None."""
+    head = body[:_SNIFF]
+    if head.startswith(GZIP_MAGIC):
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _SNIFF)
+        except zlib.error:
+            return None
+    found = sniff(head)
+    return found if found in ("urlset", "sitemapindex") else None
 
 
 def _read_datasets(
@@ -320,8 +357,19 @@ def fetch_page(
     report.status = fetched.status
     report.fetched = fetched
     report.path.extend([*fetched.redirects, fetched.final_url])
-    if fetched.status == 304:
+    if fetched.status == 304 and (etag or last_modified):
         report.not_modified = True
+        return None
+    if fetched.status == 304:  # to a request that asked nothing: not a landing page
+        report.findings.append(
+            fetch_findings.HTTP_STATUS.at(
+                fetched.final_url,
+                f"The landing page {fetched.final_url} answered HTTP 304 Not Modified to a "
+                "request that was not conditional (no If-None-Match or If-Modified-Since), "
+                "so there is no page to read; a server should answer 304 only to a "
+                "conditional request (RFC 9110, 15.4.5).",
+            )
+        )
         return None
     problem = status_finding(fetched, "The landing page")
     if problem is not None:

@@ -271,10 +271,19 @@ def _findings_lines(report: DatasetReport) -> list[str]:
 
 
 def _reached(report: DatasetReport) -> set[str]:
+    """The stages that ran, so an empty one reads "ok" only when it really checked something.
+
+    Without a Dataset, normalize ran only if it said something (it always does when it
+    reads a block: at least normalize/no-dataset); a CSV, an XML record or a JS-built
+    page gives it nothing to read.
+    """
     if report.fetched is None or not 200 <= (report.status or 0) < 300:
         return {"fetch"}
+    if any(f.code == "extract/sitemap-given" for f in report.findings):
+        return {"fetch", "extract"}  # a sitemap is not read as a page
     if not report.datasets:
-        return {"fetch", "extract", "normalize", "signposting"}
+        ran = any(f.code.startswith("normalize/") for f in report.findings)
+        return {"fetch", "extract", "signposting"} | ({"normalize"} if ran else set())
     return set(STAGES)
 
 

@@ -60,6 +60,9 @@ CASES = [
     case("page-http", "/dataset/busy", "fetch/host-paused"),
     case("page-http", "/dataset/slow-down", "fetch/rate-limited", fetch_limits=FAST_FAIL),
     case("page-http", "/dataset/huge-header", "fetch/headers-too-large"),
+    # a 304 to a request with no validators is no page (and no "not modified")
+    case("real-shapes", "/dataset/stale-cache", "fetch/http-error"),
+    case("real-shapes", "/sitemap.xml", "extract/sitemap-given"),
     case("page-http", "/dataset/linked-missing.html", "fetch/gone", "extract/no-jsonld"),
     # extract: the JSON-LD blocks of the page
     case("page-extract", "/dataset/no-jsonld.html", "extract/no-jsonld"),

@@ -299,3 +299,42 @@ def test_the_proposed_link_header_holds_only_uris(serve_site: Serve) -> None:
     assert server.url("/dataset/files/ex2104%20net%20tows.csv") in targets  # encoded, kept
     assert "rel=license: 'This work is licensed" in proposal
     assert "publish the licence as a URI" in proposal
+
+
+def test_a_304_to_an_unconditional_request_is_a_status_finding(serve_site: Serve) -> None:
+    report = check(serve_site("real-shapes"), "/dataset/stale-cache")
+    [finding] = report.findings
+    assert finding.code == "fetch/http-error" and "not conditional" in finding.message
+    assert report.status == 304 and not report.not_modified and not report.harvestable
+
+
+def test_a_sitemap_is_recognised_and_discover_suggested(serve_site: Serve) -> None:
+    server = serve_site("real-shapes")
+    report = check(server, "/sitemap.xml")
+    [finding] = report.findings
+    assert finding.code == "extract/sitemap-given" and "<urlset>" in finding.message
+    assert f"adapter discover {server.url('/sitemap.xml')}" in finding.message
+    text = render_text(report)
+    assert "signposting (typed links vs the Dataset): not reached" in text
+    assert "normalize (JSON-LD to a schema.org Dataset): not reached" in text
+
+
+def test_normalize_is_not_ok_where_nothing_was_normalized(serve_site: Serve) -> None:
+    # a CSV and a JS-built page: no JSON-LD block, so normalize never ran
+    for site, path in (("page-extract", "/dataset/preview"), ("page-extract", "/dataset/spa.html")):
+        text = render_text(check(serve_site(site), path))
+        assert "normalize (JSON-LD to a schema.org Dataset): not reached" in text, text
+
+
+def test_signposting_absent_promises_a_proposal_only_when_one_follows(serve_site: Serve) -> None:
+    server = serve_site("real-shapes")
+    bare = check(server, "/sitemap.xml")  # no Dataset, no proposal
+    without = check(serve_site("page-extract"), "/dataset/spa.html")
+    [absent] = [f for f in without.findings if f.code == "signposting/absent"]
+    assert "propos" not in absent.message
+    assert not [f for f in without.findings if f.code == "signposting/proposal"]
+    assert not [f for f in bare.findings if f.code.startswith("signposting/")]
+    with_dataset = check(server, "/dataset/dataverse-licence.html")
+    [absent] = [f for f in with_dataset.findings if f.code == "signposting/absent"]
+    assert "The proposal below" in absent.message
+    assert [f for f in with_dataset.findings if f.code == "signposting/proposal"]

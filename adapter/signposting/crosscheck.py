@@ -33,7 +33,8 @@ ABSENT = FindingType(
     "signposting/absent",
     Severity.WARNING,
     "The landing page has no FAIR Signposting links (HTTP Link header, HTML <link> or link "
-    "set); harvesters must guess its identifier, metadata and files. The report proposes them.",
+    "set); harvesters must guess its identifier, metadata and files. When the page has a "
+    "Dataset, the report proposes the links (signposting/proposal).",
 )
 SEVERAL_DATASETS = FindingType(
     "signposting/several-datasets",
@@ -120,7 +121,11 @@ def crosscheck_dataset(
     page = pages[-1]
     mine = [x for x in anchored_at(links, pages) if x.rel in SIGNPOSTING_RELS]
     if not [x for x in mine if x.rel != "linkset"]:
-        return [ABSENT.at(page, where="signposting")], []
+        said = "The landing page has no FAIR Signposting links (HTTP Link header, HTML <link> "
+        said += "or link set); harvesters must guess its identifier, metadata and files."
+        if dataset is not None:
+            said += " The proposal below, derived from its Dataset, gives the links to add."
+        return [ABSENT.at(page, said, "signposting")], []
     page_findings = [*_cardinality(mine, page), *check_links(mine, page)]
     if dataset is None:
         return page_findings, []
