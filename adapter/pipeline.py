@@ -75,6 +75,8 @@ class CheckOptions:
     follow: bool = False
     required: frozenset[str] = field(default_factory=frozenset)
     shacl: str | None = None  # validate each Dataset against SHACL shapes: "soso" or a file
+    # read link sets on other hosts than the landing page's (check-dataset: only with --follow)
+    linksets_elsewhere: bool = True
 
 
 def check_landing_page(
@@ -109,7 +111,15 @@ def check_landing_page(
     tree = PageTree(fetched.body)  # parsed once for the links and the JSON-LD, where it can be
 
     def collect() -> None:
-        signposting.collect(report, fetched, fetcher, sitemap_links, limits=limits, tree=tree)
+        signposting.collect(
+            report,
+            fetched,
+            fetcher,
+            sitemap_links,
+            limits=limits,
+            tree=tree,
+            elsewhere=options.linksets_elsewhere,
+        )
 
     def read() -> list[NormalizedDataset]:
         found = _read_datasets(report, fetched, limits, tree)

@@ -32,7 +32,11 @@ _UNREACHABLE = frozenset({"fetch/connection-failed", "fetch/timeout"})
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the report as JSON (schema_version 1)."
 )
-@click.option("--follow", is_flag=True, help="Also visit the signposting targets (bounded).")
+@click.option(
+    "--follow",
+    is_flag=True,
+    help="Also visit the signposting targets and link sets on other hosts (bounded).",
+)
 @click.option(
     "--shacl",
     "shacl",
@@ -53,7 +57,8 @@ def check_dataset_command(url: str, as_json: bool, follow: bool, shacl: str | No
     _require_http_url(start)
     if shacl is not None:
         _require_shapes(shacl)
-    options = CheckOptions(follow=follow, shacl=shacl)
+    # no other host unasked
+    options = CheckOptions(follow=follow, linksets_elsewhere=follow, shacl=shacl)
     policy = AddressPolicy([start])
     with Fetcher(options.limits, policy=policy, retry_base_delay=INTERACTIVE_RETRY) as fetcher:
         resolution = find_landing_page(url, fetcher, options.limits)

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from urllib.parse import urlsplit
 
 from adapter.errors import FetchError
-from adapter.findings import Finding, Severity
+from adapter.findings import Finding, FindingType, Severity
 from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, Fetched, Link
@@ -35,6 +36,22 @@ from adapter.signposting.linkset import (
 from adapter.signposting.proposal import proposal_finding
 from adapter.signposting.sources import check_sources
 
+LINKSET_ELSEWHERE = FindingType(
+    "signposting/linkset-not-fetched",
+    Severity.INFO,
+    "The landing page points to a link set on another host; check-dataset fetches it only "
+    "with --follow, so the links in it were not read.",
+)
+
+
+def _origin(url: str) -> str:
+    """scheme://host:port, lower-cased: a link set elsewhere is one on another origin."""
+    try:
+        parts = urlsplit(url)
+        return f"{parts.scheme.lower()}://{parts.netloc.lower()}"
+    except ValueError:
+        return url
+
 
 def landing_urls(report: DatasetReport) -> list[str]:
     """Every URL that names the landing page: as given, each redirect, the final one."""
@@ -54,10 +71,13 @@ def collect(
     *,
     limits: Limits = DEFAULT_LIMITS,
     tree: PageTree | None = None,
+    elsewhere: bool = True,
 ) -> None:
     """Fill `report.signposts` and add link-level findings to `report.findings`.
 
     `tree`: the page's HTML parse, shared with the extract stage (`adapter.page.tree`).
+    `elsewhere`: also fetch link sets on other hosts than the page's (check-dataset
+    asks only with --follow: it visits no other host unasked).
     """
     page = fetched.final_url
     pages = list(dict.fromkeys([report.url, *fetched.redirects, page]))
@@ -79,7 +99,7 @@ def collect(
     said = anchored_at([x for x in found.links if x.rel == "linkset"], pages)
     for problems in dict.fromkeys(tuple(check_linkset_link(link)) for link in said):
         found.findings.extend(problems)
-    _read_linksets(found, fetcher, pages, limits)
+    _read_linksets(found, fetcher, pages, limits, elsewhere)
     links = dedupe(found.links)
     if len(links) > limits.max_links:
         links = links[: limits.max_links]
@@ -103,11 +123,23 @@ def _merge(into: ParsedLinks, other: ParsedLinks) -> None:
     into.truncated = into.truncated or other.truncated
 
 
-def _read_linksets(found: ParsedLinks, fetcher: Fetcher, pages: list[str], limits: Limits) -> None:
+def _read_linksets(
+    found: ParsedLinks, fetcher: Fetcher, pages: list[str], limits: Limits, elsewhere: bool
+) -> None:
     """Fetch each link set the landing page points to (at most `limits.max_follow`)."""
     targets = list(
         dict.fromkeys(x.href for x in anchored_at(found.links, pages) if x.rel == "linkset")
     )
+    if not elsewhere:
+        here = {_origin(p) for p in pages}
+        away = [href for href in targets if _origin(href) not in here]
+        for href in away:
+            message = (
+                f"The link set {href} is on another host ({_origin(href)}) than the landing "
+                "page; it was not fetched (check-dataset visits other hosts only with --follow)."
+            )
+            found.findings.append(LINKSET_ELSEWHERE.at(pages[-1], message, "rel=linkset"))
+        targets = [href for href in targets if href not in away]
     for href in targets[: limits.max_follow]:
         room = limits.max_links - len(found.links)
         if room <= 0:

@@ -33,6 +33,7 @@ class Case:
     path: str
     codes: frozenset[str]
     follow: bool = False
+    elsewhere: bool = True  # CheckOptions.linksets_elsewhere (check-dataset: --follow)
     limits: tuple[tuple[str, Any], ...] = ()  # Limits overrides
     signmap: tuple[tuple[str, str], ...] = ()  # (rel, href) Signmap links for the page
 
@@ -48,6 +49,7 @@ def case(
 
 
 CASES = [
+    case("real-shapes", "/dataset/linkset-elsewhere", "linkset-not-fetched", elsewhere=False),
     case(
         "sp-messy",
         "/dataset/commas",
@@ -188,7 +190,7 @@ class Sites:
                 report = check_landing_page(
                     main.url(c.path),
                     fetcher,
-                    CheckOptions(limits=limits, follow=c.follow),
+                    CheckOptions(limits=limits, follow=c.follow, linksets_elsewhere=c.elsewhere),
                     sitemap_links=links,
                 )
             log = [(e.method, e.path) for s in servers for e in s.log]
@@ -342,3 +344,30 @@ def test_a_cdif_catalog_record_is_part_of_its_dataset(sites: Sites) -> None:
     assert "signposting/several-datasets" not in found
     errors = {f.code for f in report.all_findings() if f.severity is Severity.ERROR}
     assert errors == {"dataone/identifier-not-doi"}  # its one real problem: no DOI identifier
+
+
+def test_a_linkset_on_another_host_is_fetched_only_when_asked(sites: Sites) -> None:
+    unasked = sites.run(
+        case("real-shapes", "/dataset/linkset-elsewhere", "linkset-not-fetched", elsewhere=False)
+    )
+    assert not [path for _, path in unasked.log if path.startswith("/linkset/")]
+    assert not [s for s in unasked.report.signposts if s.source == "linkset"]
+    asked = sites.run(case("real-shapes", "/dataset/linkset-elsewhere"))
+    assert ("GET", "/linkset/rain01.json") in asked.log
+    assert {s.rel for s in asked.report.signposts if s.source == "linkset"} >= {"cite-as", "item"}
+    assert "signposting/linkset-not-fetched" not in codes(asked.report)
+
+
+def test_check_dataset_visits_no_other_host_without_follow(sites: Sites) -> None:
+    from click.testing import CliRunner
+
+    from adapter.commands.check import check_dataset_command
+
+    servers = start_site("real-shapes")
+    try:
+        url = servers[0].url("/dataset/linkset-elsewhere")
+        out = CliRunner().invoke(check_dataset_command, [url, "--json"]).output
+        assert "signposting/linkset-not-fetched" in out  # said, not silently skipped
+        assert all(not s.log for s in servers[1:])  # api.example was never asked
+    finally:
+        stop(servers)
