@@ -2,9 +2,10 @@
 
 Pure: a framed Dataset (compact keys under `{"@vocab": "http://schema.org/"}`,
 see `adapter.jsonld.framed`) in, a `DataoneCheck` out. Severities follow DataONE's
-onboarding grading (specs.md 2.4): a DOI `identifier`, `name`, `description`
-and `url` are essential (errors); `@id`, `dateModified`, `encoding` and
-`distribution` are recommended (warnings or info).
+onboarding grading (specs.md 2.4): a DOI `identifier`, `name` and `description`
+are essential (errors); `url` is essential too, but the landing page the
+Dataset was read from is always known, so a missing `url` is a warning; `@id`,
+`dateModified`, `encoding` and `distribution` are recommended (warnings or info).
 
 A node configuration can make recommended checks blocking with
 `CheckOptions.required`; the names it may use are `REQUIREMENTS`:
@@ -84,8 +85,9 @@ DESCRIPTION_MISSING = FindingType(
 )
 URL_MISSING = FindingType(
     "dataone/url-missing",
-    Severity.ERROR,
-    "The Dataset has no `url` (its landing page), so DataONE cannot link back to it.",
+    Severity.WARNING,
+    "The Dataset has no `url` (its landing page). The adapter knows the landing page it read "
+    "the Dataset from and links back to that, but other harvesters need `url`.",
 )
 DATE_MODIFIED_MISSING = FindingType(
     "dataone/date-modified-missing",
@@ -309,5 +311,10 @@ def _essentials(dataset: Mapping[str, Any], url: str) -> list[Finding]:
         if first_literal(dataset, prop) is None:
             out.append(kind.at(url, where=f"$.{prop}"))
     if not any((literal(v) or node_id(v) or "").strip() for v in values(dataset, "url")):
-        out.append(URL_MISSING.at(url, where="$.url"))
+        # a warning: the landing page is known (`url`, the page the Dataset was read from)
+        message = (
+            f"The Dataset has no `url`; the adapter uses the landing page it was read from, "
+            f'{url}. Add "url": "{url}" so other harvesters link back to it too.'
+        )
+        out.append(URL_MISSING.at(url, message, "$.url"))
     return out

@@ -157,7 +157,7 @@ def test_same_doi_spelled_twice_is_one_doi() -> None:
     [
         ("name", "dataone/name-missing", Severity.ERROR),
         ("description", "dataone/description-missing", Severity.ERROR),
-        ("url", "dataone/url-missing", Severity.ERROR),
+        ("url", "dataone/url-missing", Severity.WARNING),  # the landing page is known
         ("dateModified", "dataone/date-modified-missing", Severity.WARNING),
         ("@id", "dataone/id-missing", Severity.WARNING),
     ],
@@ -315,3 +315,10 @@ def test_a_bare_code_prefix_makes_only_warnings_blocking() -> None:
     assert "distribution-missing" not in err.message
     [err] = enforce_required(findings, {"distribution"}, URL)  # a named check counts info too
     assert "dataone/distribution-missing" in err.message
+
+
+def test_a_missing_url_names_the_landing_page_the_adapter_uses() -> None:
+    ds = good()
+    del ds["url"]
+    [found] = [f for f in check_requirements(ds, URL).findings if f.code == "dataone/url-missing"]
+    assert f'"url": "{URL}"' in found.message and found.where == "$.url"
