@@ -120,6 +120,7 @@ CASES = [
     ),
     # 214 Datasets in one array, one funder described in each: framing merges it
     case("real-shapes", "/dataset/many.json", ok=True),
+    case("real-shapes", "/dataset/https-type.html", "normalize/https-dataset-type", ok=True),
     # a CDIF catalog record in subjectOf is part of its Dataset (the page still lacks a DOI
     # identifier: cite-as alone names it)
     case("sp-cross", "/dataset/c4", "normalize/embedded-dataset", "dataone/identifier-not-doi"),

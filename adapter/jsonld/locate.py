@@ -68,6 +68,11 @@ def _candidates(data: Any) -> list[tuple[str, dict[str, Any], Any, bool]]:
     return found
 
 
+def dataset_candidates(data: Any) -> list[tuple[str, dict[str, Any], Any, bool]]:
+    """`_candidates`, for other readers of the publisher's own Dataset nodes."""
+    return _candidates(data)
+
+
 def _original(data: Any, path: str, node: dict[str, Any], context: Any) -> dict[str, Any]:
     if path == "$" and isinstance(data, dict):
         return data

@@ -51,7 +51,13 @@ from adapter.jsonld.catalogrecords import explain, secondary_datasets, standalon
 from adapter.jsonld.context import PYLD_LOCK
 from adapter.jsonld.frame import FRAME_CONTEXT, SCHEMA, embedded_size, frame_expanded
 from adapter.jsonld.loader import load_document, refused_url
-from adapter.jsonld.locate import has_type, locate_datasets, near_misses, no_dataset_message
+from adapter.jsonld.locate import (
+    dataset_candidates,
+    has_type,
+    locate_datasets,
+    near_misses,
+    no_dataset_message,
+)
 from adapter.jsonld.normalforms import IRI_PROPERTIES, simplify, to_http
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.page.extract import JsonLdBlock
@@ -113,6 +119,14 @@ EMBEDDED_DATASET = FindingType(
     "A node typed Dataset describes, or is only written inside, another Dataset of the page "
     "(a CDIF catalog record, a licence, citation, isBasedOn or subjectOf value typed "
     "Dataset); it is read as part of that Dataset, not as a Dataset of its own.",
+)
+HTTPS_DATASET_TYPE = FindingType(
+    "normalize/https-dataset-type",
+    Severity.WARNING,
+    "The Dataset's @type is https://schema.org/Dataset (an https @vocab or prefix, or the IRI "
+    "written out). The adapter reads it as http://schema.org/Dataset, but DataONE's "
+    'slender-node software does not and drops the page: write "@type": "Dataset" with '
+    '"@context": "https://schema.org/" (its @vocab is http://schema.org/).',
 )
 HTTPS_NAMESPACE = FindingType(
     "normalize/https-namespace",
@@ -231,6 +245,31 @@ def _own_datasets(
     return [_output(n, base) for i, n in enumerate(graph) if i not in dropped]
 
 
+HTTPS_DATASET = "https://schema.org/Dataset"
+
+
+def https_dataset_types(data: Any, base_url: str) -> list[str]:
+    """JSON paths of the block's own Datasets whose @type expands to the https IRI.
+
+    Expanded JSON-LD has lost it (`to_http`), so each Dataset's types are expanded
+    again with its nearest @context: only for blocks that used https://schema.org/.
+    """
+    out: list[str] = []
+    for path, node, context, inside in dataset_candidates(data):
+        kinds = node.get("@type", node.get("type"))
+        if inside or kinds is None:
+            continue
+        probe = {"@context": context, "@type": kinds} if context is not None else {"@type": kinds}
+        try:
+            with _PYLD_LOCK:
+                expanded = jsonld.expand(probe, {"base": base_url, "documentLoader": load_document})
+        except Exception:  # the block expanded before; a probe that cannot is no finding
+            continue
+        if any(HTTPS_DATASET in (n.get("@type") or []) for n in expanded if isinstance(n, dict)):
+            out.append(path)
+    return out
+
+
 def _no_context(block: JsonLdBlock) -> bool:
     items = block.data if isinstance(block.data, list) else [block.data]
     return block.syntax != "rdfa" and not any(
@@ -258,6 +297,17 @@ def normalize(
         if not has_type(expanded, DATASET):
             seen_types.extend((block.index, t) for t in near_misses(expanded))
             continue
+        if any(
+            f.code == HTTPS_NAMESPACE.code and f.where == f"block {block.index}" for f in findings
+        ):
+            for path in https_dataset_types(block.data, base_url):
+                message = (
+                    f"The Dataset at block {block.index} {path} has the @type "
+                    "https://schema.org/Dataset; DataONE's slender-node software drops such "
+                    'pages. Write "@type": "Dataset" with "@context": "https://schema.org/".'
+                )
+                where = f"block {block.index} {path}"
+                findings.append(HTTPS_DATASET_TYPE.at(base_url, message, where))
         if embedded_size(expanded, limits.max_json_nodes) > limits.max_json_nodes:
             message = (
                 f"JSON-LD block {block.index} would frame to more than {limits.max_json_nodes} "

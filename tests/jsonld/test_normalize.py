@@ -162,9 +162,21 @@ def test_https_namespace_is_unified_with_an_info_finding() -> None:
     datasets, found = run(
         {"@context": {"@vocab": "https://schema.org/"}, "@type": "Dataset", "name": "n"}
     )
-    assert found == ["normalize/https-namespace"]
+    # the namespace is info; the Dataset type itself is a warning (DataONE's mnlite drops it)
+    assert found == ["normalize/https-namespace", "normalize/https-dataset-type"]
     assert types(datasets[0].framed) == ["Dataset"]
     assert datasets[0].framed["name"] == "n"
+
+
+def test_an_http_dataset_type_in_an_https_block_is_no_warning() -> None:
+    _, found = run(
+        {
+            "@context": {"@vocab": "https://schema.org/"},
+            "@type": "http://schema.org/Dataset",
+            "name": "n",
+        }
+    )
+    assert found == ["normalize/https-namespace"]
 
 
 def test_full_iri_types_and_type_arrays() -> None:
@@ -172,7 +184,11 @@ def test_full_iri_types_and_type_arrays() -> None:
         {"@context": "http://schema.org/", "@type": ["schema:Dataset", "CreativeWork"]},
         {"@type": "https://schema.org/Dataset", "@id": "https://doi.org/10.1/z"},
     )
-    assert found == ["normalize/no-context", "normalize/https-namespace"]
+    assert found == [
+        "normalize/no-context",
+        "normalize/https-namespace",
+        "normalize/https-dataset-type",
+    ]
     assert [d.id for d in datasets] == [None, "https://doi.org/10.1/z"]
     assert types(datasets[0].framed) == ["Dataset", "CreativeWork"]
 
