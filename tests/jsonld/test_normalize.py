@@ -448,19 +448,6 @@ def test_any_json_gives_datasets_or_findings(data: Any) -> None:
     assert datasets or "normalize/embedded-dataset" not in codes  # one Dataset always stays
 
 
-def _regenerate() -> None:
-    for page in _cases():
-        text = json.dumps(run_case(page), indent=2, ensure_ascii=False, sort_keys=True)
-        _expected_path(page).write_text(text + "\n", "utf-8")
-        print(f"wrote {_expected_path(page).name}")
-
-
-if __name__ == "__main__":
-    if sys.argv[1:] != ["--regen"]:
-        sys.exit("usage: python -m tests.jsonld.test_normalize --regen")
-    _regenerate()
-
-
 def test_a_dataset_nested_under_any_property_of_a_dataset_is_a_reference() -> None:
     page = {
         "@context": "https://schema.org/",
@@ -488,3 +475,16 @@ def test_a_dataset_inside_a_webpage_is_still_the_pages_dataset() -> None:
     assert [literal(d.framed["name"]) for d in datasets] == ["Cores"]
     assert datasets[0].where == "block 1 $['mainEntity']"
     assert codes == ["normalize/embedded-dataset"]
+
+
+def _regenerate() -> None:
+    for page in _cases():
+        text = json.dumps(run_case(page), indent=2, ensure_ascii=False, sort_keys=True)
+        _expected_path(page).write_text(text + "\n", "utf-8")
+        print(f"wrote {_expected_path(page).name}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--regen"]:
+        sys.exit("usage: python -m tests.jsonld.test_normalize --regen")
+    _regenerate()
