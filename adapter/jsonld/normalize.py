@@ -38,6 +38,7 @@ The framed shape (what `NormalizedDataset.framed` holds), kept simple for checks
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -255,19 +256,27 @@ def https_dataset_types(data: Any, base_url: str) -> list[str]:
     again with its nearest @context: only for blocks that used https://schema.org/.
     """
     out: list[str] = []
+    seen: dict[str, bool] = {}  # an array of 200 Datasets shares one context and type
     for path, node, context, inside in dataset_candidates(data):
         kinds = node.get("@type", node.get("type"))
         if inside or kinds is None:
             continue
         probe = {"@context": context, "@type": kinds} if context is not None else {"@type": kinds}
-        try:
-            with _PYLD_LOCK:
-                expanded = jsonld.expand(probe, {"base": base_url, "documentLoader": load_document})
-        except Exception:  # the block expanded before; a probe that cannot is no finding
-            continue
-        if any(HTTPS_DATASET in (n.get("@type") or []) for n in expanded if isinstance(n, dict)):
+        key = json.dumps(probe, sort_keys=True, default=str)
+        if key not in seen:
+            seen[key] = _https_type(probe, base_url)
+        if seen[key]:
             out.append(path)
     return out
+
+
+def _https_type(probe: dict[str, Any], base_url: str) -> bool:
+    try:
+        with _PYLD_LOCK:
+            expanded = jsonld.expand(probe, {"base": base_url, "documentLoader": load_document})
+    except Exception:  # the block expanded before; a probe that cannot is no finding
+        return False
+    return any(HTTPS_DATASET in (n.get("@type") or []) for n in expanded if isinstance(n, dict))
 
 
 def _no_context(block: JsonLdBlock) -> bool:
