@@ -8,7 +8,8 @@
 page. It never raises for a site's problems: a fetch failure, an HTTP error
 or a broken document is a finding in the report, and the caller goes on. A
 fetch failure, a 304 or an HTTP error ends the page's check with the reason in
-the report (`fetch_page`); everything else goes on to the readers.
+the report (`fetch_page`), and so does a sitemap given as a page
+(`extract/sitemap-given`); everything else goes on to the readers.
 """
 
 from __future__ import annotations
@@ -96,17 +97,9 @@ def check_landing_page(
     if fetched is None:
         return report
     limits = options.limits
-    sitemap = _sitemap_kind(fetched.body)
-    if sitemap is not None:
-        where = fetched.final_url
-        report.findings.append(
-            SITEMAP_GIVEN.at(
-                where,
-                f"{where} is a sitemap (<{sitemap}>), not a landing page: it lists pages "
-                f"rather than describing a Dataset. List them with `adapter discover {where}` "
-                "and check each page.",
-            )
-        )
+    sitemap = _sitemap_finding(fetched)
+    if sitemap is not None:  # not a page: nothing else to read
+        report.findings.append(sitemap)
         return report
     tree = PageTree(fetched.body)  # parsed once for the links and the JSON-LD, where it can be
 
@@ -147,16 +140,23 @@ def check_landing_page(
 _SNIFF = 64 * 1024  # enough of the body to find a root element after any prolog
 
 
-def _sitemap_kind(body: bytes) -> str | None:
-    """ "urlset" or "sitemapindex" when the body is a sitemap (gzipped or not), else None."""
-    head = body[:_SNIFF]
+def _sitemap_finding(fetched: Fetched) -> Finding | None:
+    """extract/sitemap-given when the body is a sitemap (gzipped or not), by its root."""
+    head = fetched.body[:_SNIFF]
     if head.startswith(GZIP_MAGIC):
         try:
             head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, _SNIFF)
         except zlib.error:
             return None
-    found = sniff(head)
-    return found if found in ("urlset", "sitemapindex") else None
+    root = sniff(head)
+    if root not in ("urlset", "sitemapindex"):
+        return None
+    where = fetched.final_url
+    return SITEMAP_GIVEN.at(
+        where,
+        f"{where} is a sitemap (<{root}>), not a landing page: it lists pages rather than "
+        f"describing a Dataset. List them with `adapter discover {where}` and check each page.",
+    )
 
 
 def _read_datasets(
