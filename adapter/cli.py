@@ -32,6 +32,7 @@ COMMANDS: dict[str, str] = {
     "status": "adapter.commands.config:status",
     "serve": "adapter.commands.serve:serve",
     "worker": "adapter.commands.worker:worker",
+    "web": "adapter.commands.web:web",
 }
 
 

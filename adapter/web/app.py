@@ -1,0 +1,238 @@
+"""The check page as a WSGI application: server-rendered HTML, no JavaScript needed.
+
+    GET  /check                 the form
+    GET  /check?url=URL|DOI     the report (200 whatever the verdict: a permalink)
+    POST /check                 url, or pasted `content`, or an uploaded `file`
+    GET  /findings              the finding catalogue, one anchor per code
+    GET  /static/NAME           the style sheet
+
+`Accept: application/json` on /check answers the JSON report of
+`adapter check-dataset --json` instead of the page. Everything is imported
+and every template compiled when the application is built, so a request pays
+only for its check. Every response carries a Content-Security-Policy that
+allows no inline script and nothing from elsewhere, and every value from a
+fetched page is escaped by the templates (autoescape), never marked safe.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import jinja2
+
+from adapter.findings import catalogue
+from adapter.models import DatasetReport
+from adapter.report import to_json
+from adapter.web.checking import BadInput, Checker
+from adapter.web.forms import Form, TooLarge, body_form, query_form
+from adapter.web.ratelimit import RateLimit
+from adapter.web.view import report_view
+
+log = logging.getLogger(__name__)
+
+HERE = Path(__file__).resolve().parent
+StartResponse = Callable[..., Any]
+WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
+
+CSP = (
+    "default-src 'none'; style-src 'self'; img-src 'self'; script-src 'self'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+SECURITY_HEADERS = [
+    ("Content-Security-Policy", CSP),
+    ("X-Content-Type-Options", "nosniff"),
+    ("Referrer-Policy", "no-referrer"),
+    ("X-Frame-Options", "DENY"),
+]
+FORM_OVERHEAD = 64 * 1024  # the form's other fields and multipart boundaries
+# the top-level paths this application answers (a dispatcher routes them here)
+PATHS = frozenset({"", "check", "findings", "static"})
+_STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
+
+
+@dataclass(slots=True)
+class Response:
+    status: str
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+    headers: list[tuple[str, str]] = field(default_factory=list)
+
+
+def templates() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(HERE / "templates"),
+        autoescape=True,  # every value is escaped: fetched pages are a stranger's text
+        trim_blocks=True,
+        lstrip_blocks=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.tests["http_url"] = _is_http_url  # only these become links: never javascript: or data:
+    for name in env.list_templates():  # compiled now, not on the first request
+        env.get_template(name)
+    return env
+
+
+class WebApp:
+    """The check page; `rate` limits the checks per client address (None: no limit)."""
+
+    def __init__(self, checker: Checker, rate: RateLimit | None = None) -> None:
+        self.checker = checker
+        self.rate = rate
+        self.env = templates()
+        self.static = {p.name: p.read_bytes() for p in (HERE / "static").iterdir() if p.is_file()}
+        self.catalogue = catalogue()
+
+    def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
+        verb = str(environ.get("REQUEST_METHOD", "GET")).upper()
+        try:
+            response = self.route(environ, verb)
+        except Exception:  # a bug: say so in the page, keep the traceback in the log
+            log.exception("web request failed: %s %s", verb, environ.get("PATH_INFO"))
+            response = self.page(environ, "error.html", "500 Internal Server Error", {})
+        headers = [
+            ("Content-Type", response.content_type),
+            ("Content-Length", str(len(response.body))),
+            *SECURITY_HEADERS,
+            *response.headers,
+        ]
+        start_response(response.status, headers)
+        return [] if verb == "HEAD" else [response.body]
+
+    def route(self, environ: dict[str, Any], verb: str) -> Response:
+        path = str(environ.get("PATH_INFO", "")) or "/"
+        if verb not in ("GET", "HEAD", "POST") or (verb == "POST" and path != "/check"):
+            return Response(
+                "405 Method Not Allowed", b"method not allowed\n", "text/plain", [("Allow", "GET")]
+            )
+        if path == "/":
+            return Response("303 See Other", b"", headers=[("Location", _base(environ) + "/check")])
+        if path == "/check":
+            return self.check(environ, verb)
+        if path == "/findings":
+            return self.page(environ, "findings.html", "200 OK", {"types": self.catalogue})
+        if path.startswith("/static/") and path[8:] in self.static:
+            name = path[8:]
+            kind = _STATIC_TYPES.get(Path(name).suffix, "application/octet-stream")
+            return Response(
+                "200 OK", self.static[name], kind, [("Cache-Control", "public, max-age=3600")]
+            )
+        return self.page(environ, "error.html", "404 Not Found", {"missing": path})
+
+    # -- the check ----------------------------------------------------------
+
+    def check(self, environ: dict[str, Any], verb: str) -> Response:
+        wants_json = _wants_json(environ)
+        try:
+            form = self._form(environ, verb)
+        except TooLarge as exc:
+            return self._refusal(environ, "413 Content Too Large", str(exc), Form(), wants_json)
+        if not _asks_for_check(form):
+            if verb == "POST":
+                message = "give a URL or a DOI, paste HTML or JSON-LD, or choose a file"
+                return self._refusal(environ, "400 Bad Request", message, form, wants_json)
+            return self.page(environ, "check.html", "200 OK", {"form": form, "report": None})
+        client = str(environ.get("REMOTE_ADDR") or "-")
+        if self.rate is not None:
+            decision = self.rate.admit(client)
+            if not decision.allowed:
+                message = (
+                    f"at most {self.rate.per_minute} checks a minute from one address; "
+                    f"try again in {decision.retry_after} s"
+                )
+                response = self._refusal(
+                    environ, "429 Too Many Requests", message, form, wants_json
+                )
+                response.headers.append(("Retry-After", str(decision.retry_after)))
+                return response
+        try:
+            report = self._run(form)
+        except BadInput as exc:
+            return self._refusal(environ, "400 Bad Request", str(exc), form, wants_json)
+        log.info("web check %s from %s: harvestable=%s", report.url, client, report.harvestable)
+        if wants_json:
+            return _json("200 OK", to_json(report))
+        view = report_view(report)
+        context = {"form": form, "report": view, "json_link": _permalink(environ, form)}
+        response = self.page(environ, "check.html", "200 OK", context)
+        response.headers.append(("Cache-Control", "no-store"))
+        return response
+
+    def _form(self, environ: dict[str, Any], verb: str) -> Form:
+        if verb == "POST":
+            return body_form(environ, self.checker.limits.max_page_bytes + FORM_OVERHEAD)
+        return query_form(environ)
+
+    def _run(self, form: Form) -> DatasetReport:
+        upload = form.files.get("file")
+        if upload is not None and upload[1].strip():
+            return self.checker.check_content(upload[1], form.get("address"), upload[0])
+        if form.get("content").strip():
+            return self.checker.check_content(form.get("content").encode(), form.get("address"))
+        return self.checker.check_url(form.get("url"))
+
+    def _refusal(
+        self, environ: dict[str, Any], status: str, message: str, form: Form, wants_json: bool
+    ) -> Response:
+        if wants_json:
+            return _json(status, {"error": message})
+        context = {"form": form, "report": None, "error": message}
+        return self.page(environ, "check.html", status, context)
+
+    def page(
+        self, environ: dict[str, Any], template: str, status: str, context: dict[str, Any]
+    ) -> Response:
+        html = self.env.get_template(template).render(base=_base(environ), status=status, **context)
+        return Response(status, html.encode("utf-8"), headers=[("Vary", "Accept")])
+
+
+def _is_http_url(value: object) -> bool:
+    return isinstance(value, str) and value.lower().startswith(("http://", "https://"))
+
+
+def _asks_for_check(form: Form) -> bool:
+    upload = form.files.get("file")
+    return bool(
+        form.get("url").strip() or form.get("content").strip() or (upload and upload[1].strip())
+    )
+
+
+def _wants_json(environ: dict[str, Any]) -> bool:
+    """JSON when the client prefers application/json to text/html (a browser never does)."""
+    weights: dict[str, float] = {}
+    for item in str(environ.get("HTTP_ACCEPT", "")).split(","):
+        kind, *params = (p.strip() for p in item.split(";"))
+        q = 1.0
+        for param in params:
+            name, _, value = param.partition("=")
+            if name.strip() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        weights[kind.lower()] = max(q, weights.get(kind.lower(), 0.0))
+    return weights.get("application/json", 0.0) > weights.get("text/html", 0.0)
+
+
+def _json(status: str, value: object) -> Response:
+    body = json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8")
+    return Response(status, body, "application/json", [("Vary", "Accept")])
+
+
+def _base(environ: dict[str, Any]) -> str:
+    """Where this application is mounted (SCRIPT_NAME), for the links it writes."""
+    return str(environ.get("SCRIPT_NAME", "")).rstrip("/")
+
+
+def _permalink(environ: dict[str, Any], form: Form) -> str:
+    """The report's address, for a URL check (pasted content has none)."""
+    url = form.get("url").strip()
+    upload = form.files.get("file")
+    if not url or form.get("content").strip() or (upload and upload[1].strip()):
+        return ""
+    return f"{_base(environ)}/check?{urlencode({'url': url})}"

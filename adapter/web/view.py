@@ -1,0 +1,302 @@
+"""A `DatasetReport` laid out for the check page: plain values the templates only print.
+
+The order is the text report's (`adapter.report.render_text`): the verdict,
+the Datasets, the findings by stage, the signposts beside what the Dataset
+says, and the Link header and `<link>` elements the page should carry. Pure:
+no I/O, nothing escaped here (the templates escape every value).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from adapter.doi import doi_url
+from adapter.findings import Finding, Severity
+from adapter.jsonld.framed import first_literal
+from adapter.models import DatasetReport, DatasetResult, MediaObjectRef
+from adapter.report import ORDER, STAGES
+from adapter.signposting.crosscheck import primary_dataset
+from adapter.signposting.datasetlinks import dataset_links
+from adapter.signposting.links import SIGNPOSTING_RELS, anchored_at, group, url_key
+from adapter.signposting.proposal import PROPOSAL, propose
+from adapter.signposting.stage import landing_urls
+
+STAGE_TITLES = {
+    "fetch": "Fetch: the landing page over HTTP",
+    "robots": "Robots: robots.txt",
+    "extract": "Extract: JSON-LD blocks in the page",
+    "normalize": "Normalize: JSON-LD to a schema.org Dataset",
+    "dataone": "DataONE: what DataONE needs from the Dataset",
+    "signposting": "Signposting: typed links beside the Dataset",
+}
+_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    word: str  # HARVESTABLE, NOT HARVESTABLE, NOT MODIFIED
+    tone: str  # ok | bad | neutral: the CSS class
+    url: str
+    final_url: str | None
+    status: str
+    errors: int
+    warnings: int
+    info: int
+    to_fix: list[str]  # codes of the errors, in order of appearance
+    path: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class FindingView:
+    severity: str
+    code: str
+    message: str
+    where: str
+    about: str  # "" for the page, "Dataset", "Dataset 2"
+
+
+@dataclass(frozen=True, slots=True)
+class StageView:
+    key: str
+    title: str
+    state: str  # ok | not reached | errors | warnings | info
+    findings: list[FindingView]
+
+
+@dataclass(frozen=True, slots=True)
+class MediaView:
+    url: str
+    formats: str
+    via: str
+
+
+@dataclass(frozen=True, slots=True)
+class DatasetView:
+    label: str
+    name: str
+    harvestable: bool
+    id: str
+    doi: str
+    doi_link: str
+    identifiers: list[str]
+    encoding: list[MediaView]
+    distributions: list[MediaView]
+    where: str
+
+
+@dataclass(frozen=True, slots=True)
+class SignpostRow:
+    rel: str
+    href: str
+    type_profile: str
+    source: str  # where the page says it, or "the Dataset only"
+    in_dataset: bool  # the Dataset says the same
+    missing: bool  # the Dataset says it, the page does not link it
+    codes: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ProposalView:
+    link_header: str
+    html_links: str
+    needed: bool  # the page's signposting needs fixing (the report proposes it)
+
+
+@dataclass(slots=True)
+class ReportView:
+    verdict: Verdict
+    datasets: list[DatasetView]
+    stages: list[StageView]
+    signposts: list[SignpostRow]
+    other_links: list[SignpostRow]
+    other_rels: list[str]
+    proposal: ProposalView | None
+    codes: list[str] = field(default_factory=list)  # every code, for the summary
+
+
+def report_view(report: DatasetReport) -> ReportView:
+    return ReportView(
+        verdict=verdict(report),
+        datasets=[_dataset(d, i, len(report.datasets)) for i, d in enumerate(report.datasets, 1)],
+        stages=stages(report),
+        signposts=signpost_rows(report),
+        other_links=_other_links(report),
+        other_rels=_other_rels(report),
+        proposal=proposal(report),
+        codes=list(dict.fromkeys(f.code for f in report.all_findings())),
+    )
+
+
+def verdict(report: DatasetReport) -> Verdict:
+    every = report.all_findings()
+    if report.not_modified:
+        word, tone = "NOT MODIFIED", "neutral"
+    elif report.harvestable:
+        word, tone = "HARVESTABLE", "ok"
+    else:
+        word, tone = "NOT HARVESTABLE", "bad"
+    return Verdict(
+        word=word,
+        tone=tone,
+        url=report.url,
+        final_url=report.final_url if report.final_url != report.url else None,
+        status=f"HTTP {report.status}" if report.status is not None else "no HTTP answer",
+        errors=sum(f.severity is Severity.ERROR for f in every),
+        warnings=sum(f.severity is Severity.WARNING for f in every),
+        info=sum(f.severity is Severity.INFO for f in every),
+        to_fix=list(dict.fromkeys(f.code for f in every if f.severity is Severity.ERROR)),
+        path=list(report.path) if len(report.path) > 1 else [],
+    )
+
+
+def _dataset(d: DatasetResult, index: int, count: int) -> DatasetView:
+    return DatasetView(
+        label=f"Dataset {index} of {count}" if count > 1 else "Dataset",
+        name=first_literal(d.framed, "name") or "(no name)",
+        harvestable=d.harvestable,
+        id=d.id or "",
+        doi=d.doi or "",
+        doi_link=doi_url(d.doi) if d.doi else "",
+        identifiers=list(d.identifiers),
+        encoding=[_media(r) for r in d.encoding],
+        distributions=[_media(r) for r in d.distributions],
+        where=d.where or "",
+    )
+
+
+def _media(r: MediaObjectRef) -> MediaView:
+    return MediaView(
+        url=r.content_url or "(no contentUrl)",
+        formats=", ".join(r.encoding_format) or "no encodingFormat",
+        via=r.property if r.property == "subjectOf" else "",
+    )
+
+
+def stages(report: DatasetReport) -> list[StageView]:
+    """The findings by stage (the code's first part), errors first; empty stages say why."""
+    several = len(report.datasets) > 1
+    tagged: list[tuple[str, Finding]] = [("", f) for f in report.findings]
+    for i, d in enumerate(report.datasets, start=1):
+        tagged += [(f"Dataset {i}" if several else "Dataset", f) for f in d.findings]
+    by_stage: dict[str, list[tuple[str, Finding]]] = {}
+    for tag, f in tagged:
+        by_stage.setdefault(f.code.split("/", 1)[0], []).append((tag, f))
+    reached = _reached(report)
+    out = []
+    for key in [*STAGES, *sorted(set(by_stage) - set(STAGES))]:
+        items = sorted(by_stage.get(key, []), key=lambda tf: _SEVERITY_ORDER[tf[1].severity])
+        if not items and key not in STAGES:
+            continue
+        views = [_finding(tag, f) for tag, f in items]
+        quiet = "ok" if key in reached else "not reached"
+        state = str(items[0][1].severity) if views else quiet
+        out.append(StageView(key, STAGE_TITLES.get(key, key), state, views))
+    return out
+
+
+def _finding(tag: str, f: Finding) -> FindingView:
+    message = f.message
+    if f.code == PROPOSAL.code:  # shown whole in the copy box
+        message = "The Link header and <link> elements to publish are in the copy box below."
+    return FindingView(str(f.severity), f.code, message, f.where or "", tag)
+
+
+def _reached(report: DatasetReport) -> set[str]:
+    if report.fetched is None or not 200 <= (report.status or 0) < 300:
+        return {"fetch"}
+    if not report.datasets:
+        return {"fetch", "extract", "normalize", "signposting"}
+    return set(STAGES)
+
+
+def signpost_rows(report: DatasetReport) -> list[SignpostRow]:
+    """The landing page's signposts by relation, and what its Dataset says for each."""
+    if report.fetched is None and not report.signposts:
+        return []
+    pages = landing_urls(report)
+    own = [s for s in group(anchored_at(report.signposts, pages)) if s.rel in SIGNPOSTING_RELS]
+    says = _dataset_says(report, pages)
+    findings = [f for f in report.all_findings() if f.code.startswith("signposting/")]
+    rows = []
+    for rel in [*ORDER, *sorted({s.rel for s in own} - set(ORDER))]:
+        said = says.get(rel, [])
+        said_keys = {url_key(url) for url, _ in said}
+        linked = set()
+        for s in (s for s in own if s.rel == rel):
+            linked.add(url_key(s.href))
+            rows.append(
+                SignpostRow(
+                    rel=rel,
+                    href=s.href,
+                    type_profile=" ".join(x for x in (s.type, s.profile) if x),
+                    source=", ".join(s.sources),
+                    in_dataset=url_key(s.href) in said_keys,
+                    missing=False,
+                    codes=_codes(findings, rel, s.href),
+                )
+            )
+        for url, formats in said:
+            if url_key(url) not in linked:
+                rows.append(SignpostRow(rel, url, formats, "the Dataset only", True, True, []))
+    return rows
+
+
+def _other_links(report: DatasetReport) -> list[SignpostRow]:
+    """Links about other resources (a link set's item and metadata contexts)."""
+    pages = {url_key(p) for p in landing_urls(report)}
+    return [
+        SignpostRow(
+            rel=s.rel,
+            href=s.href,
+            type_profile=" ".join(x for x in (s.type, s.profile) if x),
+            source=f"{', '.join(s.sources)} (about {s.anchor})",
+            in_dataset=False,
+            missing=False,
+            codes=[],
+        )
+        for s in group(report.signposts)
+        if url_key(s.anchor) not in pages and s.rel in SIGNPOSTING_RELS
+    ]
+
+
+def _other_rels(report: DatasetReport) -> list[str]:
+    landing = anchored_at(report.signposts, landing_urls(report))
+    return sorted({x.rel for x in landing if x.rel not in SIGNPOSTING_RELS})
+
+
+def _codes(findings: list[Finding], rel: str, href: str) -> list[str]:
+    """The findings about one row: they name the relation and the target."""
+    out = []
+    for f in findings:
+        about_rel = rel in f.code or f"rel={rel}" in f"{f.where or ''} {f.message}"
+        if about_rel and (href in f.message or url_key(href) in f.message):
+            out.append(f.code)
+    return list(dict.fromkeys(out))
+
+
+def _dataset_says(report: DatasetReport, pages: list[str]) -> dict[str, list[tuple[str, str]]]:
+    dataset, _ = primary_dataset(report.datasets, report.signposts, pages)
+    if dataset is None:
+        return {}
+    d = dataset_links(dataset, pages[-1])
+    cite = [doi_url(d.doi)] if d.doi else [d.id] if d.id else []
+    return {
+        "cite-as": [(c, "") for c in cite],
+        "type": [(t, "") for t in [*d.types, *d.additional_types]],
+        "author": [(p.ids[0], "") for p in d.people if p.ids],
+        "license": [(r.url, "") for r in d.licenses],
+        "describedby": [(r.url, " ".join(r.formats)) for r in d.metadata],
+        "item": [(r.url, " ".join(r.formats)) for r in d.parts],
+        "collection": [(r.url, "") for r in d.collections],
+    }
+
+
+def proposal(report: DatasetReport) -> ProposalView | None:
+    """The signposting to publish, derived from the Dataset the page's links are about."""
+    pages = landing_urls(report)
+    dataset, _ = primary_dataset(report.datasets, report.signposts, pages)
+    if dataset is None:
+        return None
+    made = propose(dataset, pages[-1])
+    needed = any(f.code == PROPOSAL.code for f in report.findings)
+    return ProposalView(f"Link: {made.link_header}", made.html_links, needed)

@@ -1,0 +1,38 @@
+"""Test helpers for the web pages: the real WSGI app under waitress on 127.0.0.1."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import waitress
+from waitress.server import BaseWSGIServer
+
+from adapter.web.app import WsgiApp
+
+
+@dataclass
+class ServedWeb:
+    server: BaseWSGIServer
+    origin: str  # http://127.0.0.1:PORT
+
+    def url(self, path: str = "/") -> str:
+        return self.origin + path
+
+
+@contextmanager
+def serve_wsgi(app: WsgiApp) -> Iterator[ServedWeb]:
+    """`app` under waitress (threads) on an ephemeral port, stopped afterwards."""
+    server = waitress.create_server(
+        app, host="127.0.0.1", port=0, threads=4, ident="adapter", asyncore_loop_timeout=0.1
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        yield ServedWeb(server, f"http://127.0.0.1:{server.effective_port}")
+    finally:
+        server.task_dispatcher.shutdown(timeout=5)
+        server.trigger.pull_trigger(lambda: [c.close() for c in list(server._map.values())])
+        thread.join(timeout=5)

@@ -1,0 +1,154 @@
+"""The check page over real HTTP: the same report as the CLI, as HTML and as JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from adapter.findings import catalogue
+from tests.web.conftest import MakeWeb, origins
+
+ROOT = Path(__file__).resolve().parents[2]
+JSON = {"Accept": "application/json"}
+
+
+def cli_json(url: str) -> dict[str, Any]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-m", "adapter", "check-dataset", "--json", url],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    return dict(json.loads(done.stdout))
+
+
+def test_permalink_answers_200_with_the_report_whatever_the_verdict(
+    make_web: MakeWeb, sites: Any
+) -> None:
+    site = sites("page-bad")
+    web = make_web(origins(site))
+    page = site[0].url("/dataset/no-identifier.html")
+    got = requests.get(web.url("/check"), params={"url": page}, timeout=30)
+    assert got.status_code == 200
+    assert got.headers["Content-Type"].startswith("text/html")
+    assert "NOT HARVESTABLE" in got.text
+    assert 'href="/findings#dataone/identifier-missing"' in got.text
+
+
+def test_json_at_the_same_address_is_the_cli_report(make_web: MakeWeb, sites: Any) -> None:
+    site = sites("sp-good")
+    web = make_web(origins(site))
+    page = site[0].url("/dataset/7")
+    got = requests.get(web.url("/check"), params={"url": page}, headers=JSON, timeout=30)
+    assert got.status_code == 200
+    assert got.headers["Content-Type"] == "application/json"
+    assert got.json() == cli_json(page)
+    assert got.json()["harvestable"] is True
+
+
+def test_a_browser_accept_header_gets_html(make_web: MakeWeb, sites: Any) -> None:
+    site = sites("sp-good")
+    web = make_web(origins(site))
+    accept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+    got = requests.get(
+        web.url("/check"),
+        params={"url": site[0].url("/dataset/7")},
+        headers={"Accept": accept},
+        timeout=30,
+    )
+    assert got.headers["Content-Type"].startswith("text/html")
+    assert "HARVESTABLE" in got.text
+
+
+def test_the_form_alone_checks_nothing(make_web: MakeWeb) -> None:
+    web = make_web()
+    got = requests.get(web.url("/check"), timeout=10)
+    assert got.status_code == 200
+    assert 'name="url"' in got.text and 'name="content"' in got.text and 'type="file"' in got.text
+    assert 'id="verdict"' not in got.text
+    root = requests.get(web.url("/"), allow_redirects=False, timeout=10)
+    assert root.status_code == 303 and root.headers["Location"] == "/check"
+
+
+def test_pasted_html_is_checked_at_the_address_given(make_web: MakeWeb) -> None:
+    web = make_web()
+    html = (
+        "<html><head><title>x</title>"
+        '<script type="application/ld+json">{"@context": "https://schema.org/",'
+        ' "@type": "Dataset", "name": "Pasted", "identifier": "doi:10.5061/p.1",'
+        ' "url": "https://repository.example/d/1"}</script></head></html>'
+    )
+    got = requests.post(
+        web.url("/check"),
+        data={"content": html, "address": "https://repository.example/d/1"},
+        headers=JSON,
+        timeout=30,
+    )
+    report = got.json()
+    assert got.status_code == 200
+    assert report["url"] == "https://repository.example/d/1"
+    assert [d["name"] for d in report["datasets"]] == ["Pasted"]
+    assert report["datasets"][0]["doi"] == "10.5061/p.1"
+
+
+def test_an_uploaded_jsonld_file_is_read_as_jsonld(make_web: MakeWeb) -> None:
+    web = make_web()
+    body = b'{"@context": "https://schema.org/", "@type": "Dataset", "name": "Uploaded"}'
+    got = requests.post(
+        web.url("/check"),
+        files={"file": ("dataset.jsonld", body, "application/octet-stream")},
+        data={"address": ""},
+        headers=JSON,
+        timeout=30,
+    )
+    assert got.status_code == 200
+    assert [d["name"] for d in got.json()["datasets"]] == ["Uploaded"]
+
+
+def test_nothing_to_check_and_bad_urls_are_400_with_the_reason(make_web: MakeWeb) -> None:
+    web = make_web()
+    empty = requests.post(web.url("/check"), data={"url": ""}, timeout=10)
+    assert empty.status_code == 400
+    assert "give a URL or a DOI" in empty.text
+    for text in ("ftp://repo.example/x", "not a url", "http://127.0.0.1:99999/"):
+        got = requests.get(web.url("/check"), params={"url": text}, headers=JSON, timeout=10)
+        assert got.status_code == 400, text
+        assert text in got.json()["error"] or "port" in got.json()["error"]
+    html = requests.get(web.url("/check"), params={"url": "ftp://x/<b>"}, timeout=10)
+    assert html.status_code == 400
+    assert "ftp://x/&lt;b&gt;" in html.text and "ftp://x/<b>" not in html.text
+
+
+def test_a_form_over_the_cap_is_413(make_web: MakeWeb) -> None:
+    web = make_web()
+    huge = "x" * (11 * 1024 * 1024)
+    got = requests.post(web.url("/check"), data={"content": huge}, timeout=30)
+    assert got.status_code == 413
+
+
+def test_the_catalogue_has_an_anchor_per_code(make_web: MakeWeb) -> None:
+    web = make_web()
+    got = requests.get(web.url("/findings"), timeout=10)
+    assert got.status_code == 200
+    for t in catalogue():
+        assert f'id="{t.code}"' in got.text
+
+
+def test_every_response_carries_the_security_headers(make_web: MakeWeb) -> None:
+    web = make_web()
+    for path in ("/check", "/findings", "/static/style.css", "/nowhere"):
+        got = requests.get(web.url(path), timeout=10)
+        csp = got.headers["Content-Security-Policy"]
+        assert "default-src 'none'" in csp and "'unsafe-inline'" not in csp, path
+        assert got.headers["X-Content-Type-Options"] == "nosniff"
+    assert requests.get(web.url("/nowhere"), timeout=10).status_code == 404
+    assert requests.delete(web.url("/check"), timeout=10).status_code == 405
