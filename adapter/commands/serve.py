@@ -1,5 +1,7 @@
 """`adapter serve`: the DataONE Member Node read API over the store, under waitress.
 
+The check page (`adapter web`) is served beside it, at `/check` and `/findings`.
+
 One process serves every configured node at `http://HOST:PORT/<short name>/v2`.
 It opens the store without migrating it (the API never writes anything but
 synchronization failures and, in batches, the access log of getLogRecords), so it can
@@ -180,7 +182,9 @@ def serve(
     import waitress
 
     from adapter.api.accesslog import EventBuffer, StoreSink
+    from adapter.commands.web import build_app
     from adapter.store.db import Store  # lazy: every command module loads for `adapter --help`
+    from adapter.web.mount import Mount
 
     subjects = {
         "submitter": submitter,
@@ -210,8 +214,14 @@ def serve(
     api = MemberNodeApp(store, [], access_log=access_log)  # nodes once the port is known
     metrics = Metrics()
     metrics.collect_store(store)
+    # the check page beside the API; /metrics and the health checks go to the API's wrapper
+    app = Mount(
+        build_app(o for s in settings for o in s.trusted_origins()),
+        OpsApp(metrics, store, api),
+        [s.short_name for s in settings],
+    )
     server = waitress.create_server(
-        OpsApp(metrics, store, api),  # /metrics, /healthz, /readyz beside the nodes' paths
+        app,
         host=host,
         port=port,
         threads=threads,
@@ -226,6 +236,7 @@ def serve(
     for s in settings:
         click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
     click.echo(f"Metrics: {bound}/metrics; health: {bound}/healthz, {bound}/readyz", err=True)
+    click.echo(f"check page: {bound}/check", err=True)
     click.echo(f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.", err=True)
 
     access_log.start()

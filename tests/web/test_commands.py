@@ -1,0 +1,82 @@
+"""`adapter web` and `adapter serve` run the check page as a user starts them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import requests
+
+from adapter.store.db import Store
+from tests.support import stores
+from tests.support.member_node import node_settings, put_dataset
+from tests.web.conftest import origins
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def start(*args: str) -> tuple[subprocess.Popen[str], str]:
+    """The command with `--port 0`, and the first URL it prints once listening."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "adapter", *args, "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    return process, line.strip().rpartition(" ")[2]
+
+
+def stop(process: subprocess.Popen[str]) -> int:
+    process.send_signal(signal.SIGTERM)
+    return process.wait(timeout=10)
+
+
+def test_adapter_web_checks_a_trusted_origin(sites: Any, tmp_path: Path) -> None:
+    site = sites("sp-good")
+    trust = [arg for o in origins(site) for arg in ("--trust", o)]
+    process, url = start("web", *trust, "--rate-file", str(tmp_path / "rate.db"))
+    try:
+        assert url.endswith("/check"), url
+        got = requests.get(url, params={"url": site[0].url("/dataset/7")}, timeout=60)
+        assert got.status_code == 200
+        assert ">HARVESTABLE<" in got.text
+    finally:
+        assert stop(process) == 0
+
+
+def test_adapter_web_refuses_a_trust_that_is_not_a_url(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "adapter", "web", "--trust", "repo.example"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "'repo.example' is not an http(s) URL" in done.stderr
+
+
+def test_adapter_serve_has_the_check_page_beside_the_api(tmp_path: Path) -> None:
+    url = stores.sqlite_url(tmp_path)
+    store = Store.open(url)
+    node = node_settings()
+    put_dataset(store, node, "10.5555/w1", "Dataset w1")
+    store.close()
+    process, base = start("serve", "--store", url, "--node-id", node.id)
+    origin = base.removesuffix(f"/{node.short_name}/v2")
+    try:
+        assert requests.get(base + "/monitor/ping", timeout=10).status_code == 200
+        form = requests.get(origin + "/check", timeout=10)
+        assert form.status_code == 200 and 'name="url"' in form.text
+        assert "Content-Security-Policy" in form.headers
+        assert requests.get(origin + "/", timeout=10).status_code == 404  # the API's own
+    finally:
+        assert stop(process) == 0
