@@ -26,7 +26,7 @@ from urllib.parse import urlencode
 
 import jinja2
 
-from adapter.findings import catalogue
+from adapter.findings import FindingType, catalogue
 from adapter.models import DatasetReport
 from adapter.report import to_json
 from adapter.web.checking import BadInput, Checker
@@ -53,6 +53,12 @@ SECURITY_HEADERS = [
 FORM_OVERHEAD = 64 * 1024  # the form's other fields and multipart boundaries
 # the top-level paths this application answers (a dispatcher routes them here)
 PATHS = frozenset({"", "check", "findings", "static"})
+_STAGE_ORDER = {
+    name: i
+    for i, name in enumerate(
+        ["fetch", "robots", "discover", "sitemap", "extract", "normalize", "dataone", "signposting"]
+    )
+}
 _STATIC_TYPES = {".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8"}
 
 
@@ -86,7 +92,7 @@ class WebApp:
         self.rate = rate
         self.env = templates()
         self.static = {p.name: p.read_bytes() for p in (HERE / "static").iterdir() if p.is_file()}
-        self.catalogue = catalogue()
+        self.catalogue = by_stage(catalogue())
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         verb = str(environ.get("REQUEST_METHOD", "GET")).upper()
@@ -115,7 +121,7 @@ class WebApp:
         if path == "/check":
             return self.check(environ, verb)
         if path == "/findings":
-            return self.page(environ, "findings.html", "200 OK", {"types": self.catalogue})
+            return self.page(environ, "findings.html", "200 OK", {"groups": self.catalogue})
         if path.startswith("/static/") and path[8:] in self.static:
             name = path[8:]
             kind = _STATIC_TYPES.get(Path(name).suffix, "application/octet-stream")
@@ -189,6 +195,14 @@ class WebApp:
     ) -> Response:
         html = self.env.get_template(template).render(base=_base(environ), status=status, **context)
         return Response(status, html.encode("utf-8"), headers=[("Vary", "Accept")])
+
+
+def by_stage(types: list[FindingType]) -> list[tuple[str, list[FindingType]]]:
+    """The catalogue by stage (the code's first part), in the order a check meets them."""
+    groups: dict[str, list[FindingType]] = {}
+    for t in types:
+        groups.setdefault(t.code.split("/", 1)[0], []).append(t)
+    return sorted(groups.items(), key=lambda kv: (_STAGE_ORDER.get(kv[0], 99), kv[0]))
 
 
 def _is_http_url(value: object) -> bool:
