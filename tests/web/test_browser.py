@@ -1,0 +1,150 @@
+"""The check page in a real browser: Debian's chromium, driven by Playwright.
+
+Fills the form with a fixture site's URL, submits, reads the verdict and the
+findings, follows a finding's link to its catalogue entry, and keeps a
+screenshot of every page under `test-output/screenshots/` (listed in
+.gitignore). Skips only when no chromium is installed (`.ci/run` installs it).
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapter.findings import catalogue
+from tests.web.conftest import MakeWeb, origins
+
+ROOT = Path(__file__).resolve().parents[2]
+SCREENSHOTS = ROOT / "test-output" / "screenshots"
+CHROMIUM = next(
+    (p for p in ("/usr/bin/chromium", shutil.which("chromium") or "") if p and Path(p).exists()),
+    None,
+)
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="no chromium installed (apt-get install chromium; .ci/run does)"
+)
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from playwright import sync_api  # the test extra; only a missing chromium skips
+
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with sync_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(profile),
+            executable_path=CHROMIUM,
+            args=FLAGS,
+            headless=True,
+            viewport={"width": 1100, "height": 900},
+        )
+        try:
+            yield context
+        finally:
+            context.close()
+
+
+def shot(page: Any, name: str, full_page: bool = True) -> Path:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / f"{name}.png"
+    page.screenshot(path=str(path), full_page=full_page)
+    return path
+
+
+def test_form_check_reads_verdict_findings_and_catalogue(
+    browser: Any, make_web: MakeWeb, sites: Any
+) -> None:
+    site = sites("page-bad")
+    web = make_web(origins(site))
+    page = browser.new_page()
+    page.goto(web.url("/check"))
+    shot(page, "check-form")
+    page.fill("#url", site[0].url("/dataset/no-identifier.html"))
+    page.click("form.by-url button[type=submit]")
+    page.wait_for_selector("#verdict")
+    assert page.inner_text("#verdict .word") == "NOT HARVESTABLE"
+    assert "/check?url=" in page.url  # the form's address is the report's permalink
+    codes = page.locator(".finding a.code").all_inner_texts()
+    assert "dataone/identifier-missing" in codes
+    errors = page.locator("#stage-dataone .finding.error .message").all_inner_texts()
+    assert any("identifier" in text for text in errors)
+    shot(page, "check-report-not-harvestable")
+
+    page.click("#stage-dataone a.code:text-is('dataone/identifier-missing')")
+    page.wait_for_url("**/findings#dataone/identifier-missing")
+    entry = page.locator("[id='dataone/identifier-missing']")
+    assert entry.is_visible()
+    meaning = next(t for t in catalogue() if t.code == "dataone/identifier-missing")
+    assert entry.locator("dd").inner_text() == meaning.explanation
+    assert entry.locator(".sev").inner_text().lower() == "error"
+    shot(page, "findings-catalogue-entry", full_page=False)  # the entry, scrolled to
+    page.close()
+
+
+def test_good_page_shows_signposting_table(browser: Any, make_web: MakeWeb, sites: Any) -> None:
+    site = sites("sp-good")
+    web = make_web(origins(site))
+    page = browser.new_page()
+    page.goto(web.url("/check"))
+    page.fill("#url", site[0].url("/dataset/7"))
+    page.press("#url", "Enter")
+    page.wait_for_selector("#verdict")
+    assert page.inner_text("#verdict .word") == "HARVESTABLE"
+    rels = page.locator(".signposts table tbody tr td:first-child").all_inner_texts()
+    assert {"cite-as", "author", "license", "describedby", "item"} <= set(rels)
+    header = page.input_value("#link-header")
+    assert header.startswith("Link: ") and 'rel="cite-as"' in header
+    shot(page, "check-report-harvestable")
+    page.close()
+
+
+def test_pasted_jsonld_is_checked_without_a_fetch(browser: Any, make_web: MakeWeb) -> None:
+    web = make_web()
+    page = browser.new_page()
+    page.goto(web.url("/check"))
+    page.click("details.by-content summary")
+    page.fill(
+        "#content",
+        '{"@context": "https://schema.org/", "@type": "Dataset", "name": "Pasted cores",'
+        ' "identifier": "doi:10.5061/pasted.1"}',
+    )
+    page.fill("#address", "https://repository.example/dataset/pasted")
+    page.click("details.by-content button[type=submit]")
+    page.wait_for_selector("#verdict")
+    assert "Pasted cores" in page.inner_text(".dataset h2")
+    assert "https://repository.example/dataset/pasted" in page.inner_text("#verdict .target")
+    shot(page, "check-report-pasted")
+    page.close()
+
+
+def test_hostile_page_runs_no_script(browser: Any, make_web: MakeWeb, sites: Any) -> None:
+    site = sites("web-hostile")
+    web = make_web(origins(site))
+    page = browser.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(web.url("/check"))
+    page.fill("#url", site[0].url("/dataset/1"))
+    page.click("form.by-url button[type=submit]")
+    page.wait_for_selector("#verdict")
+    assert page.evaluate("typeof window.pwned") == "undefined"
+    assert page.locator("main script, main img").count() == 0
+    assert "<script>window.pwned='name'</script>" in page.inner_text(".dataset h2")
+    assert dialogs == []
+    shot(page, "check-report-hostile")
+    page.close()
