@@ -1,6 +1,7 @@
 """`adapter serve`: the DataONE Member Node read API over the store, under waitress.
 
-The check page (`adapter web`) is served beside it, at `/check` and `/findings`.
+The check page (`adapter web`) is served beside it, at `/check` and `/findings`,
+and with `--ops` the operator view of the store at `/ops`.
 
 One process serves every configured node at `http://HOST:PORT/<short name>/v2`.
 It opens the store without migrating it (the API never writes anything but
@@ -165,6 +166,13 @@ def serve_settings(
     "--contact-subject",
     help="Quick mode: the Node document's contactSubject (default: a placeholder).",
 )
+@click.option(
+    "--ops",
+    "with_ops",
+    is_flag=True,
+    help="Also serve the operator view of the store at /ops (every page's report: "
+    "put it behind access control).",
+)
 def serve(
     config_path: str | None,
     store_url: str | None,
@@ -177,12 +185,13 @@ def serve(
     submitter: str | None,
     rights_holder: str | None,
     contact_subject: str | None,
+    with_ops: bool = False,
 ) -> None:
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
     import waitress
 
     from adapter.api.accesslog import EventBuffer, StoreSink
-    from adapter.commands.web import build_app
+    from adapter.commands.web import build_app, operator_view
     from adapter.store.db import Store  # lazy: every command module loads for `adapter --help`
     from adapter.web.mount import Mount
 
@@ -214,12 +223,10 @@ def serve(
     api = MemberNodeApp(store, [], access_log=access_log)  # nodes once the port is known
     metrics = Metrics()
     metrics.collect_store(store)
+    ops = operator_view(store, settings if config_path else ()) if with_ops else None
+    web = build_app((o for s in settings for o in s.trusted_origins()), ops=ops)
     # the check page beside the API; /metrics and the health checks go to the API's wrapper
-    app = Mount(
-        build_app(o for s in settings for o in s.trusted_origins()),
-        OpsApp(metrics, store, api),
-        [s.short_name for s in settings],
-    )
+    app = Mount(web, OpsApp(metrics, store, api), [s.short_name for s in settings])
     server = waitress.create_server(
         app,
         host=host,

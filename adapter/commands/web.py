@@ -5,6 +5,10 @@ may reach public addresses only; the origins of the nodes in `--config`, and
 each `--trust URL`, are trusted as on the command line (a repository on the
 operator's own network). Each client address may start at most `--rate-limit`
 checks a minute, counted in a SQLite file that every server process shares.
+
+With a store (`--store`, or the store of `--config`) the operator's view of
+it is served at `/ops` too: nodes with their last and next runs, each run's
+findings by code down to the pages and their stored reports, the queue.
 """
 
 from __future__ import annotations
@@ -13,14 +17,17 @@ import signal
 from collections.abc import Iterable
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from adapter.service.logsetup import configure
 
 if TYPE_CHECKING:
+    from adapter.config.settings import NodeSettings
+    from adapter.store.db import Store
     from adapter.web.app import WebApp
+    from adapter.web.ops import Ops
 
 DEFAULT_RATE = 30  # checks a minute per client address
 DEFAULT_DEADLINE = 30.0  # seconds for one check
@@ -35,6 +42,18 @@ MAX_FORM_BODY = 11 * 1024 * 1024  # a page's worth of pasted HTML (max_page_byte
     multiple=True,
     metavar="URL",
     help="Also trust this origin (it may be on a private address). Repeatable.",
+)
+@click.option(
+    "--store",
+    "store_url",
+    help="Store URL for the operator view at /ops (default: the store of --config).",
+)
+@click.option(
+    "--ops/--no-ops",
+    "with_ops",
+    default=True,
+    show_default=True,
+    help="Serve the operator view of the store at /ops (needs --store or --config).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8090, show_default=True, type=click.IntRange(0, 65535))
@@ -63,6 +82,8 @@ MAX_FORM_BODY = 11 * 1024 * 1024  # a page's worth of pasted HTML (max_page_byte
 def web(
     config_path: str | None,
     trusted: tuple[str, ...],
+    store_url: str | None,
+    with_ops: bool,
     host: str,
     port: int,
     threads: int,
@@ -73,7 +94,13 @@ def web(
     """Serve the check page: a landing page URL, DOI or pasted HTML/JSON-LD in, the report out."""
     import waitress  # lazy: every command module loads for `adapter --help`
 
-    app = build_app(configured_origins(config_path, trusted), rate, rate_file, deadline)
+    from adapter.config.load import load_config
+
+    nodes = list(load_config(config_path).nodes) if config_path else []
+    if config_path and not store_url:
+        store_url = load_config(config_path).store_url
+    ops = operator_view(open_store(store_url), nodes) if with_ops and store_url else None
+    app = build_app(configured_origins(nodes, trusted), rate, rate_file, deadline, ops)
     configure("human", "INFO")
     server = waitress.create_server(
         app,
@@ -86,6 +113,8 @@ def web(
     )
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"Check page: http://{shown}:{server.effective_port}/check")
+    if ops is not None:
+        click.echo(f"Operator view: http://{shown}:{server.effective_port}/ops")
     click.echo("Ctrl-C stops.", err=True)
 
     def _stop(signum: int, _frame: FrameType | None) -> None:
@@ -98,20 +127,51 @@ def web(
         pass
     finally:
         server.close()
+        if ops is not None:
+            ops.store.close()
 
 
-def configured_origins(config_path: str | None, trusted: tuple[str, ...] = ()) -> list[str]:
+def configured_origins(nodes: Iterable[NodeSettings], trusted: Iterable[str] = ()) -> list[str]:
     """The origins the operator named: each node's start URLs, and each `--trust URL`."""
-    from adapter.config.load import load_config
-
-    for url in trusted:
+    origins = list(trusted)
+    for url in origins:
         if not url.startswith(("http://", "https://")):
             raise click.BadParameter(f"{url!r} is not an http(s) URL", param_hint="--trust")
-    origins = list(trusted)
-    if config_path:
-        for node in load_config(config_path).nodes:
-            origins.extend(node.trusted_origins())
+    for node in nodes:
+        origins.extend(node.trusted_origins())
     return origins
+
+
+def open_store(url: str) -> Store:
+    """The store, only read: a SQLite file that is not there is an error, never created."""
+    from adapter.errors import StoreError
+    from adapter.store.db import Store
+
+    if url.startswith("sqlite:///") and ":memory:" not in url:
+        path = Path(url.removeprefix("sqlite:///").split("?", 1)[0])
+        if not path.is_file():
+            raise StoreError(f"{url}: no store file at {path}; run `adapter sync` to create it")
+    return Store.open(url, create=False)
+
+
+def operator_view(store: Store, nodes: Iterable[NodeSettings] = ()) -> Ops:
+    """The /ops pages over `store`, with the configured nodes' names and next runs."""
+    from datetime import UTC, datetime
+
+    from adapter.commands.status_view import next_run
+    from adapter.web.ops import Ops, when
+
+    by_id = {node.id: node for node in nodes}
+
+    def _next(node_id: str, last: Any) -> str | None:  # a RunInfo, or None
+        node = by_id.get(node_id)
+        if node is None:
+            return None
+        due = next_run(node, last)
+        late = " (overdue: is `adapter schedule` running?)" if due < datetime.now(UTC) else ""
+        return when(due) + late
+
+    return Ops(store, {n.id: n.name for n in by_id.values()}, _next)
 
 
 def build_app(
@@ -119,6 +179,7 @@ def build_app(
     rate: int = DEFAULT_RATE,
     rate_file: str | None = None,
     deadline: float = DEFAULT_DEADLINE,
+    ops: Ops | None = None,
 ) -> WebApp:
     """The check page's WSGI application, as `adapter web` and `adapter serve` run it."""
     from adapter.limits import DEFAULT_LIMITS
@@ -128,4 +189,4 @@ def build_app(
 
     checker = Checker(tuple(trusted_origins), DEFAULT_LIMITS, deadline)
     limit = RateLimit(Path(rate_file) if rate_file else default_path(), rate)
-    return WebApp(checker, limit)
+    return WebApp(checker, limit, ops)

@@ -5,6 +5,8 @@
     POST /check                 url, or pasted `content`, or an uploaded `file`
     GET  /findings              the finding catalogue, one anchor per code
     GET  /static/NAME           the style sheet
+    GET  /ops...                the operator's view of the store (`adapter.web.ops`), when
+                                the application has a store
 
 `Accept: application/json` on /check answers the JSON report of
 `adapter check-dataset --json` instead of the page. Everything is imported
@@ -29,8 +31,10 @@ import jinja2
 from adapter.findings import FindingType, catalogue
 from adapter.models import DatasetReport
 from adapter.report import to_json
+from adapter.store import overview
 from adapter.web.checking import BadInput, Checker
 from adapter.web.forms import Form, TooLarge, body_form, query_form
+from adapter.web.ops import Ops, code_counts, run_chart, when
 from adapter.web.ratelimit import RateLimit
 from adapter.web.view import report_view
 
@@ -52,7 +56,7 @@ SECURITY_HEADERS = [
 ]
 FORM_OVERHEAD = 64 * 1024  # the form's other fields and multipart boundaries
 # the top-level paths this application answers (a dispatcher routes them here)
-PATHS = frozenset({"", "check", "findings", "static"})
+PATHS = frozenset({"", "check", "findings", "static", "ops"})
 _STAGE_ORDER = {
     name: i
     for i, name in enumerate(
@@ -78,6 +82,7 @@ def templates() -> jinja2.Environment:
         lstrip_blocks=True,
         undefined=jinja2.StrictUndefined,
     )
+    env.filters["when"] = when
     env.tests["http_url"] = _is_http_url  # only these become links: never javascript: or data:
     for name in env.list_templates():  # compiled now, not on the first request
         env.get_template(name)
@@ -87,9 +92,12 @@ def templates() -> jinja2.Environment:
 class WebApp:
     """The check page; `rate` limits the checks per client address (None: no limit)."""
 
-    def __init__(self, checker: Checker, rate: RateLimit | None = None) -> None:
+    def __init__(
+        self, checker: Checker, rate: RateLimit | None = None, ops: Ops | None = None
+    ) -> None:
         self.checker = checker
         self.rate = rate
+        self.ops = ops
         self.env = templates()
         self.static = {p.name: p.read_bytes() for p in (HERE / "static").iterdir() if p.is_file()}
         self.catalogue = by_stage(catalogue())
@@ -122,6 +130,8 @@ class WebApp:
             return self.check(environ, verb)
         if path == "/findings":
             return self.page(environ, "findings.html", "200 OK", {"groups": self.catalogue})
+        if path == "/ops" or path.startswith("/ops/"):
+            return self.operator(environ, path)
         if path.startswith("/static/") and path[8:] in self.static:
             name = path[8:]
             kind = _STATIC_TYPES.get(Path(name).suffix, "application/octet-stream")
@@ -169,6 +179,46 @@ class WebApp:
         response.headers.append(("Cache-Control", "no-store"))
         return response
 
+    # -- the operator's view ---------------------------------------------------
+
+    def operator(self, environ: dict[str, Any], path: str) -> Response:
+        context: dict[str, Any]
+        if self.ops is None:
+            why = "the operator view needs a store: --config or --store"
+            context = {"missing": path, "why": why}
+            return self.page(environ, "error.html", "404 Not Found", context)
+        ops, q = self.ops, query_form(environ)
+        node = q.get("node")
+        if path == "/ops":
+            runs = ops.recent_runs()
+            context = {"nodes": ops.nodes(), "runs": runs, "chart": run_chart(runs)}
+            return self.page(environ, "ops.html", "200 OK", context)
+        if path.startswith("/ops/runs/") and path[10:].isdigit():
+            run = overview.run(ops.store, int(path[10:]))
+            if run is not None:
+                context = {"run": run, "codes": code_counts(run)}
+                return self.page(environ, "ops_run.html", "200 OK", context)
+        elif path == "/ops/pages" and node:
+            code, status = q.get("code") or None, q.get("status") or None
+            rows = overview.pages(ops.store, node, code=code, status=status)
+            context = {"node": node, "code": code, "state": status, "rows": rows}
+            return self.page(environ, "ops_pages.html", "200 OK", context)
+        elif path == "/ops/page" and node:
+            row = overview.page(ops.store, node, q.get("url"))
+            if row is not None:
+                return self.page(environ, "ops_page.html", "200 OK", {"row": row})
+        elif path == "/ops/queue":
+            events = ops.store.outbox(node or None, limit=500)
+            context = {"node": node, "events": events}
+            return self.page(environ, "ops_queue.html", "200 OK", context)
+        elif path == "/ops/failures":
+            nodes = [node] if node else ops.node_ids()
+            failures = [f for n in nodes for f in ops.store.sync_failures(n, limit=100)]
+            failures.sort(key=lambda f: f.received_at, reverse=True)
+            context = {"node": node, "failures": failures}
+            return self.page(environ, "ops_failures.html", "200 OK", context)
+        return self.page(environ, "error.html", "404 Not Found", {"missing": path})
+
     def _form(self, environ: dict[str, Any], verb: str) -> Form:
         if verb == "POST":
             return body_form(environ, self.checker.limits.max_page_bytes + FORM_OVERHEAD)
@@ -193,7 +243,9 @@ class WebApp:
     def page(
         self, environ: dict[str, Any], template: str, status: str, context: dict[str, Any]
     ) -> Response:
-        html = self.env.get_template(template).render(base=_base(environ), status=status, **context)
+        html = self.env.get_template(template).render(
+            base=_base(environ), status=status, ops_on=self.ops is not None, **context
+        )
         return Response(status, html.encode("utf-8"), headers=[("Vary", "Accept")])
 
 

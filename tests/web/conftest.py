@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from adapter.commands.web import operator_view
+from adapter.config.load import quick_node
+from adapter.config.settings import AdapterConfig, NodeSettings
+from adapter.store.db import Store
+from adapter.sync.outcome import RunSummary
+from adapter.sync.run import run_node
 from adapter.web.app import WebApp
 from adapter.web.checking import Checker
 from adapter.web.ratelimit import RateLimit
+from tests.support import stores
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.web import ServedWeb, serve_wsgi
 
@@ -54,3 +62,43 @@ def make_web(tmp_path: Path) -> Iterator[MakeWeb]:
 
 def origins(servers: list[SiteServer]) -> list[str]:
     return [s.origin for s in servers]
+
+
+# -- the operator view: a store two real sync runs wrote -------------------------
+
+NODE_ID = "urn:node:OPSTEST"
+FAILURE = (
+    '<error name="SynchronizationFailed" detailCode="6001">'
+    '<description>bad <b>"x"</b></description></error>'
+)
+
+
+@dataclass
+class World:
+    web: ServedWeb
+    store: Store
+    node: NodeSettings
+    runs: list[RunSummary]
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+    """The sync-change site synced twice, a failure report, the view served over it."""
+    servers = start_site("sync-change")
+    url = stores.sqlite_url(tmp_path_factory.mktemp("ops"))
+    node = quick_node(
+        servers[0].url("/sitemap.xml"),
+        NODE_ID,
+        name="Ops test repository",
+        politeness={"requests_per_second": 200, "concurrency": 1},
+        schedule={"interval_minutes": 60},
+    )
+    config = AdapterConfig(store_url=url, nodes=(node,))
+    runs = [run_node(config, node, processes=1) for _ in range(2)]
+    store = Store.open(url, create=False)
+    store.log_sync_failure(NODE_ID, "sha256:abc", FAILURE)
+    app = WebApp(Checker(), None, operator_view(store, [node]))
+    with serve_wsgi(app) as web:
+        yield World(web, store, node, runs)
+    store.close()
+    stop(servers)

@@ -8,6 +8,7 @@ screenshot of every page under `test-output/screenshots/` (listed in
 
 from __future__ import annotations
 
+import re
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from adapter.findings import catalogue
-from tests.web.conftest import MakeWeb, origins
+from tests.web.conftest import NODE_ID, MakeWeb, World, origins
 
 ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = ROOT / "test-output" / "screenshots"
@@ -147,4 +148,26 @@ def test_hostile_page_runs_no_script(browser: Any, make_web: MakeWeb, sites: Any
     assert "<script>window.pwned='name'</script>" in page.inner_text(".dataset h2")
     assert dialogs == []
     shot(page, "check-report-hostile")
+    page.close()
+
+
+def test_operator_drills_down_from_a_run_to_a_pages_report(browser: Any, world: World) -> None:
+    page = browser.new_page()
+    page.goto(world.web.url("/ops"))
+    assert NODE_ID in page.inner_text("table.nodes")
+    assert page.locator(".chart svg rect.seg").count() >= len(world.runs)
+    shot(page, "ops-nodes")
+    first = world.runs[0]
+    page.click(f"table.runs a:text-is('{first.run_id}')")
+    page.wait_for_url(f"**/ops/runs/{first.run_id}")
+    shot(page, "ops-run")
+    code = sorted(first.not_harvestable)[0]
+    row = page.locator("tr", has=page.locator(f"a.code:text-is('{code}')"))
+    row.locator("text=the pages").click()
+    page.wait_for_url(re.compile(r".*/ops/pages\?.*code="))
+    shot(page, "ops-pages-with-code")
+    page.locator("td.url a").first.click()
+    page.wait_for_url(re.compile(r".*/ops/page\?.*url="))
+    assert code in page.locator(".finding a.code").all_inner_texts()
+    shot(page, "ops-page-report")
     page.close()

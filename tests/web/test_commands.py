@@ -78,5 +78,45 @@ def test_adapter_serve_has_the_check_page_beside_the_api(tmp_path: Path) -> None
         assert form.status_code == 200 and 'name="url"' in form.text
         assert "Content-Security-Policy" in form.headers
         assert requests.get(origin + "/", timeout=10).status_code == 404  # the API's own
+        assert requests.get(origin + "/ops", timeout=10).status_code == 404  # not without --ops
     finally:
         assert stop(process) == 0
+    process, base = start("serve", "--store", url, "--node-id", node.id, "--ops")
+    origin = base.removesuffix(f"/{node.short_name}/v2")
+    try:
+        ops = requests.get(origin + "/ops", timeout=10)
+        assert ops.status_code == 200 and node.id in ops.text
+        queue = requests.get(origin + "/ops/queue", params={"node": node.id}, timeout=10)
+        assert "doi:10.5555/w1" in queue.text
+    finally:
+        assert stop(process) == 0
+
+
+def test_adapter_web_with_a_store_serves_the_operator_view(tmp_path: Path) -> None:
+    url = stores.sqlite_url(tmp_path)
+    store = Store.open(url)
+    node = node_settings()
+    put_dataset(store, node, "10.5555/w2", "Dataset w2")
+    store.close()
+    process, check = start("web", "--store", url, "--rate-file", str(tmp_path / "rate.db"))
+    try:
+        ops = requests.get(check.removesuffix("/check") + "/ops", timeout=10)
+        assert ops.status_code == 200
+        assert node.id in ops.text and "1 pending" in ops.text
+    finally:
+        assert stop(process) == 0
+
+
+def test_adapter_web_refuses_a_store_file_that_is_not_there(tmp_path: Path) -> None:
+    missing = f"sqlite:///{tmp_path}/none.db"
+    done = subprocess.run(
+        [sys.executable, "-m", "adapter", "web", "--store", missing],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "no store file" in done.stderr
+    assert not (tmp_path / "none.db").exists()

@@ -12,6 +12,7 @@ import pytest
 import requests
 
 from adapter.commands.web import build_app, configured_origins
+from adapter.config.load import load_config
 from adapter.errors import FetchError
 from adapter.http.addresses import AddressPolicy
 from adapter.limits import DEFAULT_LIMITS
@@ -80,7 +81,8 @@ def test_the_operators_configured_origins_are_trusted(sites: Any, tmp_path: Path
             """
         )
     )
-    app = build_app(configured_origins(str(config)), rate_file=str(tmp_path / "rate.db"))
+    nodes = load_config(str(config)).nodes
+    app = build_app(configured_origins(nodes), rate_file=str(tmp_path / "rate.db"))
     with serve_wsgi(app) as web:
         report = web_report(web, site[0].url("/dataset/7"))
         other = web_report(web, site[1].url("/"))  # the site's second host: not named
