@@ -96,9 +96,13 @@ def web(
 
     from adapter.config.load import load_config
 
-    nodes = list(load_config(config_path).nodes) if config_path else []
-    if config_path and not store_url:
-        store_url = load_config(config_path).store_url
+    config = load_config(config_path) if config_path else None
+    nodes = list(config.nodes) if config else []
+    if config is not None and not store_url and with_ops:
+        if store_exists(config.store_url):
+            store_url = config.store_url
+        else:  # nothing synced yet: the check page alone, and say why
+            click.echo(f"No operator view: no store yet at {config.store_url}", err=True)
     ops = operator_view(open_store(store_url), nodes) if with_ops and store_url else None
     app = build_app(configured_origins(nodes, trusted), rate, rate_file, deadline, ops)
     configure("human", "INFO")
@@ -147,11 +151,16 @@ def open_store(url: str) -> Store:
     from adapter.errors import StoreError
     from adapter.store.db import Store
 
-    if url.startswith("sqlite:///") and ":memory:" not in url:
-        path = Path(url.removeprefix("sqlite:///").split("?", 1)[0])
-        if not path.is_file():
-            raise StoreError(f"{url}: no store file at {path}; run `adapter sync` to create it")
+    if not store_exists(url):
+        raise StoreError(f"{url}: no store file there; run `adapter sync` to create it")
     return Store.open(url, create=False)
+
+
+def store_exists(url: str) -> bool:
+    """False for a SQLite file that is not there (a server URL is taken as there)."""
+    if url.startswith("sqlite:///") and ":memory:" not in url:
+        return Path(url.removeprefix("sqlite:///").split("?", 1)[0]).is_file()
+    return True
 
 
 def operator_view(store: Store, nodes: Iterable[NodeSettings] = ()) -> Ops:

@@ -120,3 +120,24 @@ def test_adapter_web_refuses_a_store_file_that_is_not_there(tmp_path: Path) -> N
     assert done.returncode == 2
     assert "no store file" in done.stderr
     assert not (tmp_path / "none.db").exists()
+
+
+def test_adapter_web_with_a_config_not_synced_yet_serves_the_check_page(tmp_path: Path) -> None:
+    config = tmp_path / "node.yaml"
+    config.write_text(
+        f"store_url: sqlite:///{tmp_path}/not-yet.db\n"
+        "nodes:\n"
+        "  - id: urn:node:WEBTEST\n"
+        "    name: Web test\n"
+        '    start: {entry_urls: ["https://repo.example/"]}\n'
+        "    dataone: {submitter: x, rights_holder: x, contact_subject: x}\n"
+    )
+    process, check = start("web", "--config", str(config), "--rate-file", str(tmp_path / "r.db"))
+    try:
+        assert requests.get(check, timeout=10).status_code == 200
+        assert requests.get(check.removesuffix("/check") + "/ops", timeout=10).status_code == 404
+    finally:
+        assert stop(process) == 0
+    assert process.stderr is not None
+    assert "No operator view: no store yet" in process.stderr.read()
+    assert not (tmp_path / "not-yet.db").exists()
