@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 import jinja2
+import markupsafe
 
 from adapter.findings import FindingType, catalogue
 from adapter.models import DatasetReport
@@ -83,6 +85,7 @@ def templates() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined,
     )
     env.filters["when"] = when
+    env.filters["ticks"] = ticks
     env.tests["http_url"] = _is_http_url  # only these become links: never javascript: or data:
     for name in env.list_templates():  # compiled now, not on the first request
         env.get_template(name)
@@ -255,6 +258,12 @@ def by_stage(types: list[FindingType]) -> list[tuple[str, list[FindingType]]]:
     for t in types:
         groups.setdefault(t.code.split("/", 1)[0], []).append(t)
     return sorted(groups.items(), key=lambda kv: (_STAGE_ORDER.get(kv[0], 99), kv[0]))
+
+
+def ticks(text: object) -> markupsafe.Markup:
+    """`name` as <code>name</code>, after escaping everything: safe for a stranger's text."""
+    escaped = str(markupsafe.escape(text))
+    return markupsafe.Markup(re.sub(r"`([^`<>]+)`", r"<code>\1</code>", escaped))
 
 
 def _is_http_url(value: object) -> bool:

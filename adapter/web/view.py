@@ -10,6 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from adapter.dataone.requirements import (
+    DESCRIPTION_MISSING,
+    DOI_NOT_IN_IDENTIFIER,
+    IDENTIFIER_EMPTY,
+    IDENTIFIER_MISSING,
+    IDENTIFIER_NOT_DOI,
+    NAME_MISSING,
+    REQUIREMENTS,
+    URL_MISSING,
+)
 from adapter.doi import doi_url
 from adapter.findings import Finding, Severity
 from adapter.jsonld.framed import first_literal
@@ -31,6 +41,25 @@ STAGE_TITLES = {
 }
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
+# DataONE's profile (specs.md 2.4): what it needs of a Dataset, then what it recommends;
+# each item fails on the codes of the rules that check it (imported, so they cannot drift)
+ESSENTIAL = (
+    (
+        "a DOI in `identifier`",
+        (IDENTIFIER_MISSING, IDENTIFIER_EMPTY, IDENTIFIER_NOT_DOI, DOI_NOT_IN_IDENTIFIER),
+    ),
+    ("a `name` (the title)", (NAME_MISSING,)),
+    ("a `description` (the abstract)", (DESCRIPTION_MISSING,)),
+    ("a `url` back to the landing page", (URL_MISSING,)),
+)
+RECOMMENDED = (
+    ("an `@id` IRI", "id"),
+    ("a `dateModified`", "date-modified"),
+    ("a metadata record in `encoding` or `subjectOf`", "encoding"),
+    ("a data download in `distribution`", "distribution"),
+    ("a Signposting `cite-as` link that agrees with the DOI", "signposting/cite-as"),
+)
+
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
@@ -44,6 +73,14 @@ class Verdict:
     info: int
     to_fix: list[str]  # codes of the errors, in order of appearance
     path: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckItem:
+    label: str
+    essential: bool
+    state: str  # ok | missing | improve | not reached
+    codes: list[str]  # the codes that say why it is not ok
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +142,7 @@ class ProposalView:
 @dataclass(slots=True)
 class ReportView:
     verdict: Verdict
+    checklist: list[CheckItem]
     datasets: list[DatasetView]
     stages: list[StageView]
     signposts: list[SignpostRow]
@@ -117,6 +155,7 @@ class ReportView:
 def report_view(report: DatasetReport) -> ReportView:
     return ReportView(
         verdict=verdict(report),
+        checklist=checklist(report),
         datasets=[_dataset(d, i, len(report.datasets)) for i, d in enumerate(report.datasets, 1)],
         stages=stages(report),
         signposts=signpost_rows(report),
@@ -147,6 +186,36 @@ def verdict(report: DatasetReport) -> Verdict:
         to_fix=list(dict.fromkeys(f.code for f in every if f.severity is Severity.ERROR)),
         path=list(report.path) if len(report.path) > 1 else [],
     )
+
+
+def checklist(report: DatasetReport) -> list[CheckItem]:
+    """The profile's requirements, each ok or not for the Dataset the page is about."""
+    pages = landing_urls(report)
+    dataset, _ = primary_dataset(report.datasets, report.signposts, pages)
+    found = CheckItem("a schema.org Dataset on the page", True, "ok", [])
+    if dataset is None:
+        codes = [f.code for f in report.findings if f.severity is Severity.ERROR]
+        reached = report.fetched is not None and not report.not_modified
+        found = CheckItem(found.label, True, "missing" if reached else "not reached", codes[:3])
+    seen = [*report.findings, *(dataset.findings if dataset else [])]
+    items = [found]
+    for label, types in ESSENTIAL:
+        items.append(_item(label, True, {t.code for t in types}, seen, dataset is not None))
+    for label, name in RECOMMENDED:
+        items.append(_item(label, False, set(REQUIREMENTS[name]), seen, dataset is not None))
+    return items
+
+
+def _item(
+    label: str, essential: bool, codes: set[str], seen: list[Finding], reached: bool
+) -> CheckItem:
+    if not reached:
+        return CheckItem(label, essential, "not reached", [])
+    hits = sorted((f for f in seen if f.code in codes), key=lambda f: _SEVERITY_ORDER[f.severity])
+    if not hits:
+        return CheckItem(label, essential, "ok", [])
+    state = "missing" if hits[0].severity is Severity.ERROR else "improve"
+    return CheckItem(label, essential, state, list(dict.fromkeys(f.code for f in hits)))
 
 
 def _dataset(d: DatasetResult, index: int, count: int) -> DatasetView:

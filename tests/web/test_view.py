@@ -1,0 +1,54 @@
+"""The report laid out for the page: the profile's checklist, the stages, safe markup."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from adapter.web.app import ticks
+from adapter.web.checking import Checker
+from adapter.web.view import CheckItem, report_view
+from tests.web.conftest import origins
+
+
+def by_label(items: list[CheckItem]) -> dict[str, CheckItem]:
+    return {item.label: item for item in items}
+
+
+def test_a_good_page_passes_every_essential(sites: Any) -> None:
+    site = sites("sp-good")
+    view = report_view(Checker(tuple(origins(site))).check_url(site[0].url("/dataset/7")))
+    essentials = [item for item in view.checklist if item.essential]
+    assert essentials and all(item.state == "ok" for item in essentials), essentials
+    assert view.verdict.word == "HARVESTABLE"
+
+
+def test_a_missing_identifier_fails_its_item_with_the_code(sites: Any) -> None:
+    site = sites("page-bad")
+    checker = Checker(tuple(origins(site)))
+    view = report_view(checker.check_url(site[0].url("/dataset/no-identifier.html")))
+    items = by_label(view.checklist)
+    assert items["a DOI in `identifier`"].state == "missing"
+    assert "dataone/identifier-missing" in items["a DOI in `identifier`"].codes
+    assert items["a schema.org Dataset on the page"].state == "ok"
+    assert items["a `dateModified`"].state == "improve"
+    dataone = next(s for s in view.stages if s.key == "dataone")
+    assert dataone.state == "error"
+    assert [f.severity for f in dataone.findings] == sorted(
+        (f.severity for f in dataone.findings), key=["error", "warning", "info"].index
+    )
+
+
+def test_a_page_never_fetched_leaves_the_checklist_not_reached() -> None:
+    view = report_view(Checker().check_url("http://10.0.0.1/dataset"))  # refused: private
+    items = by_label(view.checklist)
+    assert items["a schema.org Dataset on the page"].state == "not reached"
+    assert {i.state for i in view.checklist} == {"not reached"}
+    assert [s.state for s in view.stages if s.key != "fetch"] == ["not reached"] * 4
+    assert view.proposal is None
+
+
+def test_backticks_become_code_only_after_escaping() -> None:
+    assert str(ticks("no `name`")) == "no <code>name</code>"
+    hostile = ticks('`<script>alert(1)</script>` and "`x`"')
+    assert "<script>" not in str(hostile)
+    assert str(hostile).startswith("<code>&lt;script&gt;")  # markup inside stays text
