@@ -59,6 +59,12 @@ MAX_FORM_BODY = 11 * 1024 * 1024  # a page's worth of pasted HTML (max_page_byte
 @click.option("--port", default=8090, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256))
 @click.option(
+    "--trusted-proxy",
+    metavar="ADDRESS",
+    help="The reverse proxy in front (its address): the rate limit then counts the client "
+    "its X-Forwarded-For names, not the proxy.",
+)
+@click.option(
     "--rate-limit",
     "rate",
     default=DEFAULT_RATE,
@@ -87,6 +93,7 @@ def web(
     host: str,
     port: int,
     threads: int,
+    trusted_proxy: str | None,
     rate: int,
     rate_file: str | None,
     deadline: float,
@@ -114,6 +121,7 @@ def web(
         ident="adapter",
         max_request_body_size=MAX_FORM_BODY,
         clear_untrusted_proxy_headers=True,
+        **_proxy(trusted_proxy),
     )
     shown = f"[{host}]" if ":" in host else host
     click.echo(f"Check page: http://{shown}:{server.effective_port}/check")
@@ -133,6 +141,13 @@ def web(
         server.close()
         if ops is not None:
             ops.store.close()
+
+
+def _proxy(address: str | None) -> dict[str, Any]:
+    """waitress's settings to take REMOTE_ADDR from the proxy's X-Forwarded-For."""
+    if not address:
+        return {}
+    return {"trusted_proxy": address, "trusted_proxy_headers": {"x-forwarded-for"}}
 
 
 def configured_origins(nodes: Iterable[NodeSettings], trusted: Iterable[str] = ()) -> list[str]:

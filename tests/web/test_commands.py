@@ -141,3 +141,27 @@ def test_adapter_web_with_a_config_not_synced_yet_serves_the_check_page(tmp_path
     assert process.stderr is not None
     assert "No operator view: no store yet" in process.stderr.read()
     assert not (tmp_path / "not-yet.db").exists()
+
+
+def test_behind_a_trusted_proxy_the_rate_limit_counts_forwarded_clients(tmp_path: Path) -> None:
+    refused = {"url": "http://10.0.0.1/dataset"}  # a check that never leaves the machine
+
+    def status(check: str, client: str) -> int:
+        headers = {"X-Forwarded-For": client}
+        return requests.get(check, params=refused, headers=headers, timeout=30).status_code
+
+    args = ("web", "--rate-limit", "1", "--rate-file")
+    process, check = start(*args, str(tmp_path / "a.db"), "--trusted-proxy", "127.0.0.1")
+    try:
+        assert [status(check, c) for c in ("192.0.2.1", "192.0.2.2", "192.0.2.1")] == [
+            200,
+            200,
+            429,
+        ]
+    finally:
+        assert stop(process) == 0
+    process, check = start(*args, str(tmp_path / "b.db"))  # no proxy: the header is ignored
+    try:
+        assert [status(check, c) for c in ("192.0.2.1", "192.0.2.2")] == [200, 429]
+    finally:
+        assert stop(process) == 0
