@@ -10,7 +10,7 @@ SQL (the JSON as stored) and confirmed on the parsed report.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -60,7 +60,9 @@ def pages(
     """The node's pages, by URL; only those whose last report has `code`, or in `status`."""
     f = t.frontier
     q = select(f).where(f.c.node_id == node_id).order_by(f.c.url)
-    if status is not None:
+    if status == "unchecked":  # as status_counts names pages never fetched
+        q = q.where(f.c.last_status.is_(None))
+    elif status is not None:
         q = q.where(f.c.last_status == status)
     if code is not None:
         q = q.where(f.c.last_report.contains(json.dumps(code), autoescape=True))
@@ -142,13 +144,4 @@ def _has_code(report: dict[str, Any] | None, code: str) -> bool:
 
 
 def _without_report(page: PageRow) -> PageRow:
-    return PageRow(
-        page.node_id,
-        page.url,
-        page.last_status,
-        page.http_status,
-        page.last_checked_at,
-        page.due,
-        page.missing_runs,
-        None,
-    )
+    return replace(page, report=None)
