@@ -110,6 +110,10 @@ def test_good_page_shows_signposting_table(browser: Any, make_web: MakeWeb, site
     assert {"cite-as", "author", "license", "describedby", "item"} <= set(rels)
     header = page.input_value("#link-header")
     assert header.startswith("Link: ") and 'rel="cite-as"' in header
+    browser.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.click("#link-header + button.copy-button")
+    page.wait_for_selector("#link-header + button.copy-button:text-is('Copied')")
+    assert page.evaluate("navigator.clipboard.readText()") == header
     shot(page, "check-report-harvestable")
     page.close()
 
