@@ -224,7 +224,8 @@ def serve(
     metrics = Metrics()
     metrics.collect_store(store)
     ops = operator_view(store, settings if config_path else ()) if with_ops else None
-    web = build_app((o for s in settings for o in s.trusted_origins()), ops=ops)
+    origins = (o for s in settings for o in s.trusted_origins())
+    web = build_app(origins, ops=ops, max_checks=max(1, threads // 2))
     # the check page beside the API; /metrics and the health checks go to the API's wrapper
     app = Mount(web, OpsApp(metrics, store, api), [s.short_name for s in settings])
     server = waitress.create_server(

@@ -111,7 +111,8 @@ def web(
         else:  # nothing synced yet: the check page alone, and say why
             click.echo(f"No operator view: no store yet at {config.store_url}", err=True)
     ops = operator_view(open_store(store_url), nodes) if with_ops and store_url else None
-    app = build_app(configured_origins(nodes, trusted), rate, rate_file, deadline, ops)
+    origins = configured_origins(nodes, trusted)
+    app = build_app(origins, rate, rate_file, deadline, ops, max_checks=max(1, threads // 2))
     configure("human", "INFO")
     server = waitress.create_server(
         app,
@@ -204,8 +205,14 @@ def build_app(
     rate_file: str | None = None,
     deadline: float = DEFAULT_DEADLINE,
     ops: Ops | None = None,
+    max_checks: int = 4,
 ) -> WebApp:
-    """The check page's WSGI application, as `adapter web` and `adapter serve` run it."""
+    """The check page's WSGI application, as `adapter web` and `adapter serve` run it.
+
+    `max_checks`: checks at once; the commands give half the server's threads, so
+    slow strangers' sites never leave the other pages (or the Member Node API)
+    without a thread.
+    """
     from adapter.limits import DEFAULT_LIMITS
     from adapter.web.app import WebApp
     from adapter.web.checking import Checker
@@ -213,4 +220,4 @@ def build_app(
 
     checker = Checker(tuple(trusted_origins), DEFAULT_LIMITS, deadline)
     limit = RateLimit(Path(rate_file) if rate_file else default_path(), rate)
-    return WebApp(checker, limit, ops)
+    return WebApp(checker, limit, ops, max_checks)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,8 @@ SECURITY_HEADERS = [
     ("Referrer-Policy", "no-referrer"),
     ("X-Frame-Options", "DENY"),
 ]
+MAX_CHECKS = 4  # checks at once per process (a waitress server has 8 threads by default)
+BUSY_RETRY = 5  # seconds a client told "busy" waits
 FORM_OVERHEAD = 64 * 1024  # the form's other fields and multipart boundaries
 # the top-level paths this application answers (a dispatcher routes them here)
 PATHS = frozenset({"", "check", "findings", "static", "ops"})
@@ -96,11 +99,18 @@ class WebApp:
     """The check page; `rate` limits the checks per client address (None: no limit)."""
 
     def __init__(
-        self, checker: Checker, rate: RateLimit | None = None, ops: Ops | None = None
+        self,
+        checker: Checker,
+        rate: RateLimit | None = None,
+        ops: Ops | None = None,
+        max_checks: int = MAX_CHECKS,
     ) -> None:
         self.checker = checker
         self.rate = rate
         self.ops = ops
+        # checks wait on strangers' servers: they never take every server thread
+        self.running = threading.BoundedSemaphore(max_checks)
+        self.max_checks = max_checks
         self.env = templates()
         self.static = {p.name: p.read_bytes() for p in (HERE / "static").iterdir() if p.is_file()}
         self.catalogue = by_stage(catalogue())
@@ -157,22 +167,18 @@ class WebApp:
                 return self._refusal(environ, "400 Bad Request", message, form, wants_json)
             return self.page(environ, "check.html", "200 OK", {"form": form, "report": None})
         client = str(environ.get("REMOTE_ADDR") or "-")
-        if self.rate is not None:
-            decision = self.rate.admit(client)
-            if not decision.allowed:
-                message = (
-                    f"at most {self.rate.per_minute} checks a minute from one address; "
-                    f"try again in {decision.retry_after} s"
-                )
-                response = self._refusal(
-                    environ, "429 Too Many Requests", message, form, wants_json
-                )
-                response.headers.append(("Retry-After", str(decision.retry_after)))
-                return response
-        try:
+        refused = self._admit(client)
+        if refused is not None:
+            status, message, wait = refused
+            response = self._refusal(environ, status, message, form, wants_json)
+            response.headers.append(("Retry-After", str(wait)))
+            return response
+        try:  # admitted: holds one of the running slots
             report = self._run(form)
         except BadInput as exc:
             return self._refusal(environ, "400 Bad Request", str(exc), form, wants_json)
+        finally:
+            self.running.release()
         log.info("web check %s from %s: harvestable=%s", report.url, client, report.harvestable)
         if wants_json:
             return _json("200 OK", to_json(report))
@@ -181,6 +187,25 @@ class WebApp:
         response = self.page(environ, "check.html", "200 OK", context)
         response.headers.append(("Cache-Control", "no-store"))
         return response
+
+    def _admit(self, client: str) -> tuple[str, str, int] | None:
+        """None and a running slot taken, or (status, why, Retry-After) refusing the check.
+
+        A server that is busy refuses before the client's budget is counted.
+        """
+        if not self.running.acquire(blocking=False):
+            why = f"{self.max_checks} checks are running already; try again in a few seconds"
+            return "503 Service Unavailable", why, BUSY_RETRY
+        if self.rate is not None:
+            decision = self.rate.admit(client)
+            if not decision.allowed:
+                self.running.release()
+                why = (
+                    f"at most {self.rate.per_minute} checks a minute from one address; "
+                    f"try again in {decision.retry_after} s"
+                )
+                return "429 Too Many Requests", why, decision.retry_after
+        return None
 
     # -- the operator's view ---------------------------------------------------
 

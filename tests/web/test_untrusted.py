@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import textwrap
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,9 @@ from adapter.config.load import load_config
 from adapter.errors import FetchError
 from adapter.http.addresses import AddressPolicy
 from adapter.limits import DEFAULT_LIMITS
+from adapter.web.app import WebApp
 from adapter.web.checking import Checker, DeadlineFetcher
+from adapter.web.ratelimit import RateLimit
 from tests.support.web import serve_wsgi
 from tests.web.conftest import MakeWeb, origins
 
@@ -132,3 +135,24 @@ def test_a_hostile_page_is_never_reflected_unescaped(make_web: MakeWeb, sites: A
     assert not re.search(r"\son\w+\s*=", re.sub(r">[^<]*<", "><", body))  # no event handler
     assert not re.search(r"""href\s*=\s*["']?\s*javascript:""", body, re.IGNORECASE)
     assert "script-src 'self'" in got.headers["Content-Security-Policy"]
+
+
+def test_checks_beyond_the_running_slots_are_503_and_not_counted(
+    sites: Any, tmp_path: Path
+) -> None:
+    site = sites("page-http")
+    rate = RateLimit(tmp_path / "rate.db", per_minute=2)
+    app = WebApp(Checker(tuple(origins(site)), deadline=3.0), rate, max_checks=1)
+    hanging = {"url": site[0].url("/dataset/hang")}
+    with serve_wsgi(app) as web, ThreadPoolExecutor(1) as pool:
+        slow = pool.submit(requests.get, web.url("/check"), params=hanging, timeout=60)
+        while not any(r.path == "/dataset/hang" for r in site[0].log):
+            time.sleep(0.02)  # the first check is waiting on the hanging page
+        busy = requests.get(web.url("/check"), params={"url": "http://10.0.0.1/"}, timeout=30)
+        assert busy.status_code == 503
+        assert busy.headers["Retry-After"] == "5"
+        assert "1 checks are running already" in busy.text
+        assert slow.result().status_code == 200
+        # the busy answer did not spend the client's budget: the second check is its 2nd
+        again = requests.get(web.url("/check"), params={"url": "http://10.0.0.1/"}, timeout=30)
+        assert again.status_code == 200
