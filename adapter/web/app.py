@@ -4,7 +4,7 @@
     GET  /check?url=URL|DOI     the report (200 whatever the verdict: a permalink)
     POST /check                 url, or pasted `content`, or an uploaded `file`
     GET  /findings              the finding catalogue, one anchor per code
-    GET  /static/NAME           the style sheet
+    GET  /static/NAME           the style sheet, and copy.js (an optional Copy button)
     GET  /ops...                the operator's view of the store (`adapter.web.ops`), when
                                 the application has a store
 
