@@ -175,3 +175,34 @@ def test_operator_drills_down_from_a_run_to_a_pages_report(browser: Any, world: 
     assert code in page.locator(".finding a.code").all_inner_texts()
     shot(page, "ops-page-report")
     page.close()
+
+
+def test_everything_works_without_javascript(
+    make_web: MakeWeb, sites: Any, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    from playwright import sync_api
+
+    site = sites("page-bad")
+    web = make_web(origins(site))
+    with sync_api.sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-nojs")),
+            executable_path=CHROMIUM,
+            args=FLAGS,
+            headless=True,
+            java_script_enabled=False,
+        )
+        try:
+            page = context.new_page()
+            page.goto(web.url("/check"))
+            page.fill("#url", site[0].url("/dataset/no-identifier.html"))
+            page.click("form.by-url button[type=submit]")
+            page.wait_for_selector("#verdict")
+            assert page.inner_text("#verdict .word") == "NOT HARVESTABLE"
+            assert page.locator("button.copy-button").count() == 0  # no script ran
+            assert page.input_value("#link-header").startswith("Link: ")
+            page.click("#stage-dataone a.code:text-is('dataone/identifier-missing')")
+            page.wait_for_url("**/findings#dataone/identifier-missing")
+            shot(page, "check-report-without-javascript")
+        finally:
+            context.close()
