@@ -42,22 +42,33 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+def playwright() -> Iterator[Any]:
+    """One Playwright driver per module: its sync API cannot nest."""
     from playwright import sync_api  # the test extra; only a missing chromium skips
 
-    profile = tmp_path_factory.mktemp("chromium-profile")
     with sync_api.sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(profile),
-            executable_path=CHROMIUM,
-            args=FLAGS,
-            headless=True,
-            viewport={"width": 1100, "height": 900},
-        )
-        try:
-            yield context
-        finally:
-            context.close()
+        yield pw
+
+
+def launch(pw: Any, profile: Path, **options: Any) -> Any:
+    """Debian's chromium with a fresh profile (--user-data-dir) and the CI flags."""
+    return pw.chromium.launch_persistent_context(
+        str(profile),
+        executable_path=CHROMIUM,
+        args=FLAGS,
+        headless=True,
+        viewport={"width": 1100, "height": 900},
+        **options,
+    )
+
+
+@pytest.fixture(scope="module")
+def browser(playwright: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    context = launch(playwright, tmp_path_factory.mktemp("chromium-profile"))
+    try:
+        yield context
+    finally:
+        context.close()
 
 
 def shot(page: Any, name: str, full_page: bool = True) -> Path:
@@ -178,31 +189,22 @@ def test_operator_drills_down_from_a_run_to_a_pages_report(browser: Any, world: 
 
 
 def test_everything_works_without_javascript(
-    make_web: MakeWeb, sites: Any, tmp_path_factory: pytest.TempPathFactory
+    playwright: Any, make_web: MakeWeb, sites: Any, tmp_path: Path
 ) -> None:
-    from playwright import sync_api
-
     site = sites("page-bad")
     web = make_web(origins(site))
-    with sync_api.sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path_factory.mktemp("chromium-nojs")),
-            executable_path=CHROMIUM,
-            args=FLAGS,
-            headless=True,
-            java_script_enabled=False,
-        )
-        try:
-            page = context.new_page()
-            page.goto(web.url("/check"))
-            page.fill("#url", site[0].url("/dataset/no-identifier.html"))
-            page.click("form.by-url button[type=submit]")
-            page.wait_for_selector("#verdict")
-            assert page.inner_text("#verdict .word") == "NOT HARVESTABLE"
-            assert page.locator("button.copy-button").count() == 0  # no script ran
-            assert page.input_value("#link-header").startswith("Link: ")
-            page.click("#stage-dataone a.code:text-is('dataone/identifier-missing')")
-            page.wait_for_url("**/findings#dataone/identifier-missing")
-            shot(page, "check-report-without-javascript")
-        finally:
-            context.close()
+    context = launch(playwright, tmp_path / "chromium-nojs", java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(web.url("/check"))
+        page.fill("#url", site[0].url("/dataset/no-identifier.html"))
+        page.click("form.by-url button[type=submit]")
+        page.wait_for_selector("#verdict")
+        assert page.inner_text("#verdict .word") == "NOT HARVESTABLE"
+        assert page.locator("button.copy-button").count() == 0  # no script ran
+        assert page.input_value("#link-header").startswith("Link: ")
+        page.click("#stage-dataone a.code:text-is('dataone/identifier-missing')")
+        page.wait_for_url("**/findings#dataone/identifier-missing")
+        shot(page, "check-report-without-javascript")
+    finally:
+        context.close()
