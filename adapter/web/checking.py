@@ -50,7 +50,7 @@ class DeadlineFetcher(Fetcher):
         self.deadline = deadline
         self.seconds = seconds
 
-    def get(self, url: str, **kwargs: object) -> Fetched:  # type: ignore[override]
+    def get(self, url: str, **kwargs: object) -> Fetched:
         self._in_time(url)
         return super().get(url, **kwargs)  # type: ignore[arg-type]
 

@@ -81,12 +81,12 @@ def shot(page: Any, name: str, full_page: bool = True) -> Path:
 def test_form_check_reads_verdict_findings_and_catalogue(
     browser: Any, make_web: MakeWeb, sites: Any
 ) -> None:
-    site = sites("page-bad")
+    site = sites("real-shapes")  # a CKAN-style page with no identifier and no DOI
     web = make_web(origins(site))
     page = browser.new_page()
     page.goto(web.url("/check"))
     shot(page, "check-form")
-    page.fill("#url", site[0].url("/dataset/no-identifier.html"))
+    page.fill("#url", site[0].url("/dataset/ckan-no-identifier.html"))
     page.click("form.by-url button[type=submit]")
     page.wait_for_selector("#verdict")
     assert page.inner_text("#verdict .word") == "NOT HARVESTABLE"
@@ -153,7 +153,12 @@ def test_hostile_page_runs_no_script(browser: Any, make_web: MakeWeb, sites: Any
     web = make_web(origins(site))
     page = browser.new_page()
     dialogs: list[str] = []
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+
+    def on_dialog(dialog: Any) -> None:
+        dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    page.on("dialog", on_dialog)
     page.goto(web.url("/check"))
     page.fill("#url", site[0].url("/dataset/1"))
     page.click("form.by-url button[type=submit]")
@@ -191,13 +196,13 @@ def test_operator_drills_down_from_a_run_to_a_pages_report(browser: Any, world: 
 def test_everything_works_without_javascript(
     playwright: Any, make_web: MakeWeb, sites: Any, tmp_path: Path
 ) -> None:
-    site = sites("page-bad")
+    site = sites("real-shapes")  # a CKAN-style page with no identifier and no DOI
     web = make_web(origins(site))
     context = launch(playwright, tmp_path / "chromium-nojs", java_script_enabled=False)
     try:
         page = context.new_page()
         page.goto(web.url("/check"))
-        page.fill("#url", site[0].url("/dataset/no-identifier.html"))
+        page.fill("#url", site[0].url("/dataset/ckan-no-identifier.html"))
         page.click("form.by-url button[type=submit]")
         page.wait_for_selector("#verdict")
         assert page.inner_text("#verdict .word") == "NOT HARVESTABLE"

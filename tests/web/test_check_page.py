@@ -34,9 +34,9 @@ def cli_json(url: str) -> dict[str, Any]:
 def test_permalink_answers_200_with_the_report_whatever_the_verdict(
     make_web: MakeWeb, sites: Any
 ) -> None:
-    site = sites("page-bad")
+    site = sites("real-shapes")  # a CKAN-style page with no identifier and no DOI
     web = make_web(origins(site))
-    page = site[0].url("/dataset/no-identifier.html")
+    page = site[0].url("/dataset/ckan-no-identifier.html")
     got = requests.get(web.url("/check"), params={"url": page}, timeout=30)
     assert got.status_code == 200
     assert got.headers["Content-Type"].startswith("text/html")
