@@ -206,6 +206,8 @@ def runs(
             f"{s.get('due', 0):>6} {s.get('fetched', 0):>7} {s.get('new_objects', 0):>5} "
             f"{s.get('new_versions', 0):>5} {s.get('archived', 0):>5} {s.get('errors', 0):>5}"
         )
+        if run.error:
+            click.echo(f"{'':>7}{run.status}: {run.error}")
     _show_sync_failures(store, sorted({run.node_id for run in history}))
 
 

@@ -151,19 +151,39 @@ class History:
             return _new_id(result.inserted_primary_key)
 
     def finish_run(
-        self, run_id: int, status: str, summary: dict[str, Any], error: str | None = None
-    ) -> None:
+        self,
+        run_id: int,
+        status: str,
+        summary: dict[str, Any],
+        error: str | None = None,
+        *,
+        counted: frozenset[str] = frozenset(),
+    ) -> dict[str, Any]:
+        """Close the run; the summary written (the `counted` keys as the row has them).
+
+        The `counted` keys are the page counts that `add_to_run` kept in the row as
+        pages committed (this run's and any worker's): the row's values win.
+        """
         with self.write() as conn:
+            stored = _stored_summary(conn, run_id, lock=True)
+            merged = {**summary, **{k: v for k, v in stored.items() if k in counted}}
             conn.execute(
                 update(t.runs)
                 .where(t.runs.c.id == run_id)
                 .values(
                     finished_at=datetime.now(UTC),
                     status=status,
-                    summary=json.dumps(summary, sort_keys=True),
+                    summary=json.dumps(merged, sort_keys=True),
                     error=error,
                 )
             )
+        return merged
+
+    def note_run(self, run_id: int, values: dict[str, Any]) -> None:
+        """Set summary fields of a running run (pages seen, due), so a kill keeps them."""
+        with self.write() as conn:
+            stored = _stored_summary(conn, run_id, lock=True)
+            _write_summary(conn, run_id, {**stored, **values})
 
     def close_dead_runs(self, node_id: str, is_dead: Callable[[str], bool]) -> int:
         """Runs left "running" by a process that died (killed, crashed) become "interrupted"."""
@@ -205,6 +225,55 @@ class History:
 def _count(conn: Connection, where: list[Any]) -> int:
     return int(
         conn.execute(select(func.count()).select_from(t.sync_failures).where(*where)).scalar_one()
+    )
+
+
+def add_to_run(conn: Connection, node_id: str, counts: dict[str, Any]) -> int | None:
+    """Add page counts to the node's newest run, in the caller's transaction; its id.
+
+    Called in the transaction that writes the pages, so the run history holds
+    exactly the pages committed, whether a sync run or an `adapter worker`
+    wrote them, and a killed process loses none of them. The newest run is the
+    one whose discovery last marked the node's pages due.
+    """
+    r = t.runs
+    run_id = conn.execute(
+        select(r.c.id).where(r.c.node_id == node_id).order_by(r.c.id.desc()).limit(1)
+    ).scalar()
+    if run_id is None:
+        return None
+    stored = _stored_summary(conn, run_id, lock=True)
+    _write_summary(conn, run_id, merge_counts(stored, counts))
+    return int(run_id)
+
+
+def merge_counts(into: dict[str, Any], counts: dict[str, Any]) -> dict[str, Any]:
+    """`into` plus `counts`: numbers add up, {code: n} maps add up per code."""
+    out = dict(into)
+    for key, value in counts.items():
+        if isinstance(value, dict):
+            merged = dict(out.get(key) or {})
+            for code, n in value.items():
+                merged[code] = merged.get(code, 0) + n
+            out[key] = dict(sorted(merged.items()))
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            out[key] = out.get(key, 0) + value
+        else:
+            out[key] = value
+    return out
+
+
+def _stored_summary(conn: Connection, run_id: int, *, lock: bool = False) -> dict[str, Any]:
+    q = select(t.runs.c.summary).where(t.runs.c.id == run_id)
+    text = conn.execute(q.with_for_update() if lock else q).scalar()
+    return json.loads(text) if text else {}
+
+
+def _write_summary(conn: Connection, run_id: int, summary: dict[str, Any]) -> None:
+    conn.execute(
+        update(t.runs)
+        .where(t.runs.c.id == run_id)
+        .values(summary=json.dumps(summary, sort_keys=True))
     )
 
 

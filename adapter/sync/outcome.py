@@ -73,6 +73,33 @@ def capped_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[st
     }
 
 
+# The RunSummary fields that count committed pages: kept in the run's row as pages
+# commit (adapter.store.history.add_to_run), so workers' pages and a killed run's count.
+PAGE_COUNTS = frozenset(
+    {
+        "fetched",
+        "not_modified",
+        "unchanged",
+        "new_objects",
+        "new_versions",
+        "archived",
+        "gone",
+        "pages_not_harvestable",
+        "not_harvestable",
+        "errors",
+        "error_codes",
+    }
+)
+
+
+def page_counts(outcomes: list[PageOutcome]) -> dict[str, Any]:
+    """What `outcomes` add to a run's page counts (zeros left out)."""
+    tally = RunSummary("")
+    for out in outcomes:
+        tally.add(out)
+    return {k: v for k, v in tally.as_dict().items() if k in PAGE_COUNTS and v}
+
+
 @dataclass(slots=True)
 class RunSummary:
     """What one run did; kept in the run history and logged by the scheduler."""

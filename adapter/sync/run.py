@@ -19,6 +19,8 @@ from typing import Any
 
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.dataone.records import DUPLICATE_DOI
+from adapter.discovery.findings import SITEMAP_READ
+from adapter.discovery.robots import UNREACHABLE as ROBOTS_UNREACHABLE
 from adapter.discovery.walk import discover
 from adapter.findings import Finding, FindingType, Severity
 from adapter.http.fetcher import Fetcher
@@ -27,9 +29,10 @@ from adapter.store import claims
 from adapter.store import frontier as fr
 from adapter.store.db import Store
 from adapter.store.frontier import due_count
+from adapter.store.history import add_to_run
 from adapter.store.ledger import archive_page
 from adapter.sync.fetchers import node_fetcher
-from adapter.sync.outcome import RunSummary
+from adapter.sync.outcome import PAGE_COUNTS, RunSummary
 from adapter.sync.pool import process_due
 from adapter.sync.worker import WorkOptions
 
@@ -42,6 +45,37 @@ DISCOVERY_INCOMPLETE = FindingType(
     "Discovery hit errors, so pages missing from the sitemaps in this run are not counted "
     "as removed (nothing is archived for being absent this time).",
 )
+
+
+START_FAILED = FindingType(
+    "sync/start-unreachable",
+    Severity.ERROR,
+    "The run could not reach its start: robots.txt or every sitemap could not be read, or "
+    "discovery listed no page where the node's previous run listed some. The run is failed "
+    "and no page was processed.",
+)
+
+
+def start_failure(
+    pages_seen: int, codes: dict[str, int], first_error: str | None, previous_seen: int
+) -> str | None:
+    """Why a discovery that listed `pages_seen` pages did not reach the node, or None.
+
+    A node that lists nothing is fine when its sitemaps were read and were empty
+    the last time too; not when nothing could be read, or the pages vanished.
+    """
+    if pages_seen:
+        return None
+    because = f" ({first_error})" if first_error else ""
+    if codes.get(ROBOTS_UNREACHABLE.code):
+        return first_error or "robots.txt could not be fetched"
+    if not codes.get(SITEMAP_READ.code) and any(
+        code.startswith(("discover/", "fetch/", "sitemap/")) for code in codes
+    ):
+        return f"no sitemap could be read{because}"
+    if previous_seen:
+        return f"discovery listed no page, the previous run listed {previous_seen}"
+    return None
 
 
 def _discover(
@@ -101,16 +135,24 @@ def run_with_store(
     began = time.monotonic()
     summary = RunSummary(node.id, started_at=datetime.now(UTC).isoformat(timespec="seconds"))
     store.close_dead_runs(node.id, claims.dead_local_owner)
+    previous_seen = _previous_pages_seen(store, node.id)
     summary.run_id = store.start_run(node.id, claims.owner_id())
     owner = claims.owner_id(summary.run_id)
     fetcher, robots = node_fetcher(store, node, owner)  # politeness shared with every worker
     try:
-        complete = _discover_into(store, node, fetcher, robots, summary, stop)
+        complete, first_error = _discover_into(
+            store, node, fetcher, robots, summary, stop, progress
+        )
+        failure = None if stop.is_set() else _start_failure(summary, first_error, previous_seen)
+        if failure:
+            summary.status, summary.message = "failed", failure
+            return summary
         if complete and not stop.is_set():
             _archive_missing(store, node, summary)
         fr.mark_stale_due(store, node.id, timedelta(hours=node.sync.recheck_after_hours))
         claims.release_stale_claims(store, node.id)
         summary.due = due_count(store, node.id)
+        store.note_run(summary.run_id, {"pages_seen": summary.pages_seen, "due": summary.due})
         if not (enqueue_only or node.sync.enqueue_only):
             _process_due(store, node, fetcher, owner, summary, stop, progress, processes)
         summary.status = "interrupted" if stop.is_set() else "ok"
@@ -122,8 +164,33 @@ def run_with_store(
         fetcher.pacer.close()  # type: ignore[attr-defined]
         summary.duration_s = round(time.monotonic() - began, 3)
         summary.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
-        store.finish_run(summary.run_id, summary.status, summary.as_dict(), summary.message)
+        written = store.finish_run(
+            summary.run_id,
+            summary.status,
+            summary.as_dict(),
+            summary.message,
+            counted=PAGE_COUNTS,
+        )
+        for key in PAGE_COUNTS:  # workers may have added pages to this run meanwhile
+            setattr(summary, key, written.get(key, getattr(summary, key)))
     return summary
+
+
+def _previous_pages_seen(store: Store, node_id: str) -> int:
+    """How many pages the node's newest finished run listed (0 without one)."""
+    for run in store.runs(node_id, limit=5):
+        if run.status != "running" and "pages_seen" in run.summary:
+            return int(run.summary["pages_seen"])
+    return 0
+
+
+def _start_failure(summary: RunSummary, first_error: str | None, previous_seen: int) -> str | None:
+    why = start_failure(summary.pages_seen, summary.discovery_findings, first_error, previous_seen)
+    if why is None:
+        return None
+    codes = summary.discovery_findings
+    summary.discovery_findings = dict(sorted({**codes, START_FAILED.code: 1}.items()))
+    return f"could not reach the node's start: {why}"
 
 
 def _discover_into(
@@ -133,38 +200,56 @@ def _discover_into(
     robots: Any,
     summary: RunSummary,
     stop: threading.Event,
-) -> bool:
-    """Upsert every entry discovery yields; True when discovery finished without errors."""
+    progress: bool = False,
+) -> tuple[bool, str | None]:
+    """Upsert every entry discovery yields.
+
+    Returns (discovery finished without errors, the first error's message).
+    """
     codes: Counter[str] = Counter()
     errors = 0
+    first_error: str | None = None
+    bar = _discovery_bar(node.id) if progress else None
 
     def entries() -> Iterator[SitemapEntry]:
-        nonlocal errors
+        nonlocal errors, first_error
         for item in _discover(node, fetcher, robots):
             if stop.is_set():
                 return
             if isinstance(item, Finding):
                 codes[item.code] += 1
-                errors += item.severity is Severity.ERROR
+                if item.severity is Severity.ERROR:
+                    errors += 1
+                    first_error = first_error or item.message
+                if bar is not None and item.code == SITEMAP_READ.code:
+                    bar.set_postfix_str(f"{codes[SITEMAP_READ.code]} sitemaps", refresh=False)
             else:  # discover applied the node's scope (hosts, include, exclude)
+                if bar is not None:
+                    bar.update()
                 yield item
 
-    summary.pages_seen = fr.upsert_entries(store, node.id, summary.run_id, entries())
+    try:
+        summary.pages_seen = fr.upsert_entries(store, node.id, summary.run_id, entries())
+    finally:
+        if bar is not None:
+            bar.close()
     complete = errors == 0 and not stop.is_set()
     if not complete and not stop.is_set():
         codes[DISCOVERY_INCOMPLETE.code] += 1
     summary.discovery_findings = dict(sorted(codes.items()))
-    return complete and summary.pages_seen > 0
+    return complete and summary.pages_seen > 0, first_error
 
 
 def _archive_missing(store: Store, node: NodeSettings, summary: RunSummary) -> None:
     threshold = node.sync.archive_after_missing_runs
     for row in fr.count_missing(store, node.id, summary.run_id, threshold):
         with store.write() as conn:
-            summary.archived += len(archive_page(conn, node.id, row.url))
+            archived = len(archive_page(conn, node.id, row.url))
             fr.mark_removed(conn, row.id)
             # a page refused for one of its DOIs may take the series now
             fr.mark_due_with_finding(conn, node.id, DUPLICATE_DOI.code, row.url)
+            add_to_run(conn, node.id, {"archived": archived})
+        summary.archived += archived
 
 
 def _process_due(
@@ -196,6 +281,15 @@ def _process_due(
     finally:
         if bar is not None:
             bar.close()
+
+
+def _discovery_bar(node_id: str) -> Any:
+    """A counter of pages listed while discovery walks the sitemaps (a terminal only)."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(desc=f"{node_id} discovery", unit="page", file=sys.stderr, leave=False)
 
 
 def _bar(total: int, node_id: str) -> Any:

@@ -3,7 +3,8 @@
 A page's writes commit together, and only while this owner still holds the
 page's claim (else they roll back: "lost"). `commit_checked` gives a page a
 transaction of its own; `commit_group` writes the pages a multi-process sync
-receives together in one transaction, a savepoint each.
+receives together in one transaction, a savepoint each. The same transaction
+adds the pages to the node's newest run (`adapter.store.history.add_to_run`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from adapter.dataone.records import (
 from adapter.errors import StoreError
 from adapter.store.db import Store, store_error
 from adapter.store.frontier import finish_page, mark_due_with_finding
+from adapter.store.history import add_to_run
 from adapter.store.ledger import (
     Applied,
     RecordDefaults,
@@ -34,7 +36,7 @@ from adapter.store.ledger import (
     archive_unlisted,
 )
 from adapter.store.prepared import savepoint
-from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings
+from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings, page_counts
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,7 @@ def commit_checked(store: Store, node: NodeSettings, owner: str, c: CheckedPage)
     try:
         with store.write() as conn:
             _write(conn, c, owner, node)
+            add_to_run(conn, node.id, page_counts([c.out]))
     except _ClaimLost:
         return PageOutcome(c.row.url, "lost")
     except StoreError as exc:
@@ -81,6 +84,7 @@ def commit_group(
         with store.write() as conn:
             for c in group:
                 outcomes.append(_write_in_savepoint(store, conn, c, owner, node))
+            add_to_run(conn, node.id, page_counts(outcomes))
     except StoreError as exc:
         for c in group:
             _write_failed(c, exc)

@@ -169,4 +169,6 @@ def test_sigkill_mid_run_then_rerun_matches_an_uninterrupted_run(
         assert conn.execute(claimed).all() == []
     statuses = [r.status for r in store.runs(NODE_ID)]
     assert statuses == ["ok", "interrupted"]  # the killed run, closed by the rerun
+    killed = store.runs(NODE_ID)[1].summary  # its counts were committed with its pages
+    assert (killed["pages_seen"], killed["new_objects"]) == (PAGES, at_kill)
     store.close()
