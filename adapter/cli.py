@@ -77,6 +77,12 @@ def main() -> None:
     except AdapterError as exc:
         click.echo(f"Error: {exc}", err=True)
         sys.exit(2)
+    except KeyboardInterrupt:  # a second Ctrl-C, outside click's own handling
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except OSError as exc:  # the environment: a folder, a port, a file the user named
+        click.echo(f"Error: {exc}", err=True)
+        sys.exit(2)
     except click.exceptions.Exit as exc:  # pragma: no cover - click returns it instead
         sys.exit(exc.exit_code)
     sys.exit(rv if isinstance(rv, int) else 0)

@@ -23,11 +23,12 @@ class FetchError(AdapterError):
     pipeline can turn the error into a finding without guessing.
     """
 
-    def __init__(self, code: str, url: str, message: str) -> None:
+    def __init__(self, code: str, url: str, message: str, status: int | None = None) -> None:
         super().__init__(f"{url}: {message}")
         self.code = code
         self.url = url
         self.message = message
+        self.status = status  # the HTTP status when the server answered (a body too large)
 
 
 class StoreError(AdapterError):

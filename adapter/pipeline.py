@@ -362,6 +362,7 @@ def fetch_page(
     except FetchError as exc:
         report.findings.append(fetch_failure(exc, "The landing page", url))
         report.path.append(url)
+        report.status = exc.status  # a body too large was still answered
         return None
     report.final_url = fetched.final_url
     report.status = fetched.status

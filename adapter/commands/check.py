@@ -7,10 +7,10 @@ the landing page could not be reached at all (refused, DNS, timeout).
 from __future__ import annotations
 
 import json
-from urllib.parse import urlsplit
 
 import click
 
+from adapter.commands.args import http_url
 from adapter.findings import catalogue
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
@@ -53,8 +53,7 @@ def check_dataset_command(url: str, as_json: bool, follow: bool, shacl: str | No
     URL may also be a DOI (doi:10.x/y, https://doi.org/...) or the URL of a file or
     metadata record: the signposting path leads to its landing page first.
     """
-    start = resolver_url(url) or url
-    _require_http_url(start)
+    start = http_url(resolver_url(url) or url)
     if shacl is not None:
         _require_shapes(shacl)
     # no other host unasked
@@ -102,14 +101,6 @@ def exit_code(report: DatasetReport) -> int:
     if report.fetched is None and any(f.code in _UNREACHABLE for f in report.findings):
         return 2
     return 1
-
-
-def _require_http_url(url: str) -> None:
-    parts = urlsplit(url)
-    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
-        raise click.BadParameter(
-            f"{url!r} is not an http(s) URL of a landing page", param_hint="URL"
-        )
 
 
 @click.command("findings")

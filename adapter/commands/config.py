@@ -119,19 +119,27 @@ def schedule(
 @config_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def status(config_path: Path, as_json: bool) -> int:
-    """Per node: the last run (when, how long, counts, errors) and the next one."""
+    """Per node: the last run (when, how long, counts, errors) and the next one.
+
+    Exit 1 when a node's last run failed.
+    """
     loaded = load_config(config_path)
     runs = _last_runs(loaded)
     if as_json:
         nodes = [node_status(node, runs.get(node.id)) for node in loaded.nodes]
         click.echo(json.dumps({"store_url": redacted(loaded.store_url), "nodes": nodes}, indent=2))
-        return 0
+        return _status_exit(runs)
     click.echo(f"store {redacted(loaded.store_url)}")
     for node in loaded.nodes:
         click.echo("")
         for line in node_lines(node, runs.get(node.id)):
             click.echo(line)
-    return 0
+    return _status_exit(runs)
+
+
+def _status_exit(runs: dict[str, Any]) -> int:
+    """1 when a node's last run failed, so a monitoring job notices; else 0."""
+    return 1 if any(run.status == "failed" for run in runs.values()) else 0
 
 
 def _last_runs(loaded: AdapterConfig) -> dict[str, Any]:

@@ -8,6 +8,7 @@ server prefers port 8737 so that a second `adapter demo` sees the same URLs
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 
@@ -72,14 +73,22 @@ def _serve_until_stopped(server: object) -> None:
     """Block until SIGINT/SIGTERM; the `with` block around us stops the server."""
     assert isinstance(server, DemoServer)
     stopped = threading.Event()
-    click.echo(f"\nServing the demo repository at {server.url('/')} until Ctrl-C. Try:")
-    click.echo(f"  adapter check-dataset {server.url('/dataset/ocean-temperature-2019')}")
-    click.echo(f"  adapter discover {server.url('/')}")
-    click.echo("  adapter schedule --config config/demo.yaml")
-    with on_signals(lambda _signum: stopped.set()):
+    got: list[int] = []
+
+    def on_stop(signum: int) -> None:
+        got.append(signum)
+        stopped.set()
+
+    with on_signals(on_stop):
+        click.echo(f"\nServing the demo repository at {server.url('/')} until Ctrl-C. Try:")
+        click.echo(f"  adapter check-dataset {server.url('/dataset/ocean-temperature-2019')}")
+        click.echo(f"  adapter discover {server.url('/')}")
+        click.echo("  adapter schedule --config config/demo.yaml")
         while not stopped.wait(0.5):
             pass
     click.echo("Stopped.")
+    if got[:1] == [signal.SIGINT]:
+        raise SystemExit(130)  # Ctrl-C never exits 0 (README, exit codes); SIGTERM does
 
 
 def _look_next(store_url: str) -> None:

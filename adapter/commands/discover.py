@@ -22,10 +22,10 @@ import sys
 import time
 from collections import Counter
 from typing import Any
-from urllib.parse import urlsplit
 
 import click
 
+from adapter.commands.args import http_url
 from adapter.discovery.findings import SITEMAP_READ
 from adapter.discovery.robots import RobotsCache
 from adapter.discovery.walk import discover as discover_pages
@@ -106,9 +106,7 @@ def discover(
     rate: float,
 ) -> int:
     """List the landing pages URL's robots.txt and sitemaps lead to, as they are found."""
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise click.BadParameter("must be an http(s) URL", param_hint="URL")
+    url = http_url(url)
     includes, excludes = _patterns(include, "--include"), _patterns(exclude, "--exclude")
     policy = AddressPolicy([url, *(h for h in allow_host if "://" in h)])
     progress = sys.stderr.isatty()

@@ -29,11 +29,12 @@ import click
 from adapter.api.call import MemberNode
 from adapter.api.schedule import Schedule, harvest_schedule
 from adapter.api.xml import NodeInfo
+from adapter.commands.args import BadValue
 from adapter.config.load import load_config, placeholder_subjects, quick_node
 from adapter.config.settings import NodeSettings
 from adapter.errors import ConfigError, StoreError
 from adapter.service.logsetup import LogFormat, configure
-from adapter.signals import interrupt, on_signals
+from adapter.signals import on_signals
 
 log = logging.getLogger(__name__)
 
@@ -228,35 +229,51 @@ def serve(
     web = build_app(origins, ops=ops, max_checks=max(1, threads // 2))
     # the check page beside the API; /metrics and the health checks go to the API's wrapper
     app = Mount(web, OpsApp(metrics, store, api), [s.short_name for s in settings])
-    server = waitress.create_server(
-        app,
-        host=host,
-        port=port,
-        threads=threads,
-        ident="adapter",
-        max_request_body_size=MAX_REQUEST_BODY,
-        clear_untrusted_proxy_headers=True,
-    )
+    try:
+        server = waitress.create_server(
+            app,
+            host=host,
+            port=port,
+            threads=threads,
+            ident="adapter",
+            max_request_body_size=MAX_REQUEST_BODY,
+            clear_untrusted_proxy_headers=True,
+        )
+    except OSError as exc:
+        store.close()
+        raise BadValue(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
+            "stop what uses it or choose another --port"
+        ) from None
     bound = f"http://{_host_for_url(host)}:{server.effective_port}"
     listen_url = f"http://{_host_for_url(_reachable(host))}:{server.effective_port}"
     api.serve_nodes([member_node(s, listen_url, public_url) for s in settings])
-    _warn_placeholders(settings)
-    for s in settings:
-        click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
-    click.echo(f"Metrics: {bound}/metrics; health: {bound}/healthz, {bound}/readyz", err=True)
-    click.echo(f"check page: {bound}/check", err=True)
-    click.echo(f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.", err=True)
+    stopped_by: list[int] = []
+
+    def on_stop(signum: int) -> None:
+        stopped_by.append(signum)
+        raise KeyboardInterrupt  # waitress closes its sockets and returns
 
     access_log.start()
     try:
-        with on_signals(interrupt, (signal.SIGTERM,)):
+        with on_signals(on_stop):
+            _warn_placeholders(settings)
+            for s in settings:
+                click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
+            click.echo(
+                f"Metrics: {bound}/metrics; health: {bound}/healthz, {bound}/readyz", err=True
+            )
+            click.echo(f"check page: {bound}/check", err=True)
+            click.echo(f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.", err=True)
             server.run()
     except KeyboardInterrupt:
-        pass
+        stopped_by.append(signal.SIGINT)
     finally:
         server.close()
         access_log.close()  # writes the reads still waiting
         store.close()
+    if stopped_by[:1] == [signal.SIGINT]:  # Ctrl-C: 130, as for every command; SIGTERM 0
+        raise SystemExit(130)
 
 
 def _require_existing_file(url: str) -> None:

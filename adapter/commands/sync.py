@@ -9,6 +9,7 @@ stops after the pages in flight; the run is then recorded as interrupted.
 from __future__ import annotations
 
 import json
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -18,6 +19,7 @@ from typing import Any
 
 import click
 
+from adapter.commands.args import http_url
 from adapter.config.load import load_config, quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.errors import ConfigError
@@ -73,15 +75,28 @@ def target(config_path: str | None, store_url: str | None) -> Target:
     return Target(url, config)
 
 
-@contextmanager
-def graceful_stop() -> Iterator[threading.Event]:
-    """First Ctrl-C (or SIGTERM) sets the event; a second one interrupts at once."""
-    stop = threading.Event()
+class StopEvent(threading.Event):
+    """Set by the first stop signal, which it remembers: Ctrl-C exits 130, SIGTERM 0."""
 
-    def handler(_signum: int) -> None:
+    signum: int | None = None
+
+    def exit_code(self, failed: bool) -> int:
+        """The command's exit code: 1 failed, 130 stopped by Ctrl-C, else 0."""
+        if failed:
+            return 1
+        return 130 if self.signum == signal.SIGINT else 0
+
+
+@contextmanager
+def graceful_stop() -> Iterator[StopEvent]:
+    """First Ctrl-C (or SIGTERM) sets the event; a second one interrupts at once."""
+    stop = StopEvent()
+
+    def handler(signum: int) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
         click.echo("Stopping after the pages in flight (again to abort)...", err=True)
+        stop.signum = signum
         stop.set()
 
     with on_signals(handler):
@@ -140,7 +155,7 @@ def sync(
         if len(args) != 1:
             raise click.UsageError("give one URL, or --config FILE [NODE ...]")
         extra = {"dataone": {"sync_metadata_copy": True}} if metadata_copy else {}
-        node = quick_node(args[0], node_id, **extra)
+        node = quick_node(http_url(args[0]), node_id, **extra)
         config = AdapterConfig(store_url=store_url or DEFAULT_STORE, nodes=(node,))
         nodes = [node]
     failed = False
@@ -158,7 +173,7 @@ def sync(
                 click.echo(json.dumps(summary.as_dict(), sort_keys=True))
             else:
                 click.echo("\n".join(summary.lines()))
-    raise SystemExit(1 if failed else 0)
+    raise SystemExit(stop.exit_code(failed))
 
 
 @click.command("runs")

@@ -5,7 +5,8 @@ store URL and node id): they claim due pages in batches, each claim with a
 lease, and a worker that dies loses its pages to the others when its lease
 runs out (at once on the same machine). Pages become due through
 `adapter schedule` or `adapter sync --enqueue-only`. SIGTERM or Ctrl-C: no
-new page is started, the pages in flight finish and are committed, exit 0.
+new page is started, the pages in flight finish and are committed; exit 0 after
+SIGTERM, 130 after Ctrl-C.
 """
 
 from __future__ import annotations
@@ -109,6 +110,11 @@ def worker(
     store = Store.open(tgt.store_url, create=False)
     try:
         with graceful_stop() as stop:
+            click.echo(
+                f"Working on {len(nodes)} node(s) from {tgt.store_url}; Ctrl-C stops "
+                "after the pages in flight.",
+                err=True,
+            )
             summaries = work(store, nodes, stop, options)
     finally:
         store.close()
@@ -124,4 +130,4 @@ def worker(
                 f"unchanged {summary.unchanged}"
             )
             click.echo("\n".join([head, pages, *summary.lines()[2:]]))
-    raise SystemExit(1 if failed else 0)
+    raise SystemExit(stop.exit_code(failed))

@@ -157,11 +157,15 @@ class Fetcher:
                             method = "GET"
                         current = target
                         continue
-                    body, truncated = (
-                        read_body(resp, current, cap, ex, self.limits, truncate)
-                        if method != "HEAD" and cap > 0
-                        else (b"", False)
-                    )
+                    try:
+                        body, truncated = (
+                            read_body(resp, current, cap, ex, self.limits, truncate)
+                            if method != "HEAD" and cap > 0
+                            else (b"", False)
+                        )
+                    except FetchError as exc:
+                        exc.status = resp.status  # answered, the body could not be taken
+                        raise
                     return Fetched(
                         url=url,
                         final_url=current,

@@ -34,7 +34,7 @@ def run_scheduler(
     run_now: bool = False,
     metrics_at: tuple[str, int] | None = None,
 ) -> int:
-    """Run until SIGTERM/SIGINT; the exit status (0 after a clean stop).
+    """Run until SIGTERM/SIGINT; the exit status (0 after SIGTERM, 130 after Ctrl-C).
 
     `metrics_at` (host, port): serve /metrics, /healthz and /readyz there while running.
     """
@@ -89,7 +89,7 @@ def _run(
     )
     scheduler.shutdown()
     log.info("scheduler stopped", extra={"event": "scheduler-stop"})
-    return 0
+    return 130 if stop_signal == signal.SIGINT else 0  # Ctrl-C exits 130, as everywhere
 
 
 def _serve(

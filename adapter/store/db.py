@@ -12,6 +12,7 @@ written is UTC; SQLite keeps naive text, so values read back get UTC attached.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -90,6 +91,54 @@ def _sqlite_engine(url: str) -> Engine:
     return engine
 
 
+def sqlite_file(url: str, host: str | None, database: str | None, *, create: bool) -> Path:
+    """The SQLite file of `url`, or a StoreError naming the value and the fix.
+
+    Refused: a host (`sqlite://harvest.db`, two slashes), an in-memory store (a
+    sync into it keeps nothing), a folder that does not exist or is a file, a
+    file that is missing when it should be there, one that cannot be written.
+    """
+    if host:
+        raise StoreError(
+            f"{url!r} names a host, not a file: a SQLite store is sqlite:///FILE "
+            f"(three slashes), e.g. sqlite:///{host}"
+        )
+    if not database or database == ":memory:" or database.startswith("file::memory:"):
+        raise StoreError(
+            f"{url!r} is an in-memory store, which keeps nothing once the command ends; "
+            "give a file, e.g. sqlite:///harvest.db"
+        )
+    path = Path(database)
+    folder = path.parent
+    blocking = next((p for p in (folder, *folder.parents) if p.is_file()), None)
+    if blocking is not None:
+        raise StoreError(
+            f"store {url}: {blocking} is a file, not a folder; choose a path in a folder"
+        )
+    if not folder.is_dir():
+        raise StoreError(
+            f"store {url}: the folder {folder} does not exist; create it "
+            f"(mkdir -p {folder}) or choose another path"
+        )
+    if path.is_dir():
+        raise StoreError(
+            f"store {url}: {path} is a folder; name a file in it, e.g. {path}/harvest.db"
+        )
+    if not path.exists():
+        if not create:
+            raise StoreError(
+                f"store {url}: no store file at {path}; run `adapter sync` "
+                "(or `adapter db upgrade`) to create it"
+            )
+        if not os.access(folder, os.W_OK):
+            raise StoreError(
+                f"store {url}: the folder {folder} is not writable; choose another path"
+            )
+    elif create and not os.access(path, os.W_OK):
+        raise StoreError(f"store {url}: {path} is not writable; fix its permissions")
+    return path
+
+
 def store_error(url: str, exc: SQLAlchemyError) -> StoreError:
     """The StoreError a failed write is reported as."""
     if isinstance(exc, OperationalError):
@@ -108,8 +157,12 @@ class Store(History, Outbox, AccessLog):
     # -- opening ----------------------------------------------------------------
 
     @classmethod
-    def connect(cls, url: str) -> Store:
-        """An engine for the URL; the schema is not touched (see `open`)."""
+    def connect(cls, url: str, *, create: bool = True) -> Store:
+        """An engine for the URL; the schema is not touched (see `open`).
+
+        A SQLite file is created only with `create`, and never its folder: a
+        mistyped path must not leave folders (or an empty store) behind.
+        """
         try:
             sa_url = make_url(engine_url(url))
         except ArgumentError as exc:
@@ -118,8 +171,7 @@ class Store(History, Outbox, AccessLog):
                 f"postgresql://user@host/db): {exc}"
             ) from None
         if sa_url.get_backend_name() == "sqlite":
-            if sa_url.database and sa_url.database != ":memory:":
-                Path(sa_url.database).parent.mkdir(parents=True, exist_ok=True)
+            sqlite_file(url, sa_url.host, sa_url.database, create=create)
             engine = _sqlite_engine(sa_url.render_as_string(hide_password=False))
         elif sa_url.get_backend_name() == "postgresql":
             engine = create_engine(sa_url, pool_pre_ping=True)
@@ -130,7 +182,7 @@ class Store(History, Outbox, AccessLog):
     @classmethod
     def open(cls, url: str, *, create: bool = True) -> Store:
         """Connect; with `create`, make or upgrade the schema, else insist it is current."""
-        store = cls.connect(url)
+        store = cls.connect(url, create=create)
         if create:
             store.upgrade()
             return store

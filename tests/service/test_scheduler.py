@@ -421,7 +421,7 @@ def test_sighup_reloads_and_keeps_the_old_configuration_when_the_new_one_is_bad(
     process.wait_for("next run of urn:node:B")
 
     process.proc.send_signal(signal.SIGINT)
-    assert process.finish() == 0
+    assert process.finish() == 130  # Ctrl-C never exits 0 (README, exit codes)
     assert any("stopping on SIGINT" in line for line in process.seen)
 
 

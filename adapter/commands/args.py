@@ -1,0 +1,34 @@
+"""Command-line values checked before any work: one line naming the value and the fix.
+
+A mistake a user can make (a port out of range, a space in a host name, an
+unclosed IPv6 bracket) is a usage error, exit 2, never a traceback and never a
+finding about the site that was not even asked.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+import click
+
+
+class BadValue(click.ClickException):
+    """A value the user gave cannot be used: `Error: ...`, exit 2."""
+
+    exit_code = 2
+
+
+def http_url(value: str, what: str = "URL") -> str:
+    """`value` when it is an absolute http(s) URL a request can be sent to."""
+    if any(c.isspace() for c in value.strip()):
+        raise BadValue(f"{what} {value!r} contains a space; percent-encode it (%20) or remove it")
+    try:
+        parts = urlsplit(value.strip())
+        parts.port  # noqa: B018 - raises ValueError when out of range or not a number
+    except ValueError as exc:
+        raise BadValue(
+            f"{what} {value!r} is not a valid URL ({exc}); check the host and port"
+        ) from None
+    if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+        raise BadValue(f"{what} {value!r} is not an http(s) URL; give it as https://host/path")
+    return value.strip()
