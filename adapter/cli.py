@@ -24,6 +24,7 @@ COMMANDS: dict[str, str] = {
     "discover": "adapter.commands.discover:discover",
     "sync": "adapter.commands.sync:sync",
     "runs": "adapter.commands.sync:runs",
+    "pages": "adapter.commands.pages:pages",
     "db": "adapter.commands.sync:db",
     "queue": "adapter.commands.queue:queue",
     "demo": "adapter.commands.demo:demo",

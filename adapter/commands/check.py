@@ -7,14 +7,18 @@ the landing page could not be reached at all (refused, DNS, timeout).
 from __future__ import annotations
 
 import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
-from adapter.commands.args import http_url
+from adapter import USER_AGENT
+from adapter.commands.args import BadValue, http_url
 from adapter.findings import catalogue
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
-from adapter.models import DatasetReport
+from adapter.models import DatasetReport, Fetched
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.report import render_text, to_json
 from adapter.signposting.resolve import FAILED, Resolution, find_landing_page, resolver_url
@@ -27,8 +31,23 @@ INTERACTIVE_RETRY = 0.25
 _UNREACHABLE = frozenset({"fetch/connection-failed", "fetch/timeout"})
 
 
-@click.command("check-dataset")
-@click.argument("url")
+EXAMPLES = """Examples:
+
+\b
+  adapter check-dataset https://data.example.org/dataset/1
+  adapter check-dataset doi:10.5066/F7VX0DMQ --json
+  adapter check-dataset --config node.yaml --node urn:node:EXAMPLE https://data.example.org/d/1
+  adapter check-dataset --file draft.html --base-url https://data.example.org/dataset/1
+  curl -s https://data.example.org/dataset/1 | adapter check-dataset --file -
+
+\b
+Exit codes: 0 harvestable, 1 not harvestable, 2 a usage error or the page
+could not be reached at all (refused, DNS, timeout).
+"""
+
+
+@click.command("check-dataset", epilog=EXAMPLES)
+@click.argument("url", required=False)
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the report as JSON (schema_version 1)."
 )
@@ -47,27 +66,49 @@ _UNREACHABLE = frozenset({"fetch/connection-failed", "fetch/timeout"})
     help="Also validate each Dataset with SHACL: the bundled science-on-schema.org shapes, "
     "or the Turtle shapes FILE (an onboarding view; its findings advise, never block).",
 )
-def check_dataset_command(url: str, as_json: bool, follow: bool, shacl: str | None) -> None:
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False),
+    help="Check with a node's required checks, limits and trusted origins (see --node).",
+)
+@click.option(
+    "--node", "node_id", metavar="ID", help="The node of --config (default: its only one)."
+)
+@click.option(
+    "--file",
+    "file_path",
+    metavar="PATH",
+    help="Check a page saved as a file (HTML or JSON-LD; - reads standard input) before it "
+    "is published. URL, if given, is where it will live.",
+)
+@click.option("--base-url", metavar="URL", help="With --file: where the page will live.")
+def check_dataset_command(
+    url: str | None,
+    as_json: bool,
+    follow: bool,
+    shacl: str | None,
+    config_path: str | None,
+    node_id: str | None,
+    file_path: str | None,
+    base_url: str | None,
+) -> None:
     """Check whether DataONE can harvest the Dataset on the landing page URL.
 
     URL may also be a DOI (doi:10.x/y, https://doi.org/...) or the URL of a file or
     metadata record: the signposting path leads to its landing page first.
     """
-    start = http_url(resolver_url(url) or url)
+    if url == "-" and file_path is None:
+        url, file_path = None, "-"
     if shacl is not None:
         _require_shapes(shacl)
-    # no other host unasked
-    options = CheckOptions(follow=follow, linksets_elsewhere=follow, shacl=shacl)
-    policy = AddressPolicy([start])
-    with Fetcher(options.limits, policy=policy, retry_base_delay=INTERACTIVE_RETRY) as fetcher:
-        resolution = find_landing_page(url, fetcher, options.limits)
-        report = check_landing_page(
-            resolution.landing_url,
-            fetcher,
-            options,
-            prefetched=resolution.error or resolution.fetched,
-        )
-    _note_resolution(report, url, resolution)
+    setup = _setup(config_path, node_id, follow, shacl)
+    if file_path is not None:
+        report = _check_file(file_path, base_url or url, setup)
+    elif url is None:
+        raise click.UsageError("give a URL (or a DOI), or --file PATH (- for standard input)")
+    else:
+        report = _check_url(url, setup)
     if as_json:
         click.echo(json.dumps(to_json(report), indent=2, ensure_ascii=False))
     else:
@@ -83,6 +124,112 @@ def _require_shapes(source: str) -> None:
         load_shapes(source)
     except ShapesError as exc:
         raise click.BadParameter(str(exc), param_hint="--shacl") from None
+
+
+@dataclass(frozen=True, slots=True)
+class _Setup:
+    """What a check runs with: the defaults, or a configured node's."""
+
+    options: CheckOptions
+    trusted: tuple[str, ...] = ()
+    user_agent: str | None = None
+
+
+def _setup(config_path: str | None, node_id: str | None, follow: bool, shacl: str | None) -> _Setup:
+    # link sets on other hosts only with --follow: no other host unasked
+    if config_path is None:
+        if node_id is not None:
+            raise click.UsageError("--node needs --config FILE")
+        return _Setup(CheckOptions(follow=follow, linksets_elsewhere=follow, shacl=shacl))
+    from adapter.config.load import load_config  # lazy: only with --config
+
+    config = load_config(config_path)
+    if node_id is None:
+        if len(config.nodes) != 1:
+            ids = ", ".join(n.id for n in config.nodes)
+            raise BadValue(f"{config_path} has {len(config.nodes)} nodes ({ids}): choose --node")
+        node = config.nodes[0]
+    else:
+        try:
+            node = config.node(node_id)
+        except KeyError:
+            ids = ", ".join(n.id for n in config.nodes)
+            raise BadValue(f"no node {node_id!r} in {config_path}; its nodes: {ids}") from None
+    options = CheckOptions(
+        limits=node.limits(),
+        follow=follow,
+        linksets_elsewhere=follow,
+        required=frozenset(node.checks.required),
+        shacl=shacl or node.checks.shacl,
+    )
+    return _Setup(options, tuple(node.trusted_origins()), node.politeness.user_agent)
+
+
+def _fetcher(setup: _Setup, origins: list[str]) -> Fetcher:
+    policy = AddressPolicy([*origins, *setup.trusted])
+    return Fetcher(
+        setup.options.limits,
+        user_agent=setup.user_agent or USER_AGENT,
+        policy=policy,
+        retry_base_delay=INTERACTIVE_RETRY,
+    )
+
+
+def _check_url(url: str, setup: _Setup) -> DatasetReport:
+    start = http_url(resolver_url(url) or url)
+    limits = setup.options.limits
+    with _fetcher(setup, [start]) as fetcher:
+        resolution = find_landing_page(url, fetcher, limits)
+        report = check_landing_page(
+            resolution.landing_url,
+            fetcher,
+            setup.options,
+            prefetched=resolution.error or resolution.fetched,
+        )
+    _note_resolution(report, url, resolution)
+    return report
+
+
+def _check_file(path: str, where: str | None, setup: _Setup) -> DatasetReport:
+    """Check a page that is not published yet, as if `where` had answered it with 200."""
+    limits = setup.options.limits
+    body = _read_page(path, limits.max_page_bytes)
+    if where is not None:
+        page_url = http_url(where, "--base-url")
+    elif path == "-":
+        page_url = "file:///dev/stdin"
+    else:
+        page_url = Path(path).resolve().as_uri()
+    fetched = Fetched(
+        url=page_url,
+        final_url=page_url,
+        status=200,
+        headers={"content-type": _sniff(body)},
+        body=body,
+    )
+    origins = [page_url] if page_url.startswith("http") else []
+    with _fetcher(setup, origins) as fetcher:
+        return check_landing_page(page_url, fetcher, setup.options, prefetched=fetched)
+
+
+def _read_page(path: str, cap: int) -> bytes:
+    try:
+        if path == "-":
+            body = sys.stdin.buffer.read(cap + 1)
+        else:
+            with open(path, "rb") as f:
+                body = f.read(cap + 1)
+    except OSError as exc:
+        raise BadValue(f"--file {path}: {exc.strerror or exc}; give a readable file") from None
+    if len(body) > cap:
+        raise BadValue(f"--file {path} is larger than max_page_bytes ({cap} bytes)")
+    return body
+
+
+def _sniff(body: bytes) -> str:
+    """A saved page has no Content-Type: JSON-LD when it is JSON, else HTML."""
+    head = body.lstrip()[:1]
+    return "application/ld+json" if head in (b"{", b"[") else "text/html; charset=utf-8"
 
 
 def _note_resolution(report: DatasetReport, url: str, resolution: Resolution) -> None:

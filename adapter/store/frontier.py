@@ -273,3 +273,92 @@ def due_count(store: Store, node_id: str) -> int:
     with store.read() as conn:
         q = select(func.count()).select_from(f).where(f.c.node_id == node_id, f.c.due.is_(True))
         return int(conn.execute(q).scalar_one())
+
+
+@dataclass(frozen=True, slots=True)
+class PageInfo:
+    """A page as `adapter pages` lists it: its last outcome and the report kept for it."""
+
+    node_id: str
+    url: str
+    last_status: str | None  # None: never checked yet
+    http_status: int | None
+    last_checked_at: datetime | None
+    due: bool
+    report: dict[str, Any]  # {} when never checked
+
+    @property
+    def harvestable(self) -> bool | None:
+        """The report's verdict, unless the sync found an error of its own (a duplicate
+        DOI, say); None when the page was never checked."""
+        value = self.report.get("harvestable")
+        if value is None:
+            return None
+        findings = self.report.get("findings") or []
+        sync_error = any(
+            str(f.get("code", "")).startswith("sync/") and f.get("severity") == "error"
+            for f in findings
+        )
+        return bool(value) and not sync_error
+
+    def codes(self) -> list[str]:
+        """The finding codes of the report, errors first, each once."""
+        findings = self.report.get("findings") or []
+        order = {"error": 0, "warning": 1, "info": 2}
+        ranked = sorted(findings, key=lambda f: order.get(str(f.get("severity")), 3))
+        return list(dict.fromkeys(str(f.get("code")) for f in ranked))
+
+
+def _page_info(row: Any) -> PageInfo:
+    return PageInfo(
+        node_id=row["node_id"],
+        url=row["url"],
+        last_status=row["last_status"],
+        http_status=row["http_status"],
+        last_checked_at=utc_or_none(row["last_checked_at"]),
+        due=bool(row["due"]),
+        report=json.loads(row["last_report"]) if row["last_report"] else {},
+    )
+
+
+def list_pages(
+    store: Store,
+    *,
+    node_id: str | None = None,
+    code: str | None = None,
+    harvestable: bool | None = None,
+    batch: int = 1000,
+) -> Iterable[PageInfo]:
+    """The node's (or every node's) pages in id order, read in batches; filtered by a
+    finding code in the last report and by its verdict."""
+    f = t.frontier
+    where: list[Any] = []
+    if node_id is not None:
+        where.append(f.c.node_id == node_id)
+    if code is not None:  # a cheap filter in SQL; the exact test below
+        where.append(f.c.last_report.contains(f'"{code}"', autoescape=True))
+    after = 0
+    while True:
+        q = select(f).where(f.c.id > after, *where).order_by(f.c.id).limit(batch)
+        with store.read() as conn:
+            rows = conn.execute(q).mappings().all()
+        if not rows:
+            return
+        after = int(rows[-1]["id"])
+        for row in rows:
+            page = _page_info(row)
+            if code is not None and code not in page.codes():
+                continue
+            if harvestable is not None and page.harvestable is not harvestable:
+                continue
+            yield page
+
+
+def find_page(store: Store, url: str, node_id: str | None = None) -> list[PageInfo]:
+    """The page with this URL (one per node that lists it)."""
+    f = t.frontier
+    q = select(f).where(f.c.url == url).order_by(f.c.node_id)
+    if node_id is not None:
+        q = q.where(f.c.node_id == node_id)
+    with store.read() as conn:
+        return [_page_info(row) for row in conn.execute(q).mappings().all()]

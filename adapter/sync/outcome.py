@@ -25,6 +25,8 @@ MAX_REPORT_FINDINGS = 200
 SERIES_CODES = frozenset(
     t.code for t in (SERIES_MOVED, SERIES_UNLISTED, DOI_OF_OTHER_NODE, DUPLICATE_DOI)
 )
+MAX_REPORT_TEXT = 64_000  # characters of the text report kept for `adapter pages show`
+SYNC_STAGE = "sync/"  # findings the sync adds to a page's own (no DOI, duplicate DOI, ...)
 
 
 @fast_pickle  # crosses processes in a multi-process sync
@@ -65,12 +67,37 @@ class CheckedPage:
 
 
 def capped_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[str, Any]:
-    """`summary` with its findings replaced by `findings`, at most MAX_REPORT_FINDINGS of them."""
-    return {
+    """`summary` with its findings replaced by `findings`, at most MAX_REPORT_FINDINGS of them.
+
+    The sync's own findings (`sync/...`) are appended to the stored text report
+    too, under a heading of their own, so `adapter pages show` says why a page
+    that reads as harvestable was not synced.
+    """
+    out = {
         **summary,
         "findings": [f.as_dict() for f in findings[:MAX_REPORT_FINDINGS]],
         "findings_dropped": max(0, len(findings) - MAX_REPORT_FINDINGS),
     }
+    text = summary.get("text")
+    extra = [f for f in findings if f.code.startswith(SYNC_STAGE)]
+    if isinstance(text, str) and extra and "\nFound by the sync\n" not in text:
+        lines = ["", "Found by the sync"]
+        for f in extra:
+            lines.append(f"  {f.severity.upper():<8} {f.code}")
+            lines.append("             " + f.message.replace("\n", "\n             "))
+        out["text"] = capped_text(text + "\n".join(lines) + "\n")
+    return out
+
+
+def capped_text(text: str) -> str:
+    """At most MAX_REPORT_TEXT characters of a text report, saying what was cut."""
+    if len(text) <= MAX_REPORT_TEXT:
+        return text
+    cut = len(text) - MAX_REPORT_TEXT
+    return (
+        text[:MAX_REPORT_TEXT]
+        + f"\n... ({cut} more characters; `adapter check-dataset URL` prints the whole report)\n"
+    )
 
 
 # The RunSummary fields that count committed pages: kept in the run's row as pages

@@ -31,9 +31,10 @@ from adapter.findings import Finding, Severity
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.models import DatasetReport, DatasetResult
 from adapter.pipeline import CheckOptions, check_landing_page
+from adapter.report import render_text
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow, PageUpdate
-from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings
+from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings, capped_text
 from adapter.sync.write import commit_checked
 
 log = logging.getLogger(__name__)
@@ -236,5 +237,6 @@ def report_summary(report: DatasetReport) -> dict[str, Any]:
         "not_modified": report.not_modified,
         "harvestable": report.harvestable,
         "datasets": [{"doi": d.doi, "harvestable": d.harvestable} for d in report.datasets],
+        "text": capped_text(render_text(report)),  # what `adapter pages show` prints
     }
     return capped_findings(summary, report.all_findings())

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from adapter.cli import cli
 from adapter.findings import catalogue
-from tests.support.fixture_server import SiteServer
+from tests.support.fixture_server import SITES, SiteServer
 
 Serve = Callable[[str], SiteServer]
 ADAPTER = Path(sys.executable).parent / "adapter"
@@ -207,3 +207,60 @@ def test_check_dataset_gets_the_landing_page_once(serve_site: Serve) -> None:
     assert code == 0
     gets = [e for e in server.log if e.method == "GET" and e.path == "/dataset/graph.html"]
     assert len(gets) == 1
+
+
+def _node_config(path: Path, required: str, origin: str) -> Path:
+    path.write_text(
+        f"""
+store_url: "sqlite:///unused.db"
+nodes:
+  - id: urn:node:STRICT
+    name: Strict Repository
+    start:
+      entry_urls: ["{origin}/"]
+    checks:
+      required: [{required}]
+    dataone:
+      submitter: "http://orcid.org/0000-0002-1825-0097"
+      rights_holder: "CN=strict,DC=dataone,DC=org"
+      contact_subject: "http://orcid.org/0000-0002-1825-0097"
+""",
+        "utf-8",
+    )
+    return path
+
+
+def test_config_and_node_apply_the_nodes_required_checks(serve_site: Serve, tmp_path: Path) -> None:
+    server = serve_site("sync-change")
+    url = server.url("/dataset/stable")  # harvestable, with no `encoding`
+    assert invoke("check-dataset", url)[0] == 0
+    config = _node_config(tmp_path / "strict.yaml", "encoding", server.origin)
+    code, out = invoke("check-dataset", "--config", str(config), "--node", "urn:node:STRICT", url)
+    assert code == 1, out
+    assert "NOT HARVESTABLE" in out and "dataone/encoding-missing" in out
+    code, out = invoke("check-dataset", "--config", str(config), url)  # its only node
+    assert code == 1, out
+
+
+def test_a_file_or_standard_input_is_checked_before_it_is_published(tmp_path: Path) -> None:
+    page = SITES / "page-good" / "dataset" / "1.html"
+    code, out = invoke("check-dataset", "--file", str(page))
+    assert code == 0, out
+    assert out.startswith(f"HARVESTABLE  {page.resolve().as_uri()}")
+    where = "https://repo.example/dataset/1"
+    result = CliRunner().invoke(
+        cli,
+        ["check-dataset", "--file", "-", "--base-url", where, "--json"],
+        input=(SITES / "page-good" / "dataset" / "1.jsonld").read_bytes(),
+    )
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.output)
+    assert report["url"] == where and report["harvestable"] is True
+    broken = tmp_path / "draft.html"
+    broken.write_text(
+        '<html><head><script type="application/ld+json">'
+        '{"@context": "https://schema.org/", "@type": "Dataset", "identifier": "doi:null"}'
+        "</script></head></html>"
+    )
+    code, out = invoke("check-dataset", "--file", str(broken))
+    assert code == 1 and "NOT HARVESTABLE" in out

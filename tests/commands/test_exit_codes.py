@@ -127,7 +127,11 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("check-dataset", "http://exa mple.org/"), 2, "contains a space"),
     (("check-dataset", "http://[::1"), 2, "Invalid IPv6 URL"),
     (("check-dataset", "ftp://repo.example/x"), 2, "not an http(s) URL"),
-    (("check-dataset",), 2, "Missing argument"),
+    (("check-dataset",), 2, "give a URL"),
+    (("check-dataset", "--file", "{page_file}", "--base-url", "{good}"), 0, "HARVESTABLE"),
+    (("check-dataset", "--file", "{tmp}/nothing.html"), 2, "nothing.html"),
+    (("check-dataset", "--config", "{cfg_ok}", "--node", "urn:node:WORKERS", "{harvested}"), 0, ""),
+    (("check-dataset", "--config", "{cfg_ok}", "--node", "urn:node:NOPE", "{good}"), 2, "NOPE"),
     # findings
     (("findings",), 0, "dataone/"),
     (("findings", "--bogus"), 2, "No such option"),
@@ -150,6 +154,10 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("runs", "--store", "{store}"), 0, "urn:node:WORKERS"),
     (("runs", "--store", "{missing}"), 2, "no store file"),
     (("runs", "--store", "sqlite://harvest2.db"), 2, "three slashes"),
+    (("pages", "--store", "{store}"), 0, "/dataset/0"),
+    (("pages", "--store", "{missing}"), 2, "no store file"),
+    (("pages", "show", "{harvested}", "--store", "{store}"), 0, "HARVESTABLE"),
+    (("pages", "show", "{closed}", "--store", "{store}"), 2, "no page"),
     (("queue", "list", "--store", "{store}"), 0, "create"),
     (("queue", "list", "--store", "{missing}"), 2, "no store file"),
     (("db", "upgrade", "--store", "sqlite:///{tmp}/new.db"), 0, "schema created"),
@@ -184,7 +192,7 @@ def test_refused_stores_leave_nothing_behind(world: World) -> None:
     """A missing folder is not created; a read-only command does not create a store file."""
     run(["sync", world.values["closed"], "--store", world.values["no_folder"]], world.tmp)
     assert not (world.tmp / "no-such-folder").exists()
-    for command in (["runs"], ["queue", "list"]):
+    for command in (["runs"], ["queue", "list"], ["pages"]):
         run([*command, "--store", world.values["missing"]], world.tmp)
     assert not (world.tmp / "missing.db").exists()
 
