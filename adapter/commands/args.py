@@ -7,6 +7,9 @@ finding about the site that was not even asked.
 
 from __future__ import annotations
 
+import os
+import shutil
+import sys
 from urllib.parse import urlsplit
 
 import click
@@ -32,3 +35,16 @@ def http_url(value: str, what: str = "URL") -> str:
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise BadValue(f"{what} {value!r} is not an http(s) URL; give it as https://host/path")
     return value.strip()
+
+
+def epilog(*examples: str, exits: str) -> str:
+    """The end of a command's --help: examples kept as written, exit codes wrapped."""
+    lines = "\n".join(f"  {e}" for e in examples)
+    return f"Examples:\n\n\b\n{lines}\n\nExit codes: {exits}"
+
+
+def output_width() -> int | None:
+    """Columns to fit output to: COLUMNS, else the terminal's; None when piped."""
+    if os.environ.get("COLUMNS", "").isdigit() or sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return None

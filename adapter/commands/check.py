@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
 from adapter import USER_AGENT
-from adapter.commands.args import BadValue, http_url
+from adapter.commands.args import BadValue, epilog, http_url, output_width
 from adapter.findings import catalogue
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
@@ -31,19 +32,15 @@ INTERACTIVE_RETRY = 0.25
 _UNREACHABLE = frozenset({"fetch/connection-failed", "fetch/timeout"})
 
 
-EXAMPLES = """Examples:
-
-\b
-  adapter check-dataset https://data.example.org/dataset/1
-  adapter check-dataset doi:10.5066/F7VX0DMQ --json
-  adapter check-dataset --config node.yaml --node urn:node:EXAMPLE https://data.example.org/d/1
-  adapter check-dataset --file draft.html --base-url https://data.example.org/dataset/1
-  curl -s https://data.example.org/dataset/1 | adapter check-dataset --file -
-
-\b
-Exit codes: 0 harvestable, 1 not harvestable, 2 a usage error or the page
-could not be reached at all (refused, DNS, timeout).
-"""
+EXAMPLES = epilog(
+    "adapter check-dataset https://data.example.org/dataset/1",
+    "adapter check-dataset doi:10.5066/F7VX0DMQ --json",
+    "adapter check-dataset --config node.yaml --node urn:node:EX https://example.org/d/1",
+    "adapter check-dataset --file draft.html --base-url https://example.org/d/1",
+    "curl -s https://example.org/d/1 | adapter check-dataset --file -",
+    exits="0 harvestable, 1 not harvestable, 2 a usage error or the page could not be "
+    "reached at all (refused, DNS, timeout).",
+)
 
 
 @click.command("check-dataset", epilog=EXAMPLES)
@@ -250,7 +247,14 @@ def exit_code(report: DatasetReport) -> int:
     return 1
 
 
-@click.command("findings")
+@click.command(
+    "findings",
+    epilog=epilog(
+        "adapter findings",
+        "adapter findings --markdown > findings.md",
+        exits="0 ok, 2 usage error.",
+    ),
+)
 @click.option(
     "--json", "as_json", is_flag=True, help="One JSON list of {code, severity, explanation}."
 )
@@ -270,5 +274,10 @@ def findings(as_json: bool, markdown: bool) -> None:
             click.echo(f"| `{t.code}` | {t.severity} | {t.explanation.replace('|', '/')} |")
     else:
         width = max((len(t.code) for t in types), default=0)
+        columns = output_width()
+        indent = width + 11
         for t in types:
-            click.echo(f"{t.code:<{width}}  {t.severity:<7}  {t.explanation}")
+            text = t.explanation
+            if columns is not None and columns - indent >= 30:  # wrap to the terminal
+                text = textwrap.fill(text, columns - indent).replace("\n", "\n" + " " * indent)
+            click.echo(f"{t.code:<{width}}  {t.severity:<7}  {text}")

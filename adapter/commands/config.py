@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from adapter.commands.args import epilog
 from adapter.commands.status_view import node_lines, node_status, redacted
 from adapter.config.errors import ConfigProblems
 from adapter.config.load import load_config
@@ -38,7 +39,14 @@ def config() -> None:
     """Work with the YAML configuration file."""
 
 
-@config.command("check")
+@config.command(
+    "check",
+    epilog=epilog(
+        "adapter config check node.yaml",
+        "adapter config check node.yaml --json",
+        exits="0 valid, 2 invalid (every problem listed).",
+    ),
+)
 @click.argument("file", type=CONFIG_FILE)
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def check(file: Path, as_json: bool) -> int:
@@ -76,7 +84,13 @@ def _import_job(spec: str) -> Any:
     return getattr(importlib.import_module(module), attribute)
 
 
-@click.command()
+@click.command(
+    epilog=epilog(
+        "adapter schedule --config node.yaml",
+        "adapter schedule --config node.yaml --now --log-format json",
+        exits="0 after SIGTERM, 2 a bad configuration, 130 Ctrl-C.",
+    )
+)
 @config_option
 @click.option(
     "--log-format",
@@ -115,7 +129,13 @@ def schedule(
     return run_scheduler(config_path, log_format=fmt, run_now=run_now, **options)
 
 
-@click.command()
+@click.command(
+    epilog=epilog(
+        "adapter status --config node.yaml",
+        "adapter status --json     (ADAPTER_CONFIG names the file)",
+        exits="0 ok, 1 a node's last run failed, 2 a bad configuration or store.",
+    )
+)
 @config_option
 @click.option("--json", "as_json", is_flag=True, help="One JSON document on stdout.")
 def status(config_path: Path, as_json: bool) -> int:

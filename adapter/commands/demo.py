@@ -14,6 +14,7 @@ import threading
 
 import click
 
+from adapter.commands.args import epilog
 from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig
 from adapter.demo.server import DemoServer
@@ -31,7 +32,14 @@ def _server() -> object:
         return DemoServer(port=0)
 
 
-@click.command("demo")
+@click.command(
+    "demo",
+    epilog=epilog(
+        "adapter demo",
+        "adapter demo --serve        (keep the demo repository up for other commands)",
+        exits="0 ok, 1 the run failed, 2 a bad store or the demo port is taken, 130 Ctrl-C.",
+    ),
+)
 @click.option("--store", "store_url", default=DEMO_STORE, show_default=True, help="Store URL.")
 @click.option(
     "--serve",

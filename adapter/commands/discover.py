@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from adapter.commands.args import http_url
+from adapter.commands.args import epilog, http_url
 from adapter.discovery.findings import SITEMAP_READ
 from adapter.discovery.robots import RobotsCache
 from adapter.discovery.walk import discover as discover_pages
@@ -82,7 +82,14 @@ def _patterns(values: tuple[str, ...], option: str) -> list[re.Pattern[str]]:
         raise click.BadParameter(f"not a regular expression: {exc}", param_hint=option) from exc
 
 
-@click.command("discover")
+@click.command(
+    "discover",
+    epilog=epilog(
+        "adapter discover https://data.example.org/",
+        "adapter discover https://data.example.org/sitemap.xml --json",
+        exits="0 landing pages found, 1 none, 2 a bad URL.",
+    ),
+)
 @click.argument("url")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per line.")
 @click.option("--allow-host", multiple=True, help="Also accept entries on this host (repeatable).")

@@ -10,12 +10,11 @@ Exit codes of `show`: 0 the stored report says harvestable, 1 it does not,
 from __future__ import annotations
 
 import json
-import shutil
 from typing import Any
 
 import click
 
-from adapter.commands.args import BadValue
+from adapter.commands.args import BadValue, epilog, output_width
 from adapter.commands.sync import store_options, target
 from adapter.store.db import Store
 from adapter.store.frontier import PageInfo, find_page, list_pages
@@ -37,22 +36,25 @@ def page_json(page: PageInfo) -> dict[str, Any]:
     }
 
 
-def page_line(page: PageInfo, width: int) -> str:
+def page_line(page: PageInfo, width: int | None) -> str:
     """One page in a line that fits `width` columns: status, HTTP status, URL, codes."""
     status = page.last_status or "not checked"
     http = str(page.http_status or "-")
     codes = ", ".join(c for c in page.codes() if c != "discover/sitemap-read")
     line = f"{status:<16} {http:>4}  {page.url}" + (f"  {codes}" if codes else "")
-    return line if len(line) <= width else line[: max(width - 3, 20)] + "..."
+    return line if width is None or len(line) <= width else line[: max(width - 3, 20)] + "..."
 
 
 @click.group(
     "pages",
     invoke_without_command=True,
-    epilog="Examples:\n\n\b\n"
-    "  adapter pages --store sqlite:///harvest.db --not-harvestable\n"
-    "  adapter pages --store sqlite:///harvest.db --code dataone/identifier-not-doi --json\n"
-    "  adapter pages show https://data.example.org/dataset/1 --store sqlite:///harvest.db",
+    epilog=epilog(
+        "adapter pages --store sqlite:///harvest.db --not-harvestable",
+        "adapter pages --store sqlite:///h.db --code dataone/identifier-not-doi --json",
+        "adapter pages show https://example.org/d/1 --store sqlite:///harvest.db",
+        exits="0 ok (show: the stored report says harvestable), 1 show: it says not "
+        "harvestable, 2 a bad or missing store, or no such page.",
+    ),
 )
 @store_options
 @click.option("--node", "node_id", metavar="ID", help="Only this node's pages.")
@@ -78,7 +80,7 @@ def pages(
         ctx.obj = (config_path, store_url, node_id)
         return
     store = Store.open(target(config_path, store_url).store_url, create=False)
-    width = shutil.get_terminal_size().columns
+    width = output_width()
     shown = 0
     try:
         for page in list_pages(store, node_id=node_id, code=code, harvestable=harvestable):

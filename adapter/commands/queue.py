@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from adapter.commands.args import epilog
 from adapter.commands.sync import store_options, target
 from adapter.models import SyncRecord
 from adapter.store.db import Store
@@ -54,7 +55,15 @@ def _events(
     return store.outbox(node, pending_only=not include_acked, limit=limit)
 
 
-@click.group("queue")
+@click.group(
+    "queue",
+    epilog=epilog(
+        "adapter queue list --store sqlite:///harvest.db",
+        "adapter queue export --store sqlite:///harvest.db > events.jsonl",
+        "adapter queue ack --up-to 120 --store sqlite:///harvest.db",
+        exits="0 ok, 2 a bad or missing store.",
+    ),
+)
 def queue() -> None:
     """The outbox of sync records: list, show, export, ack."""
 

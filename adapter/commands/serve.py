@@ -29,7 +29,7 @@ import click
 from adapter.api.call import MemberNode
 from adapter.api.schedule import Schedule, harvest_schedule
 from adapter.api.xml import NodeInfo
-from adapter.commands.args import BadValue
+from adapter.commands.args import BadValue, epilog
 from adapter.config.load import load_config, placeholder_subjects, quick_node
 from adapter.config.settings import NodeSettings
 from adapter.errors import ConfigError, StoreError
@@ -142,7 +142,14 @@ def serve_settings(
     return ServeSettings(store_url, nodes)
 
 
-@click.command("serve")
+@click.command(
+    "serve",
+    epilog=epilog(
+        "adapter serve --config node.yaml --port 8080",
+        "adapter serve --store sqlite:///harvest.db --node-id urn:node:EXAMPLE",
+        exits="0 after SIGTERM, 2 a busy port or a bad store, 130 Ctrl-C.",
+    ),
+)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Node YAML file.")
 @click.option("--store", "store_url", help="Store URL (sqlite:///file.db, postgresql://...).")
 @click.option("--node-id", "node_ids", multiple=True, help="Serve only this node (repeatable).")

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from adapter.commands.args import http_url
+from adapter.commands.args import epilog, http_url
 from adapter.config.load import load_config, quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.errors import ConfigError
@@ -103,7 +103,16 @@ def graceful_stop() -> Iterator[StopEvent]:
         yield stop
 
 
-@click.command("sync")
+@click.command(
+    "sync",
+    epilog=epilog(
+        "adapter sync https://data.example.org/ --store sqlite:///harvest.db",
+        "adapter sync --config node.yaml urn:node:EXAMPLE",
+        "adapter sync --config node.yaml --enqueue-only   (then: adapter worker)",
+        exits="0 every run ok, 1 a run failed (it says why), 2 a bad URL, configuration or store,"
+        " 130 Ctrl-C.",
+    ),
+)
 @click.argument("args", nargs=-1, metavar="[URL | NODE ...]")
 @store_options
 @click.option(
@@ -176,7 +185,14 @@ def sync(
     raise SystemExit(stop.exit_code(failed))
 
 
-@click.command("runs")
+@click.command(
+    "runs",
+    epilog=epilog(
+        "adapter runs --store sqlite:///harvest.db",
+        "adapter runs --config node.yaml --node urn:node:EXAMPLE --json",
+        exits="0 ok, 2 a bad or missing store.",
+    ),
+)
 @store_options
 @click.option("--node", "node_id", help="Only this node (id).")
 @click.option("--limit", default=20, show_default=True, help="How many runs, newest first.")
@@ -251,7 +267,13 @@ def db() -> None:
     """The store's schema."""
 
 
-@db.command("upgrade")
+@db.command(
+    "upgrade",
+    epilog=epilog(
+        "adapter db upgrade --store postgresql://adapter@db.example.org/adapter",
+        exits="0 ok, 2 a bad store.",
+    ),
+)
 @store_options
 def upgrade(config_path: str | None, store_url: str | None) -> None:
     """Create the store's schema or apply the migrations it is missing."""

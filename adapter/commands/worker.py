@@ -16,6 +16,7 @@ from datetime import timedelta
 
 import click
 
+from adapter.commands.args import epilog
 from adapter.commands.sync import graceful_stop, store_options, target
 from adapter.service.logsetup import configure
 from adapter.store.db import Store
@@ -23,7 +24,15 @@ from adapter.store.db import Store
 POSITIVE = click.FloatRange(min=0, min_open=True)
 
 
-@click.command("worker")
+@click.command(
+    "worker",
+    epilog=epilog(
+        "adapter worker --config node.yaml",
+        "adapter worker --config node.yaml --until-idle",
+        exits="0 idle (--until-idle) or SIGTERM, 1 a node's worker failed, 2 a bad configuration "
+        "or store, 130 Ctrl-C.",
+    ),
+)
 @click.argument("node_names", nargs=-1, metavar="[NODE ...]")
 @store_options
 @click.option(
