@@ -76,7 +76,7 @@ class DemoServer:
 
 class _Handler(BaseHTTPRequestHandler):
     demo: DemoServer
-    server_version = "DemoRepository/1.0"
+    server_version = "DemoRepository/1.0"  # how `adapter demo` recognises a running demo
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - base signature
         return

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from adapter.cli import cli
@@ -147,3 +148,83 @@ def test_demo_serve_keeps_the_repository_up_for_check_dataset(tmp_path: Path) ->
         rest, _ = proc.communicate(timeout=30)
     assert proc.returncode == 0
     assert "Stopped." in rest
+
+
+def _adapter(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "adapter", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_second_demo_uses_the_one_serving_instead_of_moving_port(tmp_path: Path) -> None:
+    """`adapter demo` while `adapter demo --serve` runs: same URLs, so no duplicate DOIs."""
+    import signal
+
+    store = f"sqlite:///{tmp_path / 'd.db'}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "adapter", "demo", "--serve", "--store", store],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    try:
+        assert proc.stdout is not None
+        seen = ""
+        while "until Ctrl-C" not in seen and proc.poll() is None:
+            seen += proc.stdout.readline()
+        if f"127.0.0.1:{DEMO_PORT}/" not in seen:
+            pytest.skip(f"port {DEMO_PORT} is held by another program on this machine")
+        again = _adapter("demo", "--store", store, cwd=tmp_path)
+        assert again.returncode == 0, again.stdout + again.stderr
+        assert f"already served at http://127.0.0.1:{DEMO_PORT}/" in again.stdout
+        assert "duplicate-doi" not in again.stdout
+        assert "new objects 0" in again.stdout
+        second = _adapter("demo", "--serve", "--store", store, cwd=tmp_path)
+        assert second.returncode == 2 and "already served" in second.stderr
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=30)
+
+
+def test_a_port_held_by_another_program_is_refused_once_the_store_has_demo_pages(
+    tmp_path: Path,
+) -> None:
+    holder = socket.socket()
+    holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        holder.bind(("127.0.0.1", DEMO_PORT))
+    except OSError:
+        holder.close()
+        pytest.skip(f"port {DEMO_PORT} is held by another program on this machine")
+    holder.listen()
+    try:
+        first = _adapter("demo", cwd=tmp_path)  # a new store: a free port is harmless
+        assert first.returncode == 0, first.stderr
+        assert f"Port {DEMO_PORT} is taken" in first.stdout
+        again = _adapter("demo", cwd=tmp_path)
+    finally:
+        holder.close()
+    assert again.returncode == 2
+    assert f"port {DEMO_PORT} is used by another program" in again.stderr
+    assert "Traceback" not in again.stderr
+
+
+def test_config_demo_yaml_describes_the_node_the_demo_writes() -> None:
+    from adapter.commands.demo import demo_node
+    from adapter.config.load import load_config
+
+    config = load_config(ROOT / "config" / "demo.yaml")
+    [configured] = config.nodes
+    written = demo_node(f"http://127.0.0.1:{DEMO_PORT}/")
+    assert configured.id == written.id and configured.name == written.name
+    for key in ("submitter", "rights_holder", "contact_subject", "sync_metadata_copy"):
+        assert getattr(configured.dataone, key) == getattr(written.dataone, key), key
+    assert configured.politeness == written.politeness
+    assert config.store_url == "sqlite:///demo-harvest.db"
