@@ -48,3 +48,10 @@ def output_width() -> int | None:
     if os.environ.get("COLUMNS", "").isdigit() or sys.stdout.isatty():
         return shutil.get_terminal_size().columns
     return None
+
+
+def fit(line: str, width: int | None) -> str:
+    """`line` cut to `width` columns (marked with ...); whole when width is None."""
+    if width is None or len(line) <= width:
+        return line
+    return line[: max(width - 3, 20)] + "..."

@@ -14,7 +14,7 @@ from typing import Any
 
 import click
 
-from adapter.commands.args import BadValue, epilog, output_width
+from adapter.commands.args import BadValue, epilog, fit, output_width
 from adapter.commands.sync import store_options, target
 from adapter.store.db import Store
 from adapter.store.frontier import PageInfo, find_page, list_pages
@@ -42,7 +42,7 @@ def page_line(page: PageInfo, width: int | None) -> str:
     http = str(page.http_status or "-")
     codes = ", ".join(c for c in page.codes() if c != "discover/sitemap-read")
     line = f"{status:<16} {http:>4}  {page.url}" + (f"  {codes}" if codes else "")
-    return line if width is None or len(line) <= width else line[: max(width - 3, 20)] + "..."
+    return fit(line, width)
 
 
 @click.group(

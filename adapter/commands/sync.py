@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+import textwrap
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -19,7 +20,7 @@ from typing import Any
 
 import click
 
-from adapter.commands.args import epilog, http_url
+from adapter.commands.args import epilog, fit, http_url, output_width
 from adapter.config.load import load_config, quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.errors import ConfigError
@@ -228,17 +229,27 @@ def runs(
         f"{'run':>5}  {'node':<24} {'started (UTC)':<19} {'status':<11} {'secs':>6} "
         f"{'seen':>6} {'due':>6} {'fetched':>7} {'new':>5} {'vers':>5} {'arch':>5} {'err':>5}"
     )
-    click.echo(head)
+    width = output_width()
+    click.echo(fit(head, width))
     for run in history:
         s = run.summary
         click.echo(
-            f"{run.id:>5}  {run.node_id:<24} {run.started_at:%Y-%m-%d %H:%M:%S} "
-            f"{run.status:<11} {s.get('duration_s', 0):>6.1f} {s.get('pages_seen', 0):>6} "
-            f"{s.get('due', 0):>6} {s.get('fetched', 0):>7} {s.get('new_objects', 0):>5} "
-            f"{s.get('new_versions', 0):>5} {s.get('archived', 0):>5} {s.get('errors', 0):>5}"
+            fit(
+                f"{run.id:>5}  {run.node_id:<24} {run.started_at:%Y-%m-%d %H:%M:%S} "
+                f"{run.status:<11} {s.get('duration_s', 0):>6.1f} {s.get('pages_seen', 0):>6} "
+                f"{s.get('due', 0):>6} {s.get('fetched', 0):>7} {s.get('new_objects', 0):>5} "
+                f"{s.get('new_versions', 0):>5} {s.get('archived', 0):>5} {s.get('errors', 0):>5}",
+                width,
+            )
         )
         if run.error:
-            click.echo(f"{'':>7}{run.status}: {run.error}")
+            why = f"{run.status}: {run.error}"  # whole (wrapped): it says why
+            pad = " " * 7
+            if width is not None and width > 40:
+                why = textwrap.fill(why, width, initial_indent=pad, subsequent_indent=pad)
+            else:
+                why = pad + why
+            click.echo(why)
     _show_sync_failures(store, sorted({run.node_id for run in history}))
 
 
