@@ -16,12 +16,13 @@ from __future__ import annotations
 import signal
 from collections.abc import Iterable
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from adapter.commands.args import BadValue, epilog
 from adapter.service.logsetup import configure
+from adapter.signals import on_signals
 
 if TYPE_CHECKING:
     from adapter.config.settings import NodeSettings
@@ -34,7 +35,14 @@ DEFAULT_DEADLINE = 30.0  # seconds for one check
 MAX_FORM_BODY = 11 * 1024 * 1024  # a page's worth of pasted HTML (max_page_bytes) and the form
 
 
-@click.command("web")
+@click.command(
+    "web",
+    epilog=epilog(
+        "adapter web --config node.yaml --port 8090",
+        "adapter web --trust http://127.0.0.1:8737/ --rate-limit 60",
+        exits="0 after SIGTERM, 2 a busy port or a bad store, 130 Ctrl-C.",
+    ),
+)
 @click.option("--config", "config_path", type=click.Path(dir_okay=False), help="Node YAML file.")
 @click.option(
     "--trust",
@@ -114,34 +122,44 @@ def web(
     origins = configured_origins(nodes, trusted)
     app = build_app(origins, rate, rate_file, deadline, ops, max_checks=max(1, threads // 2))
     configure("human", "INFO")
-    server = waitress.create_server(
-        app,
-        host=host,
-        port=port,
-        threads=threads,
-        ident="adapter",
-        max_request_body_size=MAX_FORM_BODY,
-        clear_untrusted_proxy_headers=True,
-        **_proxy(trusted_proxy),
-    )
-    shown = f"[{host}]" if ":" in host else host
-    click.echo(f"Check page: http://{shown}:{server.effective_port}/check")
-    if ops is not None:
-        click.echo(f"Operator view: http://{shown}:{server.effective_port}/ops")
-    click.echo("Ctrl-C stops.", err=True)
-
-    def _stop(signum: int, _frame: FrameType | None) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, _stop)
     try:
-        server.run()
+        server = waitress.create_server(
+            app,
+            host=host,
+            port=port,
+            threads=threads,
+            ident="adapter",
+            max_request_body_size=MAX_FORM_BODY,
+            clear_untrusted_proxy_headers=True,
+            **_proxy(trusted_proxy),
+        )
+    except OSError as exc:
+        raise BadValue(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
+            "stop what uses it or choose another --port"
+        ) from None
+    shown = f"[{host}]" if ":" in host else host
+    stopped_by: list[int] = []
+
+    def on_stop(signum: int) -> None:
+        stopped_by.append(signum)
+        raise KeyboardInterrupt  # waitress closes its sockets and returns
+
+    try:
+        with on_signals(on_stop):
+            click.echo(f"Check page: http://{shown}:{server.effective_port}/check")
+            if ops is not None:
+                click.echo(f"Operator view: http://{shown}:{server.effective_port}/ops")
+            click.echo("Ctrl-C stops.", err=True)
+            server.run()
     except KeyboardInterrupt:
-        pass
+        stopped_by.append(signal.SIGINT)
     finally:
         server.close()
         if ops is not None:
             ops.store.close()
+    if stopped_by[:1] == [signal.SIGINT]:  # Ctrl-C: 130, as for every command; SIGTERM 0
+        raise SystemExit(130)
 
 
 def _proxy(address: str | None) -> dict[str, Any]:

@@ -197,12 +197,13 @@ def test_refused_stores_leave_nothing_behind(world: World) -> None:
     assert not (world.tmp / "missing.db").exists()
 
 
-def test_a_busy_port_is_one_line_after_serving_nothing(world: World) -> None:
+@pytest.mark.parametrize("verb", ["serve", "web"])
+def test_a_busy_port_is_one_line_after_serving_nothing(world: World, verb: str) -> None:
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = run(["serve", "--store", world.values["store"], "--port", str(port)], world.tmp)
+        result = run([verb, "--store", world.values["store"], "--port", str(port)], world.tmp)
     assert result.returncode == 2, result.stderr
     assert f"127.0.0.1:{port}" in result.stderr and "--port" in result.stderr
     assert "Traceback" not in result.stderr
@@ -252,6 +253,7 @@ class Running:
 
 LONG_LIVED: list[tuple[tuple[str, ...], str]] = [
     (("serve", "--store", "{store}", "--port", "0"), "Serving"),
+    (("web", "--port", "0"), "Ctrl-C stops"),
     (("worker", "--config", "{cfg_ok}"), "Working on"),
     (("schedule", "--config", "{cfg_info}"), "next run"),
     (("demo", "--serve", "--store", "sqlite:///{tmp}/demo.db"), "Serving the demo repository"),
