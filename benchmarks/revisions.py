@@ -13,7 +13,7 @@ Wall time and the child's CPU time (user + system) are both reported; CPU is
 the steadier of the two on a busy machine. Writes the "## Revisions" section of
 BENCHMARKS.md (only that section).
 
-    .venv/bin/python benchmarks/revisions.py [--base REV] [--rounds N] [--no-write]
+    .venv/bin/python benchmarks/revisions.py [--pair BASE..HEAD ...] [--rounds N] [--no-write]
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def worktree(rev: str, where: Path) -> Path:
 
 
 def measure(
-    base: Path, rounds: int, site: DemoServer, scratch: Path
+    base: Path, rounds: int, site: DemoServer, scratch: Path, head: Path = ROOT
 ) -> dict[str, dict[str, Sample]]:
     page = site.url("/dataset/ocean-temperature-2019")
     commands = {
@@ -91,10 +91,10 @@ def measure(
             "sync",
             site.url("/"),
             "--store",
-            f"sqlite:///{scratch / f'{tree.name}-{i}.db'}",
+            f"sqlite:///{scratch / f'{tree.name}-{id(tree)}-{i}.db'}",
         ],
     }
-    trees = {"base": base, "this": ROOT}
+    trees = {"base": base, "this": head}
     results = {name: {label: Sample() for label in trees} for name in commands}
     for i in range(rounds):
         order = list(trees.items()) if i % 2 == 0 else list(reversed(trees.items()))
@@ -125,42 +125,54 @@ def rev_name(rev: str) -> str:
     return out.stdout.strip() or rev
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--base", default=DEFAULT_BASE, help="the revision to compare against")
-    ap.add_argument("--rounds", type=int, default=7, help="runs of each command per tree")
-    ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md")
-    args = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix="adapter-revisions-") as tmp:
-        scratch = Path(tmp)
-        base = worktree(args.base, scratch / "base")
-        try:
-            with DemoServer() as site:
-                results = measure(base, args.rounds, site, scratch)
-        finally:
+def compare(pair: str, rounds: int, site: DemoServer, scratch: Path) -> list[str]:
+    """One `BASE..HEAD` comparison as table lines (HEAD alone: this working tree)."""
+    base_rev, _, head_rev = pair.partition("..")
+    base = worktree(base_rev, scratch / f"base-{rev_name(base_rev)}")
+    head = ROOT if head_rev in ("", "HEAD") else worktree(head_rev, scratch / f"head-{head_rev}")
+    try:
+        results = measure(base, rounds, site, scratch, head)
+    finally:
+        for tree in {base, head} - {ROOT}:
             subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base)],
+                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
                 check=False,
                 capture_output=True,
             )
-    head = rev_name("HEAD") + (
-        "+"
-        if subprocess.run(
-            ["git", "-C", str(ROOT), "diff", "--quiet", "HEAD"], check=False
-        ).returncode
-        else ""
+    label = rev_name("HEAD") + ("+" if _dirty() else "") if head is ROOT else rev_name(head_rev)
+    return table(results, rev_name(base_rev), label)
+
+
+def _dirty() -> bool:
+    done = subprocess.run(["git", "-C", str(ROOT), "diff", "--quiet", "HEAD"], check=False)
+    return done.returncode != 0
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument(
+        "--pair",
+        action="append",
+        help=f"BASE..HEAD to compare (repeatable; HEAD empty: this tree); "
+        f"default {DEFAULT_BASE}..HEAD",
     )
+    ap.add_argument("--rounds", type=int, default=7, help="runs of each command per tree")
+    ap.add_argument("--no-write", action="store_true", help="print only; leave BENCHMARKS.md")
+    args = ap.parse_args()
+    tables: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="adapter-revisions-") as tmp, DemoServer() as site:
+        for pair in args.pair or [f"{DEFAULT_BASE}..HEAD"]:
+            tables += [f"`{pair}`:", "", *compare(pair, args.rounds, site, Path(tmp)), ""]
     lines = [
         SECTION,
         "",
-        "Written by `benchmarks/revisions.py`: this tree and an earlier revision run the same "
-        "commands as subprocesses, interleaved round by round, medians of "
-        f"{args.rounds} runs each. Measured {datetime.now(UTC):%Y-%m-%d %H:%M} UTC on "
-        f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-        f"load average {os.getloadavg()[0]:.1f} at the end.",
+        "Written by `benchmarks/revisions.py`: two trees run the same commands as subprocesses, "
+        f"interleaved round by round, medians of {args.rounds} runs each. Measured "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC on {platform.machine()}, {os.cpu_count()} "
+        f"cores, Python {platform.python_version()}, load average "
+        f"{os.getloadavg()[0]:.1f} at the end.",
         "",
-        *table(results, rev_name(args.base), head),
-        "",
+        *tables,
     ]
     print("\n".join(lines))
     if not args.no_write:
