@@ -1,7 +1,7 @@
 """Findings: what the adapter has to say about a repository's content.
 
 Every code is declared once, as a `FindingType` beside the rule that raises it,
-and registered here; `catalogue()` lists them all for the README and for
+and registered here; `catalogue()` lists them all for the documentation and for
 `adapter findings`. Findings are values: a bad page yields findings and the
 run goes on.
 """

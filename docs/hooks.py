@@ -44,8 +44,19 @@ def on_files(files: Files, config: MkDocsConfig) -> Files:
     return files
 
 
+ROOT = Path(__file__).resolve().parent.parent
+# files at the repository's top that the site shows as pages of their own
+TOP_FILES = {
+    "architecture.md": "ARCHITECTURE.md",
+    "benchmarks.md": "BENCHMARKS.md",
+    "reliability.md": "RELIABILITY.md",
+    "changelog.md": "CHANGELOG.md",
+}
+
+
 def reference_pages() -> dict[str, str]:
     return {
+        **{page: (ROOT / name).read_text("utf-8") for page, name in TOP_FILES.items()},
         "reference/findings.md": findings_page(),
         "reference/configuration.md": configuration_page(),
         "reference/limits.md": limits_page(),

@@ -258,7 +258,11 @@ def exit_code(report: DatasetReport) -> int:
 @click.option(
     "--json", "as_json", is_flag=True, help="One JSON list of {code, severity, explanation}."
 )
-@click.option("--markdown", is_flag=True, help="A Markdown table, as in the README.")
+@click.option(
+    "--markdown",
+    is_flag=True,
+    help="A Markdown table of every code.",
+)
 def findings(as_json: bool, markdown: bool) -> None:
     """List every finding code the adapter can report, with its severity and meaning."""
     types = catalogue()
