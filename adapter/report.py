@@ -318,7 +318,7 @@ def signpost_lines(report: DatasetReport) -> list[str]:
     ]
     ignored = sorted({x.rel for x in landing if x.rel not in SIGNPOSTING_RELS})
     findings = [f for f in report.all_findings() if f.code.startswith("signposting/")]
-    says = _dataset_says(report, pages)
+    says = dataset_says(report, pages)
     rows: list[tuple[str, ...]] = [("rel", "target", "type / profile", "from", "findings")]
     for rel in ORDER:
         mine = [s for s in own if s.rel == rel]
@@ -344,17 +344,23 @@ def _tp(s: Signpost) -> str:
     return " ".join(x for x in (s.type or "-", s.profile or "") if x)
 
 
-def _codes(findings: Sequence[Finding], rel: str, href: str | None) -> str:
-    """Codes of the findings about this row: they name the relation and (if any) the target."""
+def row_codes(findings: Sequence[Finding], rel: str, href: str | None) -> list[str]:
+    """Codes of the findings about one signpost row: they name the relation and (if any)
+    the target. Shared by the text report and the check page."""
     out = []
     for f in findings:
         about_rel = rel in f.code or f"rel={rel}" in f"{f.where or ''} {f.message}"
         if about_rel and (href is None or href in f.message or url_key(href) in f.message):
-            out.append(f.code.removeprefix("signposting/"))
-    return "! " + ", ".join(dict.fromkeys(out)) if out else ""
+            out.append(f.code)
+    return list(dict.fromkeys(out))
 
 
-def _dataset_says(report: DatasetReport, pages: list[str]) -> dict[str, list[tuple[str, str]]]:
+def _codes(findings: Sequence[Finding], rel: str, href: str | None) -> str:
+    out = [code.removeprefix("signposting/") for code in row_codes(findings, rel, href)]
+    return "! " + ", ".join(out) if out else ""
+
+
+def dataset_says(report: DatasetReport, pages: list[str]) -> dict[str, list[tuple[str, str]]]:
     """Per relation, (URL, encodingFormat) pairs from the Dataset the links are about."""
     dataset, _ = primary_dataset(report.datasets, report.signposts, pages)
     if dataset is None:

@@ -19,7 +19,6 @@ without `--config`) has no subjects of its own: `--submitter`,
 from __future__ import annotations
 
 import logging
-import signal
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,11 +29,11 @@ from adapter.api.call import MemberNode
 from adapter.api.schedule import Schedule, harvest_schedule
 from adapter.api.xml import NodeInfo
 from adapter.commands.args import BadValue, epilog
+from adapter.commands.serving import listen, serve_until_stopped
 from adapter.config.load import load_config, placeholder_subjects, quick_node
 from adapter.config.settings import NodeSettings
 from adapter.errors import ConfigError, StoreError
 from adapter.service.logsetup import LogFormat, configure
-from adapter.signals import on_signals
 
 log = logging.getLogger(__name__)
 
@@ -196,7 +195,6 @@ def serve(
     with_ops: bool = False,
 ) -> None:
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
-    import waitress
 
     from adapter.api.accesslog import EventBuffer, StoreSink
     from adapter.commands.web import build_app, operator_view
@@ -237,50 +235,36 @@ def serve(
     # the check page beside the API; /metrics and the health checks go to the API's wrapper
     app = Mount(web, OpsApp(metrics, store, api), [s.short_name for s in settings])
     try:
-        server = waitress.create_server(
+        server = listen(
             app,
-            host=host,
-            port=port,
+            host,
+            port,
             threads=threads,
             ident="adapter",
             max_request_body_size=MAX_REQUEST_BODY,
             clear_untrusted_proxy_headers=True,
         )
-    except OSError as exc:
+    except BadValue:
         store.close()
-        raise BadValue(
-            f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
-            "stop what uses it or choose another --port"
-        ) from None
+        raise
     bound = f"http://{_host_for_url(host)}:{server.effective_port}"
     listen_url = f"http://{_host_for_url(_reachable(host))}:{server.effective_port}"
     api.serve_nodes([member_node(s, listen_url, public_url) for s in settings])
-    stopped_by: list[int] = []
 
-    def on_stop(signum: int) -> None:
-        stopped_by.append(signum)
-        raise KeyboardInterrupt  # waitress closes its sockets and returns
+    def announce() -> None:
+        _warn_placeholders(settings)
+        for s in settings:
+            click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
+        click.echo(f"Metrics: {bound}/metrics; health: {bound}/healthz, {bound}/readyz", err=True)
+        click.echo(f"check page: {bound}/check", err=True)
+        click.echo(f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.", err=True)
 
     access_log.start()
     try:
-        with on_signals(on_stop):
-            _warn_placeholders(settings)
-            for s in settings:
-                click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
-            click.echo(
-                f"Metrics: {bound}/metrics; health: {bound}/healthz, {bound}/readyz", err=True
-            )
-            click.echo(f"check page: {bound}/check", err=True)
-            click.echo(f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.", err=True)
-            server.run()
-    except KeyboardInterrupt:
-        stopped_by.append(signal.SIGINT)
+        serve_until_stopped(server, announce)
     finally:
-        server.close()
         access_log.close()  # writes the reads still waiting
         store.close()
-    if stopped_by[:1] == [signal.SIGINT]:  # Ctrl-C: 130, as for every command; SIGTERM 0
-        raise SystemExit(130)
 
 
 def _require_existing_file(url: str) -> None:

@@ -13,16 +13,15 @@ findings by code down to the pages and their stored reports, the queue.
 
 from __future__ import annotations
 
-import signal
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from adapter.commands.args import BadValue, epilog
+from adapter.commands.args import epilog
+from adapter.commands.serving import listen, serve_until_stopped
 from adapter.service.logsetup import configure
-from adapter.signals import on_signals
 
 if TYPE_CHECKING:
     from adapter.config.settings import NodeSettings
@@ -107,7 +106,6 @@ def web(
     deadline: float,
 ) -> None:
     """Serve the check page: a landing page URL, DOI or pasted HTML/JSON-LD in, the report out."""
-    import waitress  # lazy: every command module loads for `adapter --help`
 
     from adapter.config.load import load_config
 
@@ -122,44 +120,29 @@ def web(
     origins = configured_origins(nodes, trusted)
     app = build_app(origins, rate, rate_file, deadline, ops, max_checks=max(1, threads // 2))
     configure("human", "INFO")
-    try:
-        server = waitress.create_server(
-            app,
-            host=host,
-            port=port,
-            threads=threads,
-            ident="adapter",
-            max_request_body_size=MAX_FORM_BODY,
-            clear_untrusted_proxy_headers=True,
-            **_proxy(trusted_proxy),
-        )
-    except OSError as exc:
-        raise BadValue(
-            f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
-            "stop what uses it or choose another --port"
-        ) from None
+    server = listen(
+        app,
+        host,
+        port,
+        threads=threads,
+        ident="adapter",
+        max_request_body_size=MAX_FORM_BODY,
+        clear_untrusted_proxy_headers=True,
+        **_proxy(trusted_proxy),
+    )
     shown = f"[{host}]" if ":" in host else host
-    stopped_by: list[int] = []
 
-    def on_stop(signum: int) -> None:
-        stopped_by.append(signum)
-        raise KeyboardInterrupt  # waitress closes its sockets and returns
+    def announce() -> None:
+        click.echo(f"Check page: http://{shown}:{server.effective_port}/check")
+        if ops is not None:
+            click.echo(f"Operator view: http://{shown}:{server.effective_port}/ops")
+        click.echo("Ctrl-C stops.", err=True)
 
     try:
-        with on_signals(on_stop):
-            click.echo(f"Check page: http://{shown}:{server.effective_port}/check")
-            if ops is not None:
-                click.echo(f"Operator view: http://{shown}:{server.effective_port}/ops")
-            click.echo("Ctrl-C stops.", err=True)
-            server.run()
-    except KeyboardInterrupt:
-        stopped_by.append(signal.SIGINT)
+        serve_until_stopped(server, announce)
     finally:
-        server.close()
         if ops is not None:
             ops.store.close()
-    if stopped_by[:1] == [signal.SIGINT]:  # Ctrl-C: 130, as for every command; SIGTERM 0
-        raise SystemExit(130)
 
 
 def _proxy(address: str | None) -> dict[str, Any]:

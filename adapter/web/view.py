@@ -24,9 +24,8 @@ from adapter.doi import doi_url
 from adapter.findings import Finding, Severity
 from adapter.jsonld.framed import first_literal
 from adapter.models import DatasetReport, DatasetResult, MediaObjectRef
-from adapter.report import ORDER, STAGES
+from adapter.report import ORDER, STAGES, dataset_says, row_codes
 from adapter.signposting.crosscheck import primary_dataset
-from adapter.signposting.datasetlinks import dataset_links
 from adapter.signposting.links import SIGNPOSTING_RELS, anchored_at, group, url_key
 from adapter.signposting.proposal import PROPOSAL, propose
 from adapter.signposting.stage import landing_urls
@@ -284,7 +283,7 @@ def signpost_rows(report: DatasetReport) -> list[SignpostRow]:
         return []
     pages = landing_urls(report)
     own = [s for s in group(anchored_at(report.signposts, pages)) if s.rel in SIGNPOSTING_RELS]
-    says = _dataset_says(report, pages)
+    says = dataset_says(report, pages)
     findings = [f for f in report.all_findings() if f.code.startswith("signposting/")]
     rows = []
     for rel in [*ORDER, *sorted({s.rel for s in own} - set(ORDER))]:
@@ -301,7 +300,7 @@ def signpost_rows(report: DatasetReport) -> list[SignpostRow]:
                     source=", ".join(s.sources),
                     in_dataset=url_key(s.href) in said_keys,
                     missing=False,
-                    codes=_codes(findings, rel, s.href),
+                    codes=row_codes(findings, rel, s.href),
                 )
             )
         for url, formats in said:
@@ -331,33 +330,6 @@ def _other_links(report: DatasetReport) -> list[SignpostRow]:
 def _other_rels(report: DatasetReport) -> list[str]:
     landing = anchored_at(report.signposts, landing_urls(report))
     return sorted({x.rel for x in landing if x.rel not in SIGNPOSTING_RELS})
-
-
-def _codes(findings: list[Finding], rel: str, href: str) -> list[str]:
-    """The findings about one row: they name the relation and the target."""
-    out = []
-    for f in findings:
-        about_rel = rel in f.code or f"rel={rel}" in f"{f.where or ''} {f.message}"
-        if about_rel and (href in f.message or url_key(href) in f.message):
-            out.append(f.code)
-    return list(dict.fromkeys(out))
-
-
-def _dataset_says(report: DatasetReport, pages: list[str]) -> dict[str, list[tuple[str, str]]]:
-    dataset, _ = primary_dataset(report.datasets, report.signposts, pages)
-    if dataset is None:
-        return {}
-    d = dataset_links(dataset, pages[-1])
-    cite = [doi_url(d.doi)] if d.doi else [d.id] if d.id else []
-    return {
-        "cite-as": [(c, "") for c in cite],
-        "type": [(t, "") for t in [*d.types, *d.additional_types]],
-        "author": [(p.ids[0], "") for p in d.people if p.ids],
-        "license": [(r.url, "") for r in d.licenses],
-        "describedby": [(r.url, " ".join(r.formats)) for r in d.metadata],
-        "item": [(r.url, " ".join(r.formats)) for r in d.parts],
-        "collection": [(r.url, "") for r in d.collections],
-    }
 
 
 def proposal(report: DatasetReport) -> ProposalView | None:
