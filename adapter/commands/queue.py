@@ -120,9 +120,8 @@ def show(
     as_json: bool,
 ) -> None:
     """One record: its fields, system metadata or object."""
-    from adapter.api.sysmeta import (
-        sysmeta_xml,  # lazy: every command module loads for `adapter --help`
-    )
+    # lazy: every command module loads for `adapter --help`
+    from adapter.api.sysmeta import sysmeta_xml
 
     tgt = target(config_path, store_url)
     store = Store.open(tgt.store_url, create=False)

@@ -53,9 +53,8 @@ def member_node(
     Host header. Its schedule is the sync's cron in UTC, shifted by
     `dataone.harvest_delay_minutes` (adapter.api.schedule).
     """
-    from adapter.api.sysmeta import (
-        sysmeta_xml,  # lazy: every command module loads for `adapter --help`
-    )
+    # lazy: every command module loads for `adapter --help`
+    from adapter.api.sysmeta import sysmeta_xml
 
     base_url = str(settings.dataone.base_url or "")
     if public_url or not base_url:

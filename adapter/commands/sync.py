@@ -255,9 +255,8 @@ def runs(
 
 def _show_sync_failures(store: Store, node_ids: list[str], shown: int = 5) -> None:
     """What DataONE's coordinating node reported through POST /error, newest first."""
-    from adapter.api.syncfailed import (
-        parse_report,  # lazy: every command module loads for `adapter --help`
-    )
+    # lazy: every command module loads for `adapter --help`
+    from adapter.api.syncfailed import parse_report
 
     for node_id in node_ids:
         failures = store.sync_failures(node_id, limit=shown)

@@ -106,7 +106,7 @@ def web(
     deadline: float,
 ) -> None:
     """Serve the check page: a landing page URL, DOI or pasted HTML/JSON-LD in, the report out."""
-
+    # lazy: the check page's stack loads only when `adapter web` runs, not for its --help
     from adapter.config.load import load_config
 
     config = load_config(config_path) if config_path else None
@@ -165,6 +165,7 @@ def configured_origins(nodes: Iterable[NodeSettings], trusted: Iterable[str] = (
 
 def open_store(url: str) -> Store:
     """The store, only read: a SQLite file that is not there is an error, never created."""
+    # lazy: the check page's stack loads only when `adapter web` runs, not for its --help
     from adapter.errors import StoreError
     from adapter.store.db import Store
 
@@ -184,6 +185,7 @@ def operator_view(store: Store, nodes: Iterable[NodeSettings] = ()) -> Ops:
     """The /ops pages over `store`, with the configured nodes' names and next runs."""
     from datetime import UTC, datetime
 
+    # lazy: the check page's stack loads only when `adapter web` runs, not for its --help
     from adapter.commands.status_view import next_run
     from adapter.web.ops import Ops, when
 
@@ -214,6 +216,7 @@ def build_app(
     slow strangers' sites never leave the other pages (or the Member Node API)
     without a thread.
     """
+    # lazy: the check page's stack loads only when `adapter web` runs, not for its --help
     from adapter.limits import DEFAULT_LIMITS
     from adapter.web.app import WebApp
     from adapter.web.checking import Checker
