@@ -14,7 +14,6 @@ own detail code; on HEAD the exception travels in headers.
 from __future__ import annotations
 
 import http.client
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from urllib.parse import quote
@@ -68,13 +67,7 @@ def build(url: str) -> Iterator[Node]:
 def served_node(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[Node]:
-    if request.param == "sqlite":
-        yield from build(stores.sqlite_url(tmp_path_factory.mktemp("fuzz")))
-        return
-    base = os.environ.get("ADAPTER_TEST_POSTGRES_URL")
-    if not base:
-        pytest.skip("ADAPTER_TEST_POSTGRES_URL is not set (CI sets it; see .ci/run)")
-    with stores.postgres_schema(base) as url:
+    with stores.engine_url(request.param, tmp_path_factory.mktemp("fuzz")) as url:
         yield from build(url)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import signal
 import subprocess
 import sys
@@ -88,13 +87,7 @@ def world(
     request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[World]:
     """One served store per engine for the tests that only read (and POST nothing)."""
-    if request.param == "sqlite":
-        yield from build_world(stores.sqlite_url(tmp_path_factory.mktemp("world")))
-        return
-    base = os.environ.get("ADAPTER_TEST_POSTGRES_URL")
-    if not base:
-        pytest.skip("ADAPTER_TEST_POSTGRES_URL is not set (CI sets it; see .ci/run)")
-    with stores.postgres_schema(base) as url:
+    with stores.engine_url(request.param, tmp_path_factory.mktemp("world")) as url:
         yield from build_world(url)
 
 

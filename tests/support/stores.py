@@ -6,6 +6,7 @@ and helpers running at the same time never see each other's rows.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -32,6 +33,20 @@ def postgres_schema(base_url: str) -> Iterator[str]:
     finally:
         with psycopg.connect(base_url, autocommit=True) as conn:
             conn.execute(f"DROP SCHEMA {schema} CASCADE")
+
+
+@contextmanager
+def engine_url(engine: str, folder: Path) -> Iterator[str]:
+    """A fresh store URL on `engine` ("sqlite" in `folder`, or "postgres", skipped when
+    ADAPTER_TEST_POSTGRES_URL is unset): for fixtures of a wider scope than `store_url`."""
+    if engine == "sqlite":
+        yield sqlite_url(folder)
+        return
+    base = os.environ.get("ADAPTER_TEST_POSTGRES_URL")
+    if not base:
+        pytest.skip("ADAPTER_TEST_POSTGRES_URL is not set (CI sets it; see .ci/run)")
+    with postgres_schema(base) as url:
+        yield url
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
