@@ -20,6 +20,7 @@ from adapter.config.settings import NodeSettings
 from adapter.dataone.records import Candidate, canonical_bytes, content_key
 from adapter.store.db import Store
 from adapter.store.ledger import Applied, RecordDefaults, apply_candidates, archive_page
+from tests.support.web import stop_waitress
 
 FORMAT = "science-on-schema.org/Dataset;ld+json"
 NODE_ID = "urn:node:TESTREPO"
@@ -98,9 +99,5 @@ def serve_app(store: Store, nodes: list[NodeSettings]) -> Iterator[Served]:
     try:
         yield Served(server, origin)
     finally:
-        server.task_dispatcher.shutdown(timeout=5)  # let in-flight requests finish first
-        # close every socket (keep-alive clients, listener, trigger) from the loop's own
-        # thread, so its select() never sees a descriptor vanish; the loop then ends
-        server.trigger.pull_trigger(lambda: [c.close() for c in list(server._map.values())])
-        thread.join(timeout=5)
+        stop_waitress(server, thread)
         access_log.close()

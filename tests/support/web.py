@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 
 import waitress
@@ -33,6 +33,17 @@ def serve_wsgi(app: WsgiApp) -> Iterator[ServedWeb]:
     try:
         yield ServedWeb(server, f"http://127.0.0.1:{server.effective_port}")
     finally:
-        server.task_dispatcher.shutdown(timeout=5)
+        stop_waitress(server, thread)
+
+
+def stop_waitress(server: BaseWSGIServer, thread: threading.Thread) -> None:
+    """Finish in-flight requests, then close every socket from the loop's own thread.
+
+    Closing from the loop's thread means its select() never sees a descriptor vanish.
+    A trigger that is already closed (EBADF) means the loop has ended on its own:
+    then there is nothing left to close, only the thread to wait for.
+    """
+    server.task_dispatcher.shutdown(timeout=5)
+    with suppress(OSError):
         server.trigger.pull_trigger(lambda: [c.close() for c in list(server._map.values())])
-        thread.join(timeout=5)
+    thread.join(timeout=5)
