@@ -35,6 +35,7 @@ from adapter.http.connections import Exchange, exchange, guarded_pools
 from adapter.http.findings import (
     DISALLOWED,
     HOST_PAUSED,
+    HTTP_STATUS,
     REDIRECT_LOOP,
     TIMEOUT,
     TOO_MANY_REDIRECTS,
@@ -42,6 +43,7 @@ from adapter.http.findings import (
 )
 from adapter.http.politeness import HostHealth, NoPacer, Pacer
 from adapter.http.retry import send_with_retries, transport_failure
+from adapter.http.tally import TALLY
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import Fetched
 
@@ -122,6 +124,24 @@ class Fetcher:
     # -- redirects ----------------------------------------------------------
 
     def _fetch(
+        self,
+        method: str,
+        url: str,
+        headers: dict[str, str],
+        max_bytes: int | None,
+        max_redirects: int | None,
+        truncate: bool,
+    ) -> Fetched:
+        try:
+            fetched = self._exchange(method, url, headers, max_bytes, max_redirects, truncate)
+        except FetchError as exc:
+            TALLY.failed(url, exc.code)
+            raise
+        if fetched.status >= 500:
+            TALLY.failed(url, HTTP_STATUS.code)
+        return fetched
+
+    def _exchange(
         self,
         method: str,
         url: str,

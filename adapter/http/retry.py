@@ -30,6 +30,7 @@ from adapter.http.findings import (
     UNSAFE_URL,
 )
 from adapter.http.politeness import HostHealth, backoff_delay, retry_after_seconds
+from adapter.http.tally import TALLY
 from adapter.limits import Limits
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
@@ -112,5 +113,6 @@ def send_with_retries(
                 f"{what}; {attempt} retries, and waiting {wait:.1f} s more would pass "
                 f"total_timeout ({limits.total_timeout:g} s)",
             )
+        TALLY.retried(url, what if what.startswith("HTTP") else "connection")
         time.sleep(wait)
         attempt += 1

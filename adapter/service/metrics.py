@@ -31,14 +31,21 @@ from prometheus_client import (
     generate_latest,
     multiprocess,
 )
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 from sqlalchemy import func, select
 
 from adapter.api.app import METHOD_KEY
 from adapter.errors import StoreError
+from adapter.http.tally import TALLY, FetchTally
 from adapter.store import schema as t
 from adapter.store.db import Store
+from adapter.store.latency import WRITES, Latency
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +103,7 @@ class Metrics:
             buckets=REQUEST_BUCKETS,
             registry=reg,
         )
+        self.registry.register(_ProcessCollector(TALLY, WRITES))
 
     def collect_store(self, store: Store) -> None:
         """Add the store's own figures (queue depth) to every scrape."""
@@ -155,7 +163,53 @@ def page_outcomes(counts: dict[str, Any]) -> dict[str, int]:
 
 
 def _own_collectors(registry: CollectorRegistry) -> list[Collector]:
-    return [c for c in list(registry._collector_to_names) if isinstance(c, _StoreCollector)]
+    own = (_StoreCollector, _ProcessCollector)
+    return [c for c in list(registry._collector_to_names) if isinstance(c, own)]
+
+
+class _ProcessCollector(Collector):
+    """Fetch retries and failures by host, and store write latency, of this process.
+
+    Read at scrape time from the tallies the HTTP and store layers keep, so
+    neither imports Prometheus. With several server processes each scrape shows
+    the answering process's own figures (the sync runs in the scheduler's process).
+    """
+
+    def __init__(self, tally: FetchTally, writes: Latency) -> None:
+        self.tally = tally
+        self.writes = writes
+
+    def collect(self) -> Iterator[Metric]:
+        retries, failures = self.tally.snapshot()
+        retried = CounterMetricFamily(
+            "adapter_fetch_retries",
+            "Requests retried, by host and what was retried (an HTTP status or connection).",
+            labels=["host", "reason"],
+        )
+        for (host, reason), n in sorted(retries.items()):
+            retried.add_metric([host, reason], n)
+        failed = CounterMetricFamily(
+            "adapter_fetch_failures",
+            "Fetches that failed (a finding code) or were answered 5xx, by host.",
+            labels=["host", "code"],
+        )
+        for (host, code), n in sorted(failures.items()):
+            failed.add_metric([host, code], n)
+        latency = HistogramMetricFamily(
+            "adapter_store_write_seconds",
+            "How long store write transactions took, by database dialect.",
+            labels=["dialect"],
+        )
+        for dialect, snap in sorted(self.writes.snapshot().items()):
+            buckets = [(_bound(b), n) for b, n in snap.cumulative]
+            latency.add_metric([dialect], buckets, snap.total_seconds)
+        yield retried
+        yield failed
+        yield latency
+
+
+def _bound(value: float) -> str:
+    return "+Inf" if value == float("inf") else repr(value)
 
 
 class _StoreCollector(Collector):

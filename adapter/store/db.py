@@ -30,6 +30,7 @@ from adapter.models import SyncRecord
 from adapter.store import schema as t
 from adapter.store.accesslog import AccessLog
 from adapter.store.history import History
+from adapter.store.latency import WRITES
 from adapter.store.outbox import Outbox
 from adapter.store.schema import utc
 
@@ -218,11 +219,14 @@ class Store(History, Outbox, AccessLog):
     @contextmanager
     def write(self) -> Iterator[Connection]:
         """One transaction that commits on success and rolls back on any error."""
+        start = time.perf_counter()
         try:
             with self._writer.connect() as conn, conn.begin():
                 yield conn
         except SQLAlchemyError as exc:
             raise store_error(self.url, exc) from exc
+        finally:
+            WRITES.observe(self.engine.dialect.name, time.perf_counter() - start)
 
     # -- records (read side, for the Member Node API) ------------------------------
 

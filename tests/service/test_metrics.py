@@ -18,12 +18,16 @@ from sqlalchemy import delete
 
 from adapter.api.app import MemberNodeApp
 from adapter.commands.serve import member_node
+from adapter.errors import FetchError
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
+from adapter.limits import Limits
 from adapter.service.metrics import Metrics, OpsApp, page_outcomes, serve_in_background
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.sync.outcome import RunSummary
 from tests.support import stores
-from tests.support.fixture_server import SiteServer
+from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.member_node import node_settings, put_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -261,3 +265,45 @@ def test_adapter_serve_exposes_metrics_and_health_beside_the_nodes(tmp_path: Pat
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+
+
+def test_fetch_retries_failures_and_store_writes_reach_the_scrape(tmp_path: Path) -> None:
+    servers = start_site(
+        "page-good",
+        rules={"/busy": {"mode": "fail_then_ok", "failures": 10**6, "fail_status": 503}},
+    )
+    site = servers[0]
+    host = site.origin.removeprefix("http://")
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    dead = f"http://127.0.0.1:{closed.getsockname()[1]}/"
+    closed.close()  # nothing listens there now: connection refused
+    metrics = Metrics()
+    try:
+        limits = Limits(max_retries=2, total_timeout=10)
+        policy = AddressPolicy([site.origin, dead])
+        with Fetcher(limits, policy=policy, retry_base_delay=0.01) as fetcher:
+            assert fetcher.get(site.url("/busy")).status == 503
+            with pytest.raises(FetchError):
+                fetcher.get(dead)
+    finally:
+        stop(servers)
+    store = Store.open(stores.sqlite_url(tmp_path))
+    try:
+        with store.write():
+            pass
+    finally:
+        store.close()
+    found = samples(metrics.exposition().decode())
+    assert sample(found, "adapter_fetch_retries_total", host=host, reason="HTTP 503") == 2
+    assert sample(found, "adapter_fetch_failures_total", host=host, code="fetch/http-error") == 1
+    dead_host = dead.removeprefix("http://").rstrip("/")
+    assert sample(found, "adapter_fetch_retries_total", host=dead_host, reason="connection") == 2
+    failed = sample(
+        found, "adapter_fetch_failures_total", host=dead_host, code="fetch/connection-failed"
+    )
+    assert failed == 1
+    writes = sample(found, "adapter_store_write_seconds_count", dialect="sqlite")
+    assert writes is not None and writes >= 1
+    inf = sample(found, "adapter_store_write_seconds_bucket", dialect="sqlite", le="+Inf")
+    assert inf == writes
