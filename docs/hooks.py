@@ -192,9 +192,10 @@ def configuration_page() -> str:
         rows: list[str] = []
         queue: list[Any] = []
         _model_rows(model, prefix, rows, queue)
-        while queue and model is NodeSettings:
+        while queue:
             sub, path = queue.pop(0)
-            _model_rows(sub, f"{path}.", rows, queue)
+            if sub is not NodeSettings:  # the nodes have a section of their own
+                _model_rows(sub, f"{path}.", rows, queue)
         lines += rows
     return "\n".join(lines) + "\n"
 

@@ -30,7 +30,16 @@ from adapter.config.yaml_source import (
     substitute_env,
 )
 
-TOP_KEYS = ("store_url", "log_format", "log_level", "parallel_nodes", "defaults", "nodes")
+TOP_KEYS = (
+    "store_url",
+    "log_format",
+    "log_level",
+    "parallel_nodes",
+    "auth",
+    "access_log",
+    "defaults",
+    "nodes",
+)
 DEFAULT_SECTIONS = ("schedule", "politeness", "scope", "limits", "checks", "dataone", "sync")
 SCHEDULE_KINDS = ("cron", "interval_minutes")
 

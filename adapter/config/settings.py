@@ -26,6 +26,7 @@ from adapter.config.types import (
     HttpUrl,
     NodeId,
     NonEmpty,
+    PublicKeyFile,
     Regex,
     ShapesSource,
     TimeZone,
@@ -232,6 +233,35 @@ class NodeSettings(Settings):
         return self.scope.allows(url)
 
 
+class AuthSettings(Settings):
+    """Whom the Member Node API trusts (`adapter serve`): DataONE tokens and node subjects.
+
+    Without `cn_certificate` no token is verified and every caller is anonymous:
+    objects whose access policy gives no public read are then served to nobody.
+    """
+
+    cn_certificate: PublicKeyFile | None = None  # PEM certificate or public key of the signing CN
+    cn_subjects: tuple[NonEmpty, ...] = ()  # CN subjects: read all, see all logs, POST /error
+    replication_subjects: tuple[NonEmpty, ...] = ()  # MN subjects that may call getReplica
+    leeway_seconds: Annotated[int, Field(ge=0, le=600)] = 60  # clock skew allowed on exp and iat
+
+    @model_validator(mode="after")
+    def _subjects_need_a_certificate(self) -> AuthSettings:
+        if (self.cn_subjects or self.replication_subjects) and self.cn_certificate is None:
+            raise ValueError(
+                "cn_subjects and replication_subjects are known only from verified tokens; "
+                "give cn_certificate too"
+            )
+        return self
+
+
+class AccessLogSettings(Settings):
+    """What getLogRecords keeps (`adapter serve`): older entries are pruned as new ones arrive."""
+
+    keep_days: Annotated[int, Field(ge=1, le=3650)] = 90  # entries older than this are deleted
+    max_entries: Annotated[int, Field(ge=1000)] = 1_000_000  # per node; the oldest beyond go
+
+
 class AdapterConfig(Settings):
     """A whole configuration file: the store, logging, and the nodes."""
 
@@ -241,6 +271,8 @@ class AdapterConfig(Settings):
     nodes: tuple[NodeSettings, ...] = Field(min_length=1)
     # nodes synced at the same time (scheduler, `adapter sync --config`); default 32 per core
     parallel_nodes: Annotated[int, Field(ge=1, le=4096)] | None = None
+    auth: AuthSettings = AuthSettings()  # DataONE tokens and trusted node subjects (serve)
+    access_log: AccessLogSettings = AccessLogSettings()  # getLogRecords' retention (serve)
     source: Path | None = None  # the file it was loaded from
 
     def nodes_at_once(self) -> int:

@@ -85,6 +85,41 @@ def _shapes_source(value: str) -> str:
     return value
 
 
+def read_public_key(path: str | Path) -> Any:
+    """The RSA public key in a PEM file: a certificate (the CN's server certificate) or a key.
+
+    Raises ValueError saying what the file is not; used by the settings and by
+    `adapter.api.auth`, which verifies DataONE tokens with it.
+    """
+    # lazy: cryptography is needed only where tokens are verified
+    from cryptography import x509
+    from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    try:
+        data = Path(path).read_bytes()[: 1024 * 1024]
+    except OSError as exc:
+        raise ValueError(f"{str(path)!r} cannot be read ({exc.strerror or exc})") from None
+    key: Any = None
+    try:
+        if b"-----BEGIN CERTIFICATE-----" in data:
+            key = x509.load_pem_x509_certificate(data).public_key()
+        elif b"-----BEGIN PUBLIC KEY-----" in data or b"-----BEGIN RSA PUBLIC KEY-----" in data:
+            key = load_pem_public_key(data)
+    except ValueError as exc:
+        raise ValueError(f"{str(path)!r} is not a readable PEM file ({exc})") from None
+    if key is None:
+        raise ValueError(f"{str(path)!r} holds no PEM certificate or public key")
+    if not isinstance(key, RSAPublicKey):
+        raise ValueError(f"{str(path)!r} holds no RSA key (DataONE tokens are signed RS256)")
+    return key
+
+
+def _public_key_file(value: Path) -> Path:
+    read_public_key(value)
+    return value
+
+
 def non_empty(value: tuple[Any, ...]) -> tuple[Any, ...]:
     if not value:
         raise ValueError("must hold at least one item")
@@ -116,6 +151,7 @@ Host = Annotated[str, AfterValidator(_host)]
 CheckName = Annotated[str, AfterValidator(_check_name)]
 ShapesSource = Annotated[str, AfterValidator(_shapes_source)]
 NonEmpty = Annotated[str, Field(min_length=1)]
+PublicKeyFile = Annotated[Path, AfterValidator(_public_key_file)]
 
 
 Crontab = Annotated[str, AfterValidator(_crontab)]
