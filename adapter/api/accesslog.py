@@ -6,7 +6,8 @@ read costs a lock and an append, never a write transaction. At most
 `MAX_PENDING` events wait: if the store cannot take them (down, locked) the
 newest are dropped and counted, never held without bound. getLogRecords
 flushes first, so a caller sees its own reads. What the store keeps is
-bounded by `RETENTION`: 90 days and 1,000,000 entries per node.
+bounded by the retention (`access_log:` in the configuration; `RETENTION` by
+default): 90 days and 1,000,000 entries per node.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Protocol
 
+from adapter.config.settings import AccessLogSettings
 from adapter.errors import StoreError
 from adapter.store.accesslog import AccessEvent, LogRetention
 
@@ -26,6 +28,12 @@ FLUSH_SECONDS = 2.0
 FLUSH_AT = 500
 MAX_PENDING = 10_000
 RETENTION = LogRetention(keep_days=90, max_entries=1_000_000)
+
+
+def retention_from(settings: AccessLogSettings) -> LogRetention:
+    """The configured retention (`access_log:`)."""
+    return LogRetention(keep_days=settings.keep_days, max_entries=settings.max_entries)
+
 
 Sink = Callable[[Sequence[AccessEvent]], None]
 

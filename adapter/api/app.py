@@ -18,6 +18,8 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
+from adapter.api.accesslog import RETENTION
+from adapter.api.auth import OPEN, Authority
 from adapter.api.call import (
     Call,
     EventLog,
@@ -29,9 +31,11 @@ from adapter.api.call import (
 )
 from adapter.api.exceptions import D1Error, not_implemented, service_failure
 from adapter.api.params import decode_pid
-from adapter.api.read import HANDLERS
+from adapter.api.read import HANDLERS as READ_HANDLERS
+from adapter.api.replica import get_replica
 from adapter.api.xml import error_headers, error_xml
 from adapter.errors import StoreError
+from adapter.store.accesslog import LogRetention
 
 log = logging.getLogger(__name__)
 
@@ -58,6 +62,7 @@ ROUTES: dict[tuple[str, bool], dict[str, str]] = {
     ("replicate", False): {"POST": "replicate"},
 }
 ID_RESOURCES = frozenset(resource for resource, has_id in ROUTES if has_id)
+HANDLERS: dict[str, Handler] = {**READ_HANDLERS, "getReplica": get_replica}
 
 
 class MemberNodeApp:
@@ -69,9 +74,13 @@ class MemberNodeApp:
         nodes: Sequence[MemberNode],
         handlers: dict[str, Handler] | None = None,
         access_log: EventLog | None = None,
+        authority: Authority = OPEN,
+        retention: LogRetention = RETENTION,
     ) -> None:
         self.store = store
         self.access_log = access_log
+        self.authority = authority
+        self.retention = retention
         self.nodes: dict[str, MemberNode] = {}
         self.handlers = HANDLERS if handlers is None else handlers
         self.serve_nodes(nodes)
@@ -155,6 +164,8 @@ class MemberNodeApp:
             identifier=None if identifier is None else decode_pid(identifier, d1_method),
             head=verb == "HEAD",
             access_log=self.access_log,
+            authority=self.authority,
+            retention=self.retention,
         )
 
     def dispatch(self, call: Call, verb: str) -> Response:

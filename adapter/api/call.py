@@ -12,10 +12,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
 
+from adapter.api.accesslog import RETENTION
+from adapter.api.auth import OPEN, PUBLIC_ACCESS, Authority, NodeAccess
 from adapter.api.schedule import Schedule
 from adapter.api.xml import NodeInfo
 from adapter.models import SyncRecord
-from adapter.store.accesslog import AccessEvent, LogQuery
+from adapter.store.accesslog import AccessEvent, LogQuery, LogRetention
 from adapter.store.history import FailureCaps
 
 XML = "text/xml; charset=utf-8"
@@ -72,7 +74,12 @@ class MemberNode:
     info: NodeInfo
     sysmeta: Callable[[SyncRecord], bytes]
     harvest: Callable[[datetime], Schedule] | None = None
-    public_read: bool = True  # its access policy lets anyone read its objects
+    access: NodeAccess = PUBLIC_ACCESS  # its access and replication policy
+
+    @property
+    def public_read(self) -> bool:
+        """Its access policy lets anyone read its objects."""
+        return self.access.public_read
 
 
 @dataclass(slots=True)
@@ -89,6 +96,8 @@ class Call:
     identifier: str | None = None  # decoded from the path
     head: bool = False
     access_log: EventLog | None = None  # where reads are logged (None: not logged)
+    authority: Authority = OPEN  # verifies tokens, knows DataONE's node subjects
+    retention: LogRetention = RETENTION  # getLogRecords shows nothing older
 
 
 @dataclass(slots=True)

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from urllib.parse import quote
 
+from adapter.api.auth import Caller, caller_of, not_authorized
 from adapter.api.call import Call, Handler, Response
 from adapter.api.exceptions import invalid_request, not_found, service_failure
 from adapter.api.params import (
@@ -42,8 +43,7 @@ from adapter.store.accesslog import AccessEvent, LogQuery
 DEFAULT_COUNT = 100  # d1_common.const.DEFAULT_SLICE_SIZE, GMN's default page
 MAX_COUNT = 1000  # objectInfo per page; the CN pages on with start += len(page)
 MAX_START = 10**12
-ANONYMOUS = "public"  # DataONE's subject for a caller without a token
-WITHHELD = "withheld"  # what an anonymous caller sees of an entry's IP address
+WITHHELD = "withheld"  # what a caller other than the CN sees of an entry's IP address and subject
 # D1-XSD Event
 EVENTS = (
     "create",
@@ -91,7 +91,8 @@ def list_objects(call: Call) -> Response:
     count = parse_count(q.get("count"), "count", method, DEFAULT_COUNT, MAX_COUNT)
     format_id = checked_text(q.get("formatId"), "formatId", method)
     node_filter = checked_text(q.get("nodeId"), "nodeId", method)
-    if node_filter and node_filter != call.node.info.id:
+    listed = call.node.access.may_read(caller(call), call.authority)  # else: none listed
+    if (node_filter and node_filter != call.node.info.id) or not listed:
         total, records = 0, list[SyncRecord]()  # this node holds objects of no other node
     else:
         total, records = call.store.list_objects(
@@ -109,21 +110,27 @@ def list_objects(call: Call) -> Response:
 
 
 def get_object(call: Call) -> Response:
-    record = _record(call, with_bytes=True)
+    who = caller(call)
+    record = _record(call, with_bytes=True, who=who)
     if record.object_bytes is None:
         raise service_failure(call.method, "the object's bytes are missing", record.pid)
     if call.access_log is not None:
-        call.access_log.record(_event(call, record.pid, "read"))
-    return Response(200, record.object_bytes, _object_headers(record), record.media_type)
+        call.access_log.record(event_of(call, who, record.pid, "read"))
+    return Response(200, record.object_bytes, object_headers(record), record.media_type)
 
 
-def _event(call: Call, pid: str, event: str) -> AccessEvent:
-    """Who did what: without DataONE tokens every caller is the anonymous `public`."""
+def caller(call: Call) -> Caller:
+    """The request's caller (anonymous without a token); InvalidToken for a bad token."""
+    return caller_of(call.environ, call.authority, call.method)
+
+
+def event_of(call: Call, who: Caller, pid: str, event: str) -> AccessEvent:
+    """Who did what, from where: the caller's subject (`public` without a token)."""
     return AccessEvent(
         node_id=call.node.info.id,
         pid=pid,
         event=event,
-        subject=ANONYMOUS,
+        subject=who.subject,
         ip_address=str(call.environ.get("REMOTE_ADDR") or "unknown"),
         # a NUL would make PostgreSQL refuse the whole batch
         user_agent=str(call.environ.get("HTTP_USER_AGENT") or "").replace("\x00", "\ufffd"),
@@ -132,12 +139,12 @@ def _event(call: Call, pid: str, event: str) -> AccessEvent:
 
 
 def describe(call: Call) -> Response:
-    record = _record(call, with_bytes=False)
-    return Response(200, b"", _object_headers(record), record.media_type)
+    record = _record(call, with_bytes=False, who=caller(call))
+    return Response(200, b"", object_headers(record), record.media_type)
 
 
 def get_system_metadata(call: Call) -> Response:
-    document = call.node.sysmeta(_record(call, with_bytes=False))
+    document = call.node.sysmeta(_record(call, with_bytes=False, who=caller(call)))
     return Response(200, document if call.api == "v2" else sysmeta_v1(document))
 
 
@@ -146,10 +153,11 @@ def get_checksum(call: Call) -> Response:
 
     On v2 a seriesId gives its head's checksum, as in GMN (the CN asks by PID).
     """
+    who = caller(call)
     label = parse_algorithm(
         parse_query(call.query, call.method).get("checksumAlgorithm"), call.method
     )
-    record = _record(call, with_bytes=False)
+    record = _record(call, with_bytes=False, who=who)
     if label is None or algorithm_key(label) == algorithm_key(record.checksum_algorithm):
         return Response(200, checksum_xml(record.checksum_algorithm, record.checksum))
     full = call.store.get_record(call.node.info.id, record.pid, with_bytes=True)
@@ -160,14 +168,17 @@ def get_checksum(call: Call) -> Response:
 
 
 def get_log_records(call: Call) -> Response:
-    """Logged reads, oldest first, paged like listObjects.
+    """Logged reads and replications, oldest first, paged like listObjects.
 
-    Every caller is anonymous (no DataONE tokens are verified): it sees the
-    entries of a node whose objects are public, with the IP address and
-    subject withheld, and nothing of a node whose objects are not. v2's
-    `idFilter` matches a PID prefix (as GMN does), v1's `pidFilter` one PID.
+    A CN (a token whose subject is in `auth.cn_subjects`) sees every entry as
+    logged. Any other caller sees the entries of a node whose objects are
+    public, with the IP address and subject withheld, and nothing of a node
+    whose objects are not. Nothing older than the retention is shown (it is
+    pruned as new entries arrive). v2's `idFilter` matches a PID prefix (as
+    GMN does), v1's `pidFilter` one PID.
     """
     method = call.method
+    who = caller(call)
     q = parse_query(call.query, method)
     query = LogQuery(
         from_date=parse_date(q.get("fromDate"), "fromDate", method),
@@ -180,9 +191,13 @@ def get_log_records(call: Call) -> Response:
         raise invalid_request(method, f"event={query.event!r} is none of {', '.join(EVENTS)}")
     start = parse_count(q.get("start"), "start", method, 0, MAX_START)
     count = parse_count(q.get("count"), "count", method, DEFAULT_COUNT, MAX_COUNT)
-    if call.access_log is None or not call.node.public_read:
+    full_view = call.authority.is_cn(who)
+    if call.access_log is None or not (full_view or call.node.public_read):
         return Response(200, log_xml([], start, 0, call.api))
     call.access_log.flush()  # the caller sees its own reads
+    oldest = datetime.now(UTC) - timedelta(days=call.retention.keep_days)
+    if query.from_date is None or _utc(query.from_date) < oldest:
+        query = replace(query, from_date=oldest)
     total, events = call.store.access_events(call.node.info.id, query, start=start, count=count)
     if start >= total > 0:
         raise invalid_request(method, f"start={start} is past the last of {total} entries")
@@ -190,9 +205,9 @@ def get_log_records(call: Call) -> Response:
         LogEntry(
             entry_id=str(e.entry_id),
             identifier=e.pid,
-            ip_address=WITHHELD,
+            ip_address=e.ip_address if full_view else WITHHELD,
             user_agent=e.user_agent,
-            subject=ANONYMOUS,
+            subject=e.subject if full_view else WITHHELD,
             event=e.event,
             date_logged=e.date_logged,
             node_id=e.node_id,
@@ -202,11 +217,12 @@ def get_log_records(call: Call) -> Response:
     return Response(200, log_xml(entries, start, total, call.api))
 
 
-def _record(call: Call, *, with_bytes: bool) -> SyncRecord:
-    """The record named in the path; on v2 a seriesId gives the head of its series.
+def _record(call: Call, *, with_bytes: bool, who: Caller) -> SyncRecord:
+    """The record named in the path, if `who` may read it; on v2 a seriesId gives its head.
 
     Used by get, describe, getSystemMetadata and getChecksum alike (GMN's
-    `resolve_sid` decorator is on the same four); v1 has no seriesIds.
+    `resolve_sid` decorator is on the same four); v1 has no seriesIds. An
+    object the caller may not read is NotAuthorized (it exists: GMN says so too).
     """
     node_id = call.node.info.id
     identifier = call.identifier or ""
@@ -217,10 +233,17 @@ def _record(call: Call, *, with_bytes: bool) -> SyncRecord:
             record = call.store.get_record(node_id, head, with_bytes=with_bytes)
     if record is None:
         raise not_found(call.method, identifier)
+    if not call.node.access.may_read(who, call.authority, record.rights_holder):
+        raise not_authorized(
+            call.method,
+            "this object's access policy gives no read to "
+            + ("anonymous callers; send a DataONE token" if who.anonymous else who.subject),
+            identifier,
+        )
     return record
 
 
-def _object_headers(record: SyncRecord) -> list[tuple[str, str]]:
+def object_headers(record: SyncRecord) -> list[tuple[str, str]]:
     """describe's headers (D1-API describe.txt, plus GMN's SeriesId/Obsoletes/ObsoletedBy)."""
     headers = [
         ("Content-Length", str(record.size)),

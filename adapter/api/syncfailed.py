@@ -6,7 +6,10 @@ whatever arrives (the CN does not retry), and keeps what it can: one log line
 and one row in the store's sync-failure table, which the operator reads. This
 is the only write the Member Node API makes.
 
-Anyone can POST here, so what is kept is capped (`CAPS`, `MAX_BODY_BYTES`):
+With token verification configured (`auth.cn_certificate`), only a caller
+whose token names a subject in `auth.cn_subjects` may post; anyone else is
+NotAuthorized (a bad token InvalidToken). Without it anyone can POST here, so
+what is kept is capped (`CAPS`, `MAX_BODY_BYTES`):
 a body is read up to 64 KiB and at most 8 KiB of its message is stored; per
 node and UTC day at most 5 reports per object (PID or seriesId the node
 holds), 20 reports naming no object of the node (together) and 500 reports in
@@ -27,6 +30,7 @@ from typing import Any
 
 from lxml import etree
 
+from adapter.api.auth import caller_of, not_authorized
 from adapter.api.call import Call, Response
 from adapter.errors import StoreError
 from adapter.store.history import FailureCaps
@@ -58,6 +62,13 @@ class FailureReport:
 
 
 def synchronization_failed(call: Call) -> Response:
+    if call.authority.verifies:  # then only the CN may report
+        who = caller_of(call.environ, call.authority, call.method)
+        if not call.authority.is_cn(who):
+            shown = "anonymous callers" if who.anonymous else who.subject
+            raise not_authorized(
+                call.method, f"only the coordinating node may report failures, not {shown}"
+            )
     body = _read_body(call.environ)
     report = parse_report(str(call.environ.get("CONTENT_TYPE", "")), body)
     node_id = call.node.info.id

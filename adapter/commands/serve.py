@@ -31,7 +31,7 @@ from adapter.api.xml import NodeInfo
 from adapter.commands.args import BadValue, epilog
 from adapter.commands.serving import listen, serve_until_stopped
 from adapter.config.load import load_config, placeholder_subjects, quick_node
-from adapter.config.settings import NodeSettings
+from adapter.config.settings import AccessLogSettings, AuthSettings, NodeSettings
 from adapter.errors import ConfigError, StoreError
 from adapter.service.logsetup import LogFormat, configure
 
@@ -54,6 +54,7 @@ def member_node(
     `dataone.harvest_delay_minutes` (adapter.api.schedule).
     """
     # lazy: every command module loads for `adapter --help`
+    from adapter.api.auth import node_access
     from adapter.api.sysmeta import sysmeta_xml
 
     base_url = str(settings.dataone.base_url or "")
@@ -78,11 +79,9 @@ def member_node(
         schedule=harvest(datetime.now(UTC)),
         base_url=_versionless(base_url),
     )
-    public = any(
-        rule.subject == "public" and "read" in rule.permissions
-        for rule in settings.dataone.access_policy
+    return MemberNode(
+        info, lambda record: sysmeta_xml(record, settings), harvest, node_access(settings)
     )
-    return MemberNode(info, lambda record: sysmeta_xml(record, settings), harvest, public)
 
 
 def _versionless(url: str) -> str:
@@ -93,12 +92,18 @@ def _versionless(url: str) -> str:
     return url
 
 
+NO_AUTH = AuthSettings()
+DEFAULT_ACCESS_LOG = AccessLogSettings()
+
+
 @dataclass(frozen=True, slots=True)
 class ServeSettings:
     store_url: str
     nodes: list[NodeSettings]
     log_format: LogFormat = "human"
     log_level: str = "INFO"
+    auth: AuthSettings = NO_AUTH  # quick mode verifies no token
+    access_log: AccessLogSettings = DEFAULT_ACCESS_LOG
 
 
 def serve_settings(
@@ -121,7 +126,12 @@ def serve_settings(
             except KeyError as exc:
                 raise ConfigError(f"{config_path}: no node {exc.args[0]!r}") from None
         return ServeSettings(
-            store_url or config.store_url, nodes, config.log_format, config.log_level
+            store_url or config.store_url,
+            nodes,
+            config.log_format,
+            config.log_level,
+            config.auth,
+            config.access_log,
         )
     if not store_url:
         raise click.UsageError("give --config FILE, or --store URL (with --node-id ID)")
@@ -195,7 +205,8 @@ def serve(
 ) -> None:
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
 
-    from adapter.api.accesslog import EventBuffer, StoreSink
+    from adapter.api.accesslog import EventBuffer, StoreSink, retention_from
+    from adapter.api.auth import authority_from
     from adapter.commands.web import build_app, operator_view
     from adapter.store.db import Store  # lazy: every command module loads for `adapter --help`
     from adapter.web.mount import Mount
@@ -219,13 +230,20 @@ def serve(
     if public_url and not public_url.startswith(("http://", "https://")):
         raise click.BadParameter("must be an absolute http(s) URL", param_hint="--public-url")
     _require_existing_file(url)
+    try:
+        authority = authority_from(chosen.auth)  # read the CN's certificate once, now
+    except ValueError as exc:
+        raise ConfigError(f"auth.cn_certificate: {exc}") from None
     store = Store.open(url, create=False)
     # lazy: every command module loads for `adapter --help`, which needs no API
     from adapter.api.app import MemberNodeApp
     from adapter.service.metrics import Metrics, OpsApp
 
-    access_log = EventBuffer(StoreSink(store))  # reads are logged in batches
-    api = MemberNodeApp(store, [], access_log=access_log)  # nodes once the port is known
+    retention = retention_from(chosen.access_log)
+    access_log = EventBuffer(StoreSink(store, retention))  # reads are logged in batches
+    api = MemberNodeApp(  # nodes once the port is known
+        store, [], access_log=access_log, authority=authority, retention=retention
+    )
     metrics = Metrics()
     metrics.collect_store(store)
     ops = operator_view(store, settings if config_path else ()) if with_ops else None

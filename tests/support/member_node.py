@@ -12,12 +12,14 @@ from dataclasses import dataclass
 import waitress
 from waitress.server import BaseWSGIServer
 
-from adapter.api.accesslog import EventBuffer, StoreSink
+from adapter.api.accesslog import RETENTION, EventBuffer, StoreSink
 from adapter.api.app import MemberNodeApp
+from adapter.api.auth import authority_from
 from adapter.commands.serve import member_node
 from adapter.config.load import quick_node
-from adapter.config.settings import NodeSettings
+from adapter.config.settings import AuthSettings, NodeSettings
 from adapter.dataone.records import Candidate, canonical_bytes, content_key
+from adapter.store.accesslog import LogRetention
 from adapter.store.db import Store
 from adapter.store.ledger import Applied, RecordDefaults, apply_candidates, archive_page
 from tests.support.web import stop_waitress
@@ -84,10 +86,19 @@ class Served:
 
 
 @contextmanager
-def serve_app(store: Store, nodes: list[NodeSettings]) -> Iterator[Served]:
-    """The app under waitress (threads) on an ephemeral port, stopped afterwards."""
-    access_log = EventBuffer(StoreSink(store))
-    app = MemberNodeApp(store, [], access_log=access_log)
+def serve_app(
+    store: Store,
+    nodes: list[NodeSettings],
+    auth: AuthSettings | None = None,
+    retention: LogRetention = RETENTION,
+) -> Iterator[Served]:
+    """The app under waitress (threads) on an ephemeral port, stopped afterwards.
+
+    `auth` is the configuration's `auth:` section (default: no token verified).
+    """
+    access_log = EventBuffer(StoreSink(store, retention))
+    authority = authority_from(auth or AuthSettings())
+    app = MemberNodeApp(store, [], access_log=access_log, authority=authority, retention=retention)
     server = waitress.create_server(
         app, host="127.0.0.1", port=0, threads=4, ident="adapter", asyncore_loop_timeout=0.1
     )
