@@ -2,7 +2,8 @@
 
     fetch -> signposting.collect -> extract -> normalize
           -> (no Dataset? the describedby/alternate JSON-LD document)
-          -> dataone checks per Dataset -> signposting.crosscheck -> required checks
+          -> dataone checks per Dataset -> soso recommendations per Dataset
+          -> signposting.crosscheck -> required checks
 
 `check_landing_page` is what `adapter check-dataset` and the sync run for every
 page. It never raises for a site's problems: a fetch failure, an HTTP error
@@ -23,6 +24,7 @@ from typing import TypeVar
 
 from adapter.dataone.requirements import check_requirements, enforce_required
 from adapter.dataone.shacl import SHAPES_UNREADABLE, ShapesError, load_shapes, shacl_findings
+from adapter.dataone.soso.rules import check_soso
 from adapter.discovery.sitemap_body import sniff
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity, has_errors
@@ -125,6 +127,7 @@ def check_landing_page(
     for found in _guard(report, "extract", read) or []:
         result = _guard(report, "dataone", partial(_check, found, fetched.final_url))
         if result is not None:
+            _guard(report, "soso", partial(_recommend, result, fetched.final_url))
             report.datasets.append(result)
     _guard(report, "signposting", crosscheck)
     if options.shacl is not None:
@@ -303,6 +306,11 @@ def _check(found: NormalizedDataset, page: str) -> DatasetResult:
         block=found.block_index,
         where=found.where,
     )
+
+
+def _recommend(result: DatasetResult, page: str) -> None:
+    """science-on-schema.org's recommendations: info and warnings, never blocking here."""
+    result.findings.extend(check_soso(result.framed, page))
 
 
 def _validate_shacl(report: DatasetReport, shapes_source: str) -> None:

@@ -70,6 +70,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from adapter.dataone.soso.codes import ABSENT as SOSO_ABSENT
+from adapter.dataone.soso.codes import PROPERTIES as SOSO_PROPERTIES
 from adapter.doi import doi_url
 from adapter.findings import Finding, Severity
 from adapter.jsonld.framed import first_literal
@@ -155,13 +157,14 @@ def _link(link: Link) -> dict[str, Any]:
 
 
 # The human report
-STAGES = ("fetch", "extract", "normalize", "dataone", "signposting")
+STAGES = ("fetch", "extract", "normalize", "dataone", "soso", "signposting")
 _STAGE_TITLES = {
     "fetch": "fetch (the landing page over HTTP)",
     "robots": "robots (robots.txt)",
     "extract": "extract (JSON-LD blocks in the page)",
     "normalize": "normalize (JSON-LD to a schema.org Dataset)",
     "dataone": "dataone (what DataONE needs from the Dataset)",
+    "soso": "soso (science-on-schema.org recommendations; never blocking)",
     "signposting": "signposting (typed links vs the Dataset)",
 }
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
@@ -203,7 +206,25 @@ def _summary(report: DatasetReport) -> list[str]:
     blocking = list(dict.fromkeys(f.code for f in every if f.severity is Severity.ERROR))
     if blocking and not report.not_modified:
         out.append(f"  to fix: {', '.join(blocking)}")
+    out += _recommended(every)
     return out
+
+
+def _recommended(every: Sequence[Finding]) -> list[str]:
+    """One line for the soso/ findings: the properties to improve (warnings), to consider."""
+    improve: dict[str, None] = {}
+    consider: dict[str, None] = {}
+    for f in every:
+        prop = SOSO_PROPERTIES.get(f.code)
+        if prop == "distribution":
+            prop = "distribution checksums"
+        if prop is not None:
+            (improve if f.severity is Severity.WARNING else consider)[prop] = None
+    consider = {p: None for p in consider if p not in improve}
+    parts = [f"improve {', '.join(improve)}" if improve else ""]
+    parts.append(f"consider {', '.join(consider)}" if consider else "")
+    said = "; ".join(p for p in parts if p)
+    return [f"  science-on-schema.org: {said}"] if said else []
 
 
 def _dataset_lines(d: DatasetResult, index: int, count: int) -> list[str]:
@@ -261,12 +282,46 @@ def _findings_lines(report: DatasetReport) -> list[str]:
             continue
         out.append(f"  {_STAGE_TITLES.get(stage, stage)}:")
         items.sort(key=lambda tf: _SEVERITY_ORDER[tf[1].severity])
-        for tag, f in items:
-            out.append(f"    {f.severity.upper():<8} {f.code}")
-            out.append("             " + f.message.replace("\n", "\n             "))
-            where = ", ".join(x for x in (tag, f"at {f.where}" if f.where else "") if x)
-            if where:
-                out.append(f"             ({where})")
+        out += _grouped(items) if stage == "soso" else _finding_lines(items)
+    return out
+
+
+def _finding_lines(items: Sequence[tuple[str, Finding]]) -> list[str]:
+    out = []
+    for tag, f in items:
+        out.append(f"    {f.severity.upper():<8} {f.code}")
+        out.append("             " + f.message.replace("\n", "\n             "))
+        where = ", ".join(x for x in (tag, f"at {f.where}" if f.where else "") if x)
+        if where:
+            out.append(f"             ({where})")
+    return out
+
+
+_SHOWN_PER_CODE = 2  # recommendations repeated per creator or file: the rest as one line
+
+
+def _grouped(items: Sequence[tuple[str, Finding]]) -> list[str]:
+    """Recommendations, kept short: the properties not given on one line per severity and
+    Dataset, and a code repeated many times (a creator without ORCID each) shown twice."""
+    out: list[str] = []
+    absent: dict[tuple[Severity, str], list[Finding]] = {}
+    rest: dict[tuple[str, str], list[tuple[str, Finding]]] = {}
+    for tag, f in items:
+        if f.code in SOSO_ABSENT:
+            absent.setdefault((f.severity, tag), []).append(f)
+        else:
+            rest.setdefault((tag, f.code), []).append((tag, f))
+    for (severity, tag), found in absent.items():
+        props = ", ".join(SOSO_PROPERTIES[f.code] for f in found)
+        out.append(f"    {severity.upper():<8} not given: {props}" + (f"  ({tag})" if tag else ""))
+        out.append("             " + ", ".join(f.code for f in found))
+    for same in rest.values():
+        out += _finding_lines(same[:_SHOWN_PER_CODE])
+        more = same[_SHOWN_PER_CODE:]
+        if more:
+            wheres = [f.where or "?" for _, f in more]
+            shown = ", ".join(wheres[:6]) + (", ..." if len(wheres) > 6 else "")
+            out.append(f"    {'':<8} ... and {len(more)} more {more[0][1].code}: {shown}")
     return out
 
 

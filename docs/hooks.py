@@ -30,6 +30,7 @@ STAGE_TITLES = {
     "extract": "Extract: JSON-LD blocks in the page",
     "normalize": "Normalize: JSON-LD to a schema.org Dataset",
     "dataone": "DataONE requirements",
+    "soso": "science-on-schema.org recommendations",
     "signposting": "Signposting: typed links against the Dataset",
     "resolve": "Resolving a URL to its landing page",
     "follow": "Following signposting targets",
