@@ -92,7 +92,9 @@ def test_several_datasets_are_each_checked(serve_site: Serve) -> None:
     assert report.datasets[0].doi == "10.6073/pasta/trout-temp"
     bad = {f.code for f in report.datasets[1].findings}
     assert {"dataone/identifier-empty", "dataone/description-missing"} <= bad
-    assert not report.datasets[0].findings
+    # clean for DataONE; science-on-schema.org's recommendations (soso/) are advice only
+    assert not [f for f in report.datasets[0].findings if not f.code.startswith("soso/")]
+    assert all(f.severity != "error" for f in report.datasets[0].findings)
 
 
 def test_required_checks_block_the_dataset(serve_site: Serve) -> None:

@@ -42,7 +42,8 @@ def test_a_page_never_fetched_leaves_the_checklist_not_reached() -> None:
     items = by_label(view.checklist)
     assert items["a schema.org Dataset on the page"].state == "not reached"
     assert {i.state for i in view.checklist} == {"not reached"}
-    assert [s.state for s in view.stages if s.key != "fetch"] == ["not reached"] * 4
+    # extract, normalize, dataone, soso, signposting
+    assert [s.state for s in view.stages if s.key != "fetch"] == ["not reached"] * 5
     assert view.proposal is None
 
 

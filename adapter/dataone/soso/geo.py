@@ -150,14 +150,23 @@ def _box(text: str, where: str, url: str) -> Iterator[Finding]:
         yield bad
         return
     if south > north:
+        corners = west > east  # both swapped: the north-east corner came first
+        fixed = (
+            f"{north:g} {east:g} {south:g} {west:g}"
+            if corners
+            else f"{north:g} {west:g} {south:g} {east:g}"
+        )
+        why = (
+            "its corners are swapped (north-east first)" if corners else "its latitudes are swapped"
+        )
         yield codes.BOX_ORDER.at(
             url,
             f"{where} is {_show(text)}: its south latitude {south:g} is north of its north "
-            f'latitude {north:g}. science-on-schema.org\'s order is "south west north east"; '
-            f'did you mean "{north:g} {west:g} {south:g} {east:g}"?',
+            f"latitude {north:g}, so {why}. science-on-schema.org's order is \"south west north "
+            f'east"; did you mean "{fixed}"?',
             f"$.{where}",
         )
-    if west > east:
+    elif west > east:
         yield codes.BOX_ANTIMERIDIAN.at(
             url,
             f"{where} is {_show(text)}: its west longitude {west:g} is east of its east "
