@@ -22,7 +22,7 @@ from adapter.limits import DEFAULT_LIMITS
 from adapter.pipeline import CheckOptions, check_landing_page
 from tests.support.fixture_server import SiteServer
 
-COVERED_AREAS = ("fetch/", "extract/", "normalize/", "dataone/")
+COVERED_AREAS = ("fetch/", "extract/", "normalize/", "dataone/", "soso/")
 
 
 @dataclass(frozen=True)
@@ -175,6 +175,60 @@ CASES = [
         "dataone/required-check-failed",
         required=frozenset({"encoding"}),
     ),
+    # soso: science-on-schema.org recommendations (never blocking: every page harvestable)
+    case(
+        "page-soso",
+        "/dataset/bare.html",
+        "soso/license-missing",
+        "soso/creator-missing",
+        "soso/spatial-missing",
+        "soso/temporal-missing",
+        "soso/variables-missing",
+        "soso/date-published-missing",
+        "soso/free-missing",
+        "soso/funding-missing",
+        ok=True,
+    ),
+    case(
+        "page-soso",
+        "/dataset/people.html",
+        "soso/license-not-uri",
+        "soso/license-unknown-uri",
+        "soso/orcid-invalid",
+        "soso/orcid-not-uri",
+        "soso/creator-no-orcid",
+        ok=True,
+    ),
+    case(
+        "page-soso",
+        "/dataset/coverage.html",
+        "soso/spatial-not-place",
+        "soso/spatial-no-geo",
+        "soso/box-order",
+        "soso/box-antimeridian",
+        "soso/geo-out-of-range",
+        "soso/geo-malformed",
+        "soso/crs-not-wgs84",
+        "soso/temporal-order",
+        "soso/temporal-invalid",
+        ok=True,
+    ),
+    case(
+        "page-soso",
+        "/dataset/misc.html",
+        "soso/keywords-missing",
+        "soso/publisher-missing",
+        "soso/version-missing",
+        "soso/variable-not-propertyvalue",
+        "soso/variable-no-name",
+        "soso/description-length",
+        "soso/date-published-invalid",
+        "soso/free-not-boolean",
+        "soso/funding-no-funder",
+        "soso/checksum-missing",
+        "soso/checksum-malformed",
+        ok=True,
+    ),
 ]
 
 
@@ -195,6 +249,14 @@ def test_case(serve_site: Callable[[str], SiteServer], c: Case) -> None:
     for f in report.all_findings():
         assert f.url.startswith("http://127.0.0.1:"), f  # every finding names its URL
         assert f.message
+
+
+def test_a_complete_soso_page_gets_no_recommendation(
+    serve_site: Callable[[str], SiteServer],
+) -> None:
+    report = run(serve_site, case("page-soso", "/dataset/complete.html", ok=True))
+    assert report.harvestable
+    assert [f.code for f in report.all_findings() if f.code.startswith("soso/")] == []
 
 
 def test_every_code_has_a_fixture() -> None:

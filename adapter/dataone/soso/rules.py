@@ -181,7 +181,9 @@ def _person(item: Any, path: str, url: str) -> Iterator[Finding]:
     kinds = types(item) if isinstance(item, Mapping) else []
     if "Organization" in kinds or not isinstance(item, Mapping):
         return  # organisations have no ORCID; a bare name says nothing more to check
-    name = first_literal(item, "name")
+    name = first_literal(item, "name") or " ".join(
+        n for n in (first_literal(item, "givenName"), first_literal(item, "familyName")) if n
+    )
     who = f" ({name})" if name else ""
     yield codes.CREATOR_NO_ORCID.at(
         url,
