@@ -63,6 +63,7 @@ def main(config: str, pages: int) -> dict[str, Any]:
     timed(jsonld.JsonLdProcessor, "_frame", "normalize: pyld frame (fast path declined)")
     timed(normalize, "normalize", "normalize (all)")
     timed(pipeline, "check_requirements", "DataONE checks")
+    timed(pipeline, "check_soso", "science-on-schema.org recommendations")
     timed(harvest, "_plan", "records: canonical JSON, checksums")
     timed(harvest, "commit_checked", "store: one transaction per page")
     cfg = load_config(config)
