@@ -21,6 +21,7 @@ from adapter.slotpickle import fast_pickle
 from adapter.store.frontier import FrontierRow, PageUpdate
 
 MAX_REPORT_FINDINGS = 200
+_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}  # what a full list keeps first
 # what happened to series (moved, archived, refused) is counted in the run summary
 SERIES_CODES = frozenset(
     t.code for t in (SERIES_MOVED, SERIES_UNLISTED, DOI_OF_OTHER_NODE, DUPLICATE_DOI)
@@ -73,6 +74,8 @@ def capped_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[st
     too, under a heading of their own, so `adapter pages show` says why a page
     that reads as harvestable was not synced.
     """
+    if len(findings) > MAX_REPORT_FINDINGS:  # keep errors and warnings over advice (soso/ info)
+        findings = sorted(findings, key=lambda f: _RANK[f.severity])
     out = {
         **summary,
         "findings": [f.as_dict() for f in findings[:MAX_REPORT_FINDINGS]],
