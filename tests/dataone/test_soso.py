@@ -11,7 +11,12 @@ from hypothesis import strategies as st
 
 from adapter.dataone.soso.codes import ABSENT, BY_PROPERTY, PROPERTIES
 from adapter.dataone.soso.dates import coverage
-from adapter.dataone.soso.rules import check_soso, orcid_check_digit, orcid_checksum_ok
+from adapter.dataone.soso.rules import (
+    check_soso,
+    orcid_check_digit,
+    orcid_checksum_ok,
+    spdx_for,
+)
 from adapter.findings import Finding, Severity, catalogue
 
 URL = "https://repo.example/dataset/7"
@@ -136,6 +141,21 @@ def test_free_text_licence_says_what_to_publish() -> None:
     assert f.where == "$.license[1]"
     assert f.message.startswith("license[1] is the text 'This work is licensed")
     assert "SPDX URI" in f.message
+
+
+@pytest.mark.parametrize(
+    ("text", "uri"),
+    [
+        ("cc by 4.0", "https://spdx.org/licenses/CC-BY-4.0"),
+        ("CC BY-NC 4.0", "https://spdx.org/licenses/CC-BY-NC-4.0"),
+        ("proprietary", None),  # a word is no SPDX id: no made-up URI
+        ("All rights reserved", None),
+    ],
+)
+def test_only_common_licences_get_an_spdx_uri_proposed(text: str, uri: str | None) -> None:
+    assert spdx_for(text) == uri
+    message = only(good(license=text), "soso/license-not-uri").message
+    assert (uri in message) if uri else "https://spdx.org/licenses/<id>" in message
 
 
 def test_an_unknown_licence_uri_is_a_warning_with_the_spdx_form() -> None:
@@ -455,6 +475,7 @@ def test_date_published_must_be_iso_8601(value: str, bad: bool) -> None:
         (True, False),
         (False, False),
         ({"@value": True}, False),
+        ({"@value": "true", "@type": "http://www.w3.org/2001/XMLSchema#boolean"}, False),
         ("true", True),
         ("yes", True),
         ([True, False], True),

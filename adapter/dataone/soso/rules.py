@@ -20,7 +20,7 @@ from adapter.dataone.soso.dates import coverage, instant
 from adapter.dataone.soso.geo import spatial_findings
 from adapter.findings import Finding
 from adapter.jsonld.framed import first_literal, literal, node_id, types, values
-from adapter.signposting.identities import spdx_uri
+from adapter.signposting.identities import license_key
 
 DESCRIPTION_RANGE = (50, 5000)  # characters, Google's Dataset guidance
 _SPDX = re.compile(r"^https?://(?:www\.)?spdx\.org/licenses/[A-Za-z0-9.+\-]+(?:\.html|\.json)?/?$")
@@ -29,6 +29,18 @@ _CC = re.compile(
 )
 _ORCID = re.compile(r"(\d{4})-?(\d{4})-?(\d{4})-?(\d{3}[\dX])", re.I)
 _ORCID_URI = re.compile(r"^https://orcid\.org/\d{4}-\d{4}-\d{4}-\d{3}[\dX]$")
+# licences data repositories use, by SPDX id: a short name or URI is only turned into an SPDX URI
+# when it is one of these (a word such as "proprietary" is no SPDX id)
+_COMMON_SPDX = {
+    i.lower(): i
+    for i in (
+        "CC0-1.0", "CC-BY-4.0", "CC-BY-SA-4.0", "CC-BY-NC-4.0", "CC-BY-ND-4.0", "CC-BY-NC-SA-4.0",
+        "CC-BY-NC-ND-4.0", "CC-BY-3.0", "CC-BY-SA-3.0", "CC-BY-NC-3.0", "CC-BY-2.0", "CC-BY-2.5",
+        "MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "GPL-2.0-only", "GPL-3.0-only",
+        "GPL-3.0-or-later", "ODbL-1.0", "ODC-By-1.0", "PDDL-1.0", "Unlicense", "etalab-2.0",
+        "OGL-UK-3.0", "OGL-Canada-2.0", "DL-DE-BY-2.0", "NLOD-2.0",
+    )
+}  # fmt: skip
 _HEX_DIGITS = {"md5": 32, "sha1": 40, "sha224": 56, "sha256": 64, "sha384": 96, "sha512": 128}
 _PEOPLE_IN_ROLE = ("creator", "author")
 
@@ -88,11 +100,11 @@ def _license(dataset: Mapping[str, Any], url: str) -> Iterator[Finding]:
         text = text.strip()
         if _SPDX.match(text) or _CC.match(text):
             continue
-        instead = spdx_uri(text)
+        instead = spdx_for(text)
         if "://" not in text:
             hint = (
                 f"publish {instead}"
-                if instead and " " not in text
+                if instead
                 else "publish the licence's SPDX URI (https://spdx.org/licenses/<id>) or "
                 "Creative Commons URI"
             )
@@ -107,6 +119,14 @@ def _license(dataset: Mapping[str, Any], url: str) -> Iterator[Finding]:
                 f"cannot tell which licence it is: {hint}.",
                 f"$.{path}",
             )
+
+
+def spdx_for(text: str) -> str | None:
+    """The SPDX URI of a common licence named by a short id ("CC BY 4.0") or another URI."""
+    spelled = text.strip() if "://" in text else "-".join(text.split())
+    key = license_key(spelled)
+    found = _COMMON_SPDX.get(key.removeprefix("spdx:")) if key.startswith("spdx:") else None
+    return f"https://spdx.org/licenses/{found}" if found else None
 
 
 def _license_text(item: Any, path: str) -> tuple[str | None, str]:
@@ -397,8 +417,9 @@ def _free(dataset: Mapping[str, Any], url: str) -> Iterator[Finding]:
         return
     raw = items[0]
     value = raw.get("@value") if isinstance(raw, Mapping) else raw
-    if len(items) == 1 and isinstance(value, bool):
-        return
+    typed = isinstance(raw, Mapping) and str(raw.get("@type", "")).endswith("boolean")
+    if len(items) == 1 and (isinstance(value, bool) or (typed and value in ("true", "false"))):
+        return  # a JSON boolean, or the same as an xsd:boolean literal
     if len(items) > 1:
         shown = ", ".join(_show(literal(v)) for v in items)
         message = f"isAccessibleForFree has {len(items)} values ({shown}); publish one."
