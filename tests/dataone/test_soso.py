@@ -11,12 +11,9 @@ from hypothesis import strategies as st
 
 from adapter.dataone.soso.codes import ABSENT, BY_PROPERTY, PROPERTIES
 from adapter.dataone.soso.dates import coverage
-from adapter.dataone.soso.rules import (
-    check_soso,
-    orcid_check_digit,
-    orcid_checksum_ok,
-    spdx_for,
-)
+from adapter.dataone.soso.licence import spdx_for
+from adapter.dataone.soso.people import orcid_check_digit, orcid_checksum_ok
+from adapter.dataone.soso.rules import check_soso
 from adapter.findings import Finding, Severity, catalogue
 
 URL = "https://repo.example/dataset/7"

@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from adapter.dataone.soso import codes
+from adapter.dataone.soso.paths import at, show
 from adapter.findings import Finding
 from adapter.jsonld.framed import literal, node_id, types, values
 
@@ -37,20 +38,16 @@ def spatial_findings(dataset: Mapping[str, Any], url: str) -> list[Finding]:
         return [codes.SPATIAL_MISSING.at(url, where="$.spatialCoverage")]
     out: list[Finding] = []
     for i, item in enumerate(items):
-        path = _at("spatialCoverage", i, len(items))
+        path = at("spatialCoverage", i, len(items))
         out.extend(_place(item, path, url))
     return out
-
-
-def _at(prop: str, i: int, count: int) -> str:
-    return f"{prop}[{i}]" if count > 1 else prop
 
 
 def _place(item: Any, path: str, url: str) -> Iterator[Finding]:
     if not isinstance(item, Mapping) or literal(item) is not None:
         yield codes.SPATIAL_NOT_PLACE.at(
             url,
-            f"{path} is the text {_show(literal(item) or node_id(item))}, not a Place. Publish "
+            f"{path} is the text {show(literal(item) or node_id(item))}, not a Place. Publish "
             'a Place with a geo, e.g. {"@type": "Place", "name": "...", "geo": {"@type": '
             '"GeoShape", "box": "south west north east"}}.',
             f"$.{path}",
@@ -88,14 +85,14 @@ def _place(item: Any, path: str, url: str) -> Iterator[Finding]:
         if direct:
             yield from _point(item, path, url)
     for j, geo in enumerate(geos):
-        yield from _geo(geo, f"{path}.{_at('geo', j, len(geos))}", url)
+        yield from _geo(geo, f"{path}.{at('geo', j, len(geos))}", url)
     yield from _srs(item, path, url)
 
 
 def _geo(geo: Any, path: str, url: str) -> Iterator[Finding]:
     if not isinstance(geo, Mapping) or literal(geo) is not None:
         yield _malformed(
-            url, path, f"is the text {_show(literal(geo))}, not a GeoShape or GeoCoordinates"
+            url, path, f"is the text {show(literal(geo))}, not a GeoShape or GeoCoordinates"
         )
         return
     kinds = set(types(geo))
@@ -115,7 +112,7 @@ def _geo(geo: Any, path: str, url: str) -> Iterator[Finding]:
     for prop in shapes:
         items = values(geo, prop)
         for k, value in enumerate(items):
-            where = f"{path}.{_at(prop, k, len(items))}"
+            where = f"{path}.{at(prop, k, len(items))}"
             text = literal(value)
             if text is None:
                 yield _malformed(url, where, "is not text")
@@ -140,7 +137,7 @@ def _box(text: str, where: str, url: str) -> Iterator[Finding]:
         yield _malformed(
             url,
             where,
-            f'is {_show(text)}: a box is four numbers, "south west north east" (latitude '
+            f'is {show(text)}: a box is four numbers, "south west north east" (latitude '
             'first), e.g. "39.3 -120.1 40.4 -119.8"',
         )
         return
@@ -161,7 +158,7 @@ def _box(text: str, where: str, url: str) -> Iterator[Finding]:
         )
         yield codes.BOX_ORDER.at(
             url,
-            f"{where} is {_show(text)}: its south latitude {south:g} is north of its north "
+            f"{where} is {show(text)}: its south latitude {south:g} is north of its north "
             f"latitude {north:g}, so {why}. science-on-schema.org's order is \"south west north "
             f'east"; did you mean "{fixed}"?',
             f"$.{where}",
@@ -169,7 +166,7 @@ def _box(text: str, where: str, url: str) -> Iterator[Finding]:
     elif west > east:
         yield codes.BOX_ANTIMERIDIAN.at(
             url,
-            f"{where} is {_show(text)}: its west longitude {west:g} is east of its east "
+            f"{where} is {show(text)}: its west longitude {west:g} is east of its east "
             f"longitude {east:g}, so it crosses the antimeridian (180 degrees). If that is not "
             f'meant, swap the longitudes: "{south:g} {east:g} {north:g} {west:g}".',
             f"$.{where}",
@@ -183,7 +180,7 @@ def _points(text: str, prop: str, where: str, url: str) -> Iterator[Finding]:
         yield _malformed(
             url,
             where,
-            f'is {_show(text)}: a {prop} is {least} or more "latitude longitude" points, '
+            f'is {show(text)}: a {prop} is {least} or more "latitude longitude" points, '
             "separated by spaces",
         )
         return
@@ -205,7 +202,7 @@ def _point(node: Mapping[str, Any], path: str, url: str) -> Iterator[Finding]:
     nums = [_number(v) for v in (*lat, *lon)]
     if len(lat) != 1 or len(lon) != 1 or None in nums:
         shown = ", ".join(
-            f"{p} {_show(', '.join(literal(v) or '?' for v in vs)) if vs else 'missing'}"
+            f"{p} {show(', '.join(literal(v) or '?' for v in vs)) if vs else 'missing'}"
             for p, vs in (("latitude", lat), ("longitude", lon))
         )
         yield _malformed(url, path, f"needs one numeric latitude and longitude ({shown})")
@@ -259,10 +256,10 @@ def _srs(place: Mapping[str, Any], path: str, url: str) -> Iterator[Finding]:
             continue
         system = next((literal(v) or node_id(v) for v in values(prop, "value")), None)
         if system and not _WGS84.search(system):
-            where = f"{path}.{_at('additionalProperty', k, len(props))}.value"
+            where = f"{path}.{at('additionalProperty', k, len(props))}.value"
             yield codes.CRS_NOT_WGS84.at(
                 url,
-                f"{where} names the spatial reference system {_show(system)}, not WGS84; "
+                f"{where} names the spatial reference system {show(system)}, not WGS84; "
                 "harvesters read coordinates as WGS84, so give at least one coverage in "
                 "WGS84 (or CRS84) as well.",
                 f"$.{where}",
@@ -271,10 +268,3 @@ def _srs(place: Mapping[str, Any], path: str, url: str) -> Iterator[Finding]:
 
 def _malformed(url: str, where: str, what: str) -> Finding:
     return codes.GEO_MALFORMED.at(url, f"{where} {what}.", f"$.{where}")
-
-
-def _show(text: str | None) -> str:
-    if text is None:
-        return "(none)"
-    text = " ".join(text.split())
-    return repr(text if len(text) <= 60 else text[:57] + "...")
