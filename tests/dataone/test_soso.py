@@ -13,7 +13,7 @@ from adapter.dataone.soso.codes import ABSENT, BY_PROPERTY, PROPERTIES
 from adapter.dataone.soso.dates import coverage
 from adapter.dataone.soso.licence import spdx_for
 from adapter.dataone.soso.people import orcid_check_digit, orcid_checksum_ok
-from adapter.dataone.soso.rules import check_soso
+from adapter.dataone.soso.rules import MAX_PER_CODE, check_soso
 from adapter.findings import Finding, Severity, catalogue
 
 URL = "https://repo.example/dataset/7"
@@ -524,6 +524,14 @@ def test_checksums_on_each_datadownload() -> None:
     messages = [f.message for f in found(ds)]
     assert "SHA256 value 'abc', which is not 64 hexadecimal digits" in messages[1]
     assert "has no spdx:algorithm" in messages[2]
+
+
+def test_findings_of_one_code_are_capped_per_dataset() -> None:
+    many = [{"@type": "Person", "name": f"P{i}"} for i in range(MAX_PER_CODE + 100)]
+    got = [f for f in found(people(*many)) if f.code == "soso/creator-no-orcid"]
+    assert len(got) == MAX_PER_CODE + 1
+    assert got[-1].message.startswith("100 more soso/creator-no-orcid findings like the above")
+    assert f"$.creator[{MAX_PER_CODE}]" in got[-1].message
 
 
 # -- never raises ----------------------------------------------------------------

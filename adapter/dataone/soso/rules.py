@@ -25,6 +25,9 @@ from adapter.findings import Finding
 from adapter.jsonld.framed import first_literal, literal, node_id, types, values
 
 DESCRIPTION_RANGE = (50, 5000)  # characters, Google's Dataset guidance
+MAX_PER_CODE = (
+    25  # findings of one code per Dataset listed one by one (a creator each, a file each)
+)
 _HEX_DIGITS = {"md5": 32, "sha1": 40, "sha224": 56, "sha256": 64, "sha384": 96, "sha512": 128}
 
 
@@ -42,6 +45,30 @@ def check_soso(dataset: Mapping[str, Any], url: str) -> list[Finding]:
     out.extend(_free(dataset, url))
     out.extend(_funding(dataset, url))
     out.extend(_checksums(dataset, url))
+    return capped(out)
+
+
+def capped(found: list[Finding], most: int = MAX_PER_CODE) -> list[Finding]:
+    """At most `most` findings of one code; the rest as one finding that counts them.
+
+    A Dataset with thousands of creators or files would otherwise give a finding each.
+    """
+    seen: dict[str, int] = {}
+    out: list[Finding] = []
+    rest: dict[str, list[Finding]] = {}
+    for f in found:
+        seen[f.code] = seen.get(f.code, 0) + 1
+        if seen[f.code] <= most:
+            out.append(f)
+        else:
+            rest.setdefault(f.code, []).append(f)
+    for code, more in rest.items():
+        wheres = ", ".join(f.where or "?" for f in more[:5]) + (", ..." if len(more) > 5 else "")
+        first = more[0]
+        message = (
+            f"{len(more)} more {code} findings like the above, not listed one by one: {wheres}."
+        )
+        out.append(Finding(code, first.severity, message, first.url, first.where))
     return out
 
 
