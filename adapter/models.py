@@ -88,6 +88,27 @@ class MediaObjectRef:
     reference: str | None = None  # the @id of a node the page does not describe
 
 
+@fast_pickle  # crosses processes in a multi-process sync
+@dataclass(frozen=True, slots=True)
+class Identifier:
+    """A persistent identifier recognised in a Dataset's `identifier` (`adapter.identifiers`)."""
+
+    scheme: str  # doi | ark | handle | urn | http
+    value: str  # the series form: doi:10.x/y, ark:/12345/x, hdl:p/s, urn:nid:nss, the IRI
+    published: str  # as the page wrote it
+
+
+@dataclass(frozen=True, slots=True)
+class ChecklistItem:
+    """One requirement of a node's profile, judged for one Dataset (`adapter.dataone.profiles`)."""
+
+    name: str  # the requirement's name: doi-identifier, encoding, license, ...
+    label: str  # what it asks, for a repository manager
+    blocking: bool  # unmet, the Dataset is not harvestable under the profile
+    met: bool
+    codes: tuple[str, ...] = ()  # the finding codes that say why it is not met
+
+
 @dataclass(slots=True)
 class DatasetResult:
     """One schema.org Dataset found on a page, normalized and checked."""
@@ -102,6 +123,10 @@ class DatasetResult:
     findings: list[Finding] = field(default_factory=list)
     block: int | None = None  # the JSON-LD block of the page it came from (1-based)
     where: str | None = None  # where in that block, e.g. "block 2 $['@graph'][1]"
+    # persistent identifiers recognised in `identifier`, in order (DOIs included)
+    pids: list[Identifier] = field(default_factory=list)
+    first_identifier: str | None = None  # the first identifier as mnlite reads it
+    checklist: list[ChecklistItem] = field(default_factory=list)  # the profile's requirements
 
     @property
     def harvestable(self) -> bool:
@@ -121,6 +146,7 @@ class DatasetReport:
     path: list[str] = field(default_factory=list)  # how the landing page was reached
     fetched: Fetched | None = None
     not_modified: bool = False  # a conditional GET answered 304
+    profile: str = "dataone"  # the requirement profile that decided `harvestable`
 
     @property
     def harvestable(self) -> bool:

@@ -3,7 +3,8 @@
     fetch -> signposting.collect -> extract -> normalize
           -> (no Dataset? the describedby/alternate JSON-LD document)
           -> dataone checks per Dataset -> soso recommendations per Dataset
-          -> signposting.crosscheck -> required checks
+          -> signposting.crosscheck
+          -> the node's requirement profile (its checklist) and required checks
 
 `check_landing_page` is what `adapter check-dataset` and the sync run for every
 page. It never raises for a site's problems: a fetch failure, an HTTP error
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import TypeVar
 
+from adapter.dataone import profiles
 from adapter.dataone.requirements import check_requirements, enforce_required
 from adapter.dataone.shacl import SHAPES_UNREADABLE, ShapesError, load_shapes, shacl_findings
 from adapter.dataone.soso.rules import check_soso
@@ -76,6 +78,9 @@ class CheckOptions:
 
     limits: Limits = DEFAULT_LIMITS
     follow: bool = False
+    # the requirement profile that decides `harvestable` (`adapter.dataone.profiles`)
+    profile: str = profiles.DEFAULT_PROFILE
+    identifier_schemes: tuple[str, ...] = ("doi",)  # the custom profile's identifiers
     required: frozenset[str] = field(default_factory=frozenset)
     shacl: str | None = None  # validate each Dataset against SHACL shapes: "soso" or a file
     # read link sets on other hosts than the landing page's (check-dataset: only with --follow)
@@ -94,7 +99,7 @@ def check_landing_page(
     prefetched: Fetched | FetchError | None = None,
 ) -> DatasetReport:
     """Fetch, read and check one landing page; every problem is a finding in the report."""
-    report = DatasetReport(url=url)
+    report = DatasetReport(url=url, profile=options.profile)
     fetched = fetch_page(report, fetcher, url, (etag, last_modified), prefetched)
     if fetched is None:
         return report
@@ -132,6 +137,7 @@ def check_landing_page(
     _guard(report, "signposting", crosscheck)
     if options.shacl is not None:
         _guard(report, "shacl", partial(_validate_shacl, report, options.shacl))
+    _guard(report, "profile", partial(_judge, report, options))
     if options.required:
         _enforce(report, options.required)
     return report
@@ -305,12 +311,25 @@ def _check(found: NormalizedDataset, page: str) -> DatasetResult:
         findings=checked.findings,
         block=found.block_index,
         where=found.where,
+        pids=checked.pids,
+        first_identifier=checked.first_identifier,
     )
 
 
 def _recommend(result: DatasetResult, page: str) -> None:
     """science-on-schema.org's recommendations: info and warnings, never blocking here."""
     result.findings.extend(check_soso(result.framed, page))
+
+
+def _judge(report: DatasetReport, options: CheckOptions) -> None:
+    """Each Dataset's checklist under the node's profile; its unmet requirements as errors."""
+    profile = profiles.profile_for(options.profile, options.identifier_schemes)
+    page = report.final_url or report.url
+    for result in report.datasets:
+        result.checklist, errors = profiles.judge(
+            profile, result, report.findings, page, options.required
+        )
+        result.findings.extend(errors)
 
 
 def _validate_shacl(report: DatasetReport, shapes_source: str) -> None:

@@ -19,6 +19,8 @@ removal or a change of meaning bumps the version)::
       "status": int | null,       # HTTP status of the landing page
       "not_modified": bool,       # a conditional GET answered 304
       "harvestable": bool,        # no page-level error and at least one clean Dataset
+      "profile": str,             # the requirement profile that decided `harvestable`:
+                                  # "dataone" | "soso" | "mnlite" | "custom"
       "path": [str],              # every URL visited to reach the Dataset, in order
       "summary": {"datasets": int, "errors": int, "warnings": int, "info": int},
       "datasets": [{
@@ -29,8 +31,13 @@ removal or a change of meaning bumps the version)::
         "doi": str | null,        # canonical lowercase 10.x/y
         "harvestable": bool,
         "identifiers": [str],     # every identifier as published
+        "persistent_identifiers": [{"scheme": "doi"|"ark"|"handle"|"urn"|"http",
+                                    "value": str,      # its series form: doi:10.x/y,
+                                                       # ark:/12345/x, hdl:p/s, ...
+                                    "published": str}],
         "encoding": [MediaObject],       # encoding and subjectOf metadata links
         "distributions": [MediaObject],
+        "checklist": [CheckItem], # the profile's requirements, in the profile's order
         "findings": [Finding]     # about this Dataset
       }],
       "signposts": [Link],        # FAIR Signposting relations only (cite-as, describedby,
@@ -53,6 +60,13 @@ removal or a change of meaning bumps the version)::
                    "reference": str|null,      # the @id of a node the page does not
                                                # describe (a dataone/dangling-reference)
                    "identifier": str|null, "dateModified": str|null, "where": str}
+    CheckItem = {"requirement": str,   # its name: doi-identifier, encoding, license, ...
+                 "label": str,         # what it asks, in words
+                 "blocking": bool,     # unmet, the Dataset is not harvestable (else advice)
+                 "met": bool,
+                 "codes": [str]}       # finding codes that explain it (unmet: why; met:
+                                       # advice beside it); dataone/profile-unmet where the
+                                       # Dataset itself lacks it
     Link = {"rel", "href", "type", "profile", "anchor", "source"}  (strings; type/profile
             may be null)
     Finding = {"code": str, "severity": "error"|"warning"|"info", "message": str,
@@ -70,6 +84,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from adapter.dataone.profiles import as_json as checklist_json
 from adapter.dataone.soso.codes import ABSENT as SOSO_ABSENT
 from adapter.dataone.soso.codes import PROPERTIES as SOSO_PROPERTIES
 from adapter.doi import doi_url
@@ -94,6 +109,7 @@ def to_json(report: DatasetReport) -> dict[str, Any]:
         "status": report.status,
         "not_modified": report.not_modified,
         "harvestable": report.harvestable,
+        "profile": report.profile,
         "path": list(report.path),
         "summary": {
             "datasets": len(report.datasets),
@@ -117,8 +133,12 @@ def _dataset(d: DatasetResult) -> dict[str, Any]:
         "doi": d.doi,
         "harvestable": d.harvestable,
         "identifiers": list(d.identifiers),
+        "persistent_identifiers": [
+            {"scheme": p.scheme, "value": p.value, "published": p.published} for p in d.pids
+        ],
         "encoding": _media(d.encoding),
         "distributions": _media(d.distributions),
+        "checklist": checklist_json(d.checklist),
         "findings": [f.as_dict() for f in d.findings],
     }
 
@@ -174,6 +194,7 @@ def render_text(report: DatasetReport) -> str:
     lines = [_verdict(report), *_summary(report)]
     for i, dataset in enumerate(report.datasets, start=1):
         lines += ["", *_dataset_lines(dataset, i, len(report.datasets))]
+        lines += checklist_lines(dataset, report.profile)
     lines += ["", *_findings_lines(report)]
     lines += ["", *signpost_lines(report)]
     return "\n".join(lines) + "\n"
@@ -237,6 +258,21 @@ def _dataset_lines(d: DatasetResult, index: int, count: int) -> list[str]:
     out.append(f"  identifiers    {', '.join(d.identifiers) or '-'}")
     out += _refs("encoding", d.encoding)
     out += _refs("distributions", d.distributions)
+    return out
+
+
+def checklist_lines(d: DatasetResult, profile: str) -> list[str]:
+    """The profile's requirements, each met ([x]) or not ([ ]), with the codes that say why."""
+    if not d.checklist:
+        return []
+    blocking = [i for i in d.checklist if i.blocking]
+    met = sum(i.met for i in blocking)
+    out = [f"  profile {profile}: {met} of {len(blocking)} requirements met"]
+    for item in d.checklist:
+        mark = "[x]" if item.met else "[ ]"
+        kind = "" if item.blocking else " (recommended)"
+        codes = f"  <- {', '.join(item.codes)}" if item.codes else ""
+        out.append(f"    {mark} {item.label}{kind}{codes}")
     return out
 
 

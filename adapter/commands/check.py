@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -64,10 +64,18 @@ EXAMPLES = epilog(
     "or the Turtle shapes FILE (an onboarding view; its findings advise, never block).",
 )
 @click.option(
+    "--profile",
+    type=click.Choice(["dataone", "soso", "mnlite", "custom"]),
+    default=None,
+    help="The requirement profile that decides 'harvestable' (default: the node's with "
+    "--config, else dataone): dataone (a DOI, an ISO metadata copy, data downloads), soso "
+    "(science-on-schema.org), mnlite (an identifier and a name), custom (the node's list).",
+)
+@click.option(
     "--config",
     "config_path",
     type=click.Path(dir_okay=False),
-    help="Check with a node's required checks, limits and trusted origins (see --node).",
+    help="Check with a node's profile, required checks, limits and trusted origins (see --node).",
 )
 @click.option(
     "--node", "node_id", metavar="ID", help="The node of --config (default: its only one)."
@@ -85,6 +93,7 @@ def check_dataset_command(
     as_json: bool,
     follow: bool,
     shacl: str | None,
+    profile: str | None,
     config_path: str | None,
     node_id: str | None,
     file_path: str | None,
@@ -100,6 +109,8 @@ def check_dataset_command(
     if shacl is not None:
         _require_shapes(shacl)
     setup = _setup(config_path, node_id, follow, shacl)
+    if profile is not None:
+        setup = replace(setup, options=replace(setup.options, profile=profile))
     if file_path is not None:
         report = _check_file(file_path, base_url or url, setup)
     elif url is None:
@@ -156,6 +167,8 @@ def _setup(config_path: str | None, node_id: str | None, follow: bool, shacl: st
         limits=node.limits(),
         follow=follow,
         linksets_elsewhere=follow,
+        profile=node.checks.profile,
+        identifier_schemes=node.checks.identifier_schemes,
         required=frozenset(node.checks.required),
         shacl=shacl or node.checks.shacl,
     )

@@ -129,15 +129,32 @@ class ScopeSettings(Settings):
 
 
 class ChecksSettings(Settings):
-    """Checks whose warnings become errors (the record is then not synced).
+    """The requirement profile that decides what is synced, and checks made blocking.
 
-    Each entry is a requirement of `adapter.dataone.requirements.REQUIREMENTS` (`encoding`,
-    `distribution`, `date-modified`, `id`) or a finding code or prefix with a
-    slash (`signposting/cite-as` covers `signposting/cite-as-missing`, ...).
+    `profile` names one of `adapter.dataone.profiles.PROFILES` (`dataone`, the default;
+    `soso`, `mnlite`, `custom`). Each `required` entry is a requirement of
+    `adapter.dataone.requirements.REQUIREMENTS` (`encoding`, `distribution`,
+    `date-modified`, `id`) or a finding code or prefix with a slash
+    (`signposting/cite-as` covers `signposting/cite-as-missing`, ...); it adds to any
+    profile and is the `custom` profile's own list.
     """
 
+    profile: Literal["dataone", "soso", "mnlite", "custom"] = "dataone"
+    # the custom profile's accepted identifiers (the others fix their own)
+    identifier_schemes: Annotated[
+        tuple[Literal["doi", "ark", "handle", "urn", "http"], ...], AfterValidator(non_empty)
+    ] = ("doi",)
     required: tuple[CheckName, ...] = ()
     shacl: ShapesSource | None = None  # SHACL onboarding view: "soso" (bundled) or a Turtle file
+
+    @model_validator(mode="after")
+    def _schemes_for_custom(self) -> ChecksSettings:
+        if self.identifier_schemes != ("doi",) and self.profile != "custom":
+            raise ValueError(
+                "identifier_schemes applies to profile: custom only "
+                f"(the {self.profile} profile fixes its own identifiers)"
+            )
+        return self
 
 
 class AccessRule(Settings):
@@ -167,6 +184,9 @@ class DataOneSettings(Settings):
     replication: ReplicationSettings = ReplicationSettings()
     checksum_algorithm: Literal["MD5", "SHA-1"] = "MD5"
     sync_metadata_copy: bool = False  # also sync the encoding's metadata file as an object
+    # how a Dataset's seriesId is formed: "doi" (doi:10.x/y, else the recognised identifier
+    # in its series form) or "mnlite" (the first identifier as published, as mnlite does)
+    series_id_scheme: Literal["doi", "mnlite"] = "doi"
     base_url: HttpUrl | None = None  # public base URL of the served Member Node API
     # The Node document asks the CN to harvest this long after each cron sync starts
     # (set it above a sync's usual duration so the harvest does not overlap the sync).

@@ -1,7 +1,8 @@
 """Sync records: the DataONE object for a Dataset, and the rules of its version chain.
 
 Pure functions only. The object is the publisher's Dataset JSON-LD serialized
-with RFC 8785 (same content, same bytes); the seriesId is `doi:<DOI>`; the
+with RFC 8785 (same content, same bytes); the seriesId follows the node's
+series-id scheme (`series_id`: `doi:<DOI>` by default); the
 checksum is MD5 or SHA-1 in lowercase hex, as the node asks. Whether a Dataset
 *changed* is decided on a content key that leaves out the node's volatile
 properties (view counters, "generated at" stamps), so they never make versions.
@@ -28,9 +29,19 @@ writes a new head obsoleting the old one. A series whose owning page is still
 live is not taken by a second page (`DUPLICATE_DOI`); a seriesId another node
 of the store holds is never written (`DOI_OF_OTHER_NODE`).
 
-Series ids of metadata copies: `<Dataset seriesId>#<short name of the format>`
-(`doi:10.1234/abc#iso19139`). Every PID starts with `sha256:` and every seriesId
-with `doi:`, so a seriesId can never equal a PID (the registry also enforces it).
+Series ids. Under the `doi` scheme (the default) a Dataset's seriesId is
+`doi:10.x/y`; a Dataset its profile accepts without a DOI is filed under its
+first persistent identifier of a scheme the profile allows, in that
+identifier's series form (`ark:/12345/x`, `hdl:20.500.1/x`, `urn:nid:nss`, or
+the publisher's own IRI: `adapter.identifiers`). Under the `mnlite` scheme it
+is the first `identifier` value as published (a text, a PropertyValue's
+`value`, else its `@id`), as DataONE's mnlite forms it
+(soscan/sonormalizepipeline.py: "Use the first identifier value provided for
+series_id"), so a node moved from mnlite continues its series. Series ids of
+metadata copies: `<Dataset seriesId>#<short name of the format>`
+(`doi:10.1234/abc#iso19139`). Every PID starts with `sha256:`, and a seriesId
+that would too is refused (`series_id`), so a seriesId can never equal a PID
+(the registry also enforces it).
 """
 
 from __future__ import annotations
@@ -46,7 +57,7 @@ import rfc8785
 
 from adapter.dataone import canonjson
 from adapter.findings import FindingType, Severity
-from adapter.models import SyncRecord
+from adapter.models import DatasetResult, SyncRecord
 from adapter.slotpickle import fast_pickle
 
 DATASET_FORMAT = "science-on-schema.org/Dataset;ld+json"
@@ -81,7 +92,15 @@ DUPLICATE_DOI = FindingType(
 NO_DOI = FindingType(
     "sync/no-doi",
     Severity.ERROR,
-    "The Dataset has no DOI, so it has no DataONE series id and is not synced.",
+    "The Dataset has no identifier this node can file it under (a DOI, or one its profile "
+    "and series-id scheme allow), so it has no DataONE series id and is not synced.",
+)
+HELD_BY_PROFILE = FindingType(
+    "sync/held-by-profile",
+    Severity.WARNING,
+    "The page is still up and still publishes this series, but it no longer meets the "
+    "node's requirement profile (a changed profile, or a stricter version): its last record "
+    "stays published, unarchived, and it gets no new versions until it meets the profile.",
 )
 UNKNOWN_METADATA_FORMAT = FindingType(
     "sync/metadata-format-unknown",
@@ -224,6 +243,35 @@ def series_id_for(doi: str) -> str:
     return SID_PREFIX + doi
 
 
+SERIES_ID_SCHEMES = ("doi", "mnlite")
+
+
+def series_id(dataset: DatasetResult, scheme: str, accepted: tuple[str, ...]) -> str | None:
+    """The Dataset's seriesId under the node's scheme, from identifiers its profile accepts."""
+    if scheme == "mnlite":
+        found = dataset.first_identifier
+    elif dataset.doi is not None:
+        found = series_id_for(dataset.doi)
+    else:
+        found = next((p.value for p in dataset.pids if p.scheme in accepted), None)
+    if found is None or found.startswith(PID_PREFIX):
+        return None
+    return found
+
+
+def possible_series_ids(dataset: DatasetResult) -> set[str]:
+    """Every seriesId the Dataset may have been filed under, by any profile or scheme.
+
+    What a page still lists: a series filed under a laxer profile stays listed
+    (and so is never archived) while the page fails a stricter one."""
+    found = {p.value for p in dataset.pids}
+    if dataset.doi is not None:
+        found.add(series_id_for(dataset.doi))
+    if dataset.first_identifier is not None:
+        found.add(dataset.first_identifier)
+    return found
+
+
 def metadata_series_id(dataset_series: str, format_id: str) -> str:
     short = METADATA_FORMATS.get(format_id) or hashlib.sha1(format_id.encode()).hexdigest()[:8]
     return f"{dataset_series}#{short}"
@@ -262,11 +310,21 @@ def content_key(document: Any, volatile: tuple[str, ...] = (), body: bytes | Non
 
 
 def dataset_candidate(
-    original: dict[str, Any], doi: str, landing_url: str, volatile: tuple[str, ...] = ()
+    original: dict[str, Any],
+    doi: str | None,
+    landing_url: str,
+    volatile: tuple[str, ...] = (),
+    *,
+    series: str | None = None,
 ) -> Candidate:
+    """The Dataset's object; `series` (its seriesId) defaults to `doi:<doi>`."""
+    if series is None:
+        if doi is None:
+            raise ValueError("a Dataset candidate needs a DOI or a series id")
+        series = series_id_for(doi)
     body = canonical_bytes(original)
     return Candidate(
-        series_id=series_id_for(doi),
+        series_id=series,
         object_bytes=body,
         content_key=content_key(original, volatile, body),
         format_id=DATASET_FORMAT,

@@ -1,13 +1,15 @@
-"""DataONE's requirements for one framed schema.org Dataset, as findings.
+"""What one framed schema.org Dataset offers DataONE, as findings.
 
 Pure: a framed Dataset (compact keys under `{"@vocab": "http://schema.org/"}`,
-see `adapter.jsonld.framed`) in, a `DataoneCheck` out. Severities follow DataONE's
-onboarding grading (specs.md 2.4): a DOI `identifier`, `name` and `description`
-are essential (errors); `url` is essential too, but the landing page the
-Dataset was read from is always known, so a missing `url` is a warning; `@id`,
-`dateModified`, `encoding` and `distribution` are recommended (warnings or info).
+see `adapter.jsonld.framed`) in, a `DataoneCheck` out. The findings say what
+is there and what is not; whether that blocks the Dataset is the node's
+requirement profile's decision (`adapter.dataone.profiles`: under the default
+`dataone` profile a DOI `identifier`, `name`, `description`, an `encoding`
+metadata copy and a `distribution` are required). Only what is wrong under
+every profile is an error here: a placeholder identifier. A missing `url` is a
+warning: the landing page the Dataset was read from is always known.
 
-A node configuration can make recommended checks blocking with
+A node configuration can make further checks blocking with
 `CheckOptions.required`; the names it may use are `REQUIREMENTS`:
 
 - ``encoding``: a complete metadata link with a DataONE metadata format id;
@@ -37,15 +39,17 @@ from adapter.dataone.mediaobjects import (
 )
 from adapter.doi import is_placeholder, normalize_doi
 from adapter.findings import Finding, FindingType, Severity
+from adapter.identifiers import SCHEME_NAMES, recognise
 from adapter.jsonld.framed import first_literal, literal, node_id, values
-from adapter.models import MediaObjectRef
+from adapter.models import Identifier, MediaObjectRef
 from adapter.signposting.crosscheck import ABSENT, CITE_AS_MISSING, CITE_AS_SEVERAL
 from adapter.signposting.relations import CITE_AS_DOI_ONLY, CITE_AS_MISMATCH
 
 IDENTIFIER_MISSING = FindingType(
     "dataone/identifier-missing",
-    Severity.ERROR,
-    "The Dataset has no `identifier`; DataONE needs the dataset's DOI there to track it.",
+    Severity.WARNING,
+    "The Dataset has no `identifier`; DataONE needs the dataset's DOI (or, under a profile "
+    "that allows it, another persistent identifier) there to track it.",
 )
 IDENTIFIER_EMPTY = FindingType(
     "dataone/identifier-empty",
@@ -55,9 +59,16 @@ IDENTIFIER_EMPTY = FindingType(
 )
 IDENTIFIER_NOT_DOI = FindingType(
     "dataone/identifier-not-doi",
-    Severity.ERROR,
-    "No `identifier` of the Dataset is a DOI (10.prefix/suffix in any usual spelling), so "
-    "DataONE has no persistent identifier to file it under.",
+    Severity.WARNING,
+    "No `identifier` of the Dataset is a DOI (10.prefix/suffix in any usual spelling). The "
+    "dataone profile needs one; the mnlite and soso profiles accept other identifiers.",
+)
+IDENTIFIER_UNRECOGNISED = FindingType(
+    "dataone/identifier-not-persistent",
+    Severity.WARNING,
+    "No `identifier` of the Dataset is a persistent identifier the adapter recognises (a DOI, "
+    "an ARK, a Handle, a URN, or an http(s) IRI on the landing page's own host): it looks like "
+    "a local id, which only the mnlite profile accepts.",
 )
 DOI_NOT_IN_IDENTIFIER = FindingType(
     "dataone/doi-not-in-identifier",
@@ -78,10 +89,14 @@ ID_MISSING = FindingType(
     "The Dataset has no @id IRI (it is a blank node), so other records cannot refer to it.",
 )
 NAME_MISSING = FindingType(
-    "dataone/name-missing", Severity.ERROR, "The Dataset has no `name` (its title)."
+    "dataone/name-missing",
+    Severity.WARNING,
+    "The Dataset has no `name` (its title); every profile requires one.",
 )
 DESCRIPTION_MISSING = FindingType(
-    "dataone/description-missing", Severity.ERROR, "The Dataset has no `description` (abstract)."
+    "dataone/description-missing",
+    Severity.WARNING,
+    "The Dataset has no `description` (abstract); the dataone and soso profiles require one.",
 )
 URL_MISSING = FindingType(
     "dataone/url-missing",
@@ -126,6 +141,8 @@ class DataoneCheck:
 
     doi: str | None  # canonical lowercase 10.x/y
     identifiers: list[str] = field(default_factory=list)  # as published
+    pids: list[Identifier] = field(default_factory=list)  # recognised, in order
+    first_identifier: str | None = None  # mnlite's series id: the first identifier value
     encoding: list[MediaObjectRef] = field(default_factory=list)
     distributions: list[MediaObjectRef] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
@@ -186,9 +203,11 @@ class _Ident:
     text: str | None  # what to show: the value as published
     doi: str | None
     where: str
+    pid: Identifier | None = None  # the persistent identifier it is, if any
+    mnlite: str | None = None  # what mnlite takes from it: the text, PropertyValue value or @id
 
 
-def _identifier_values(dataset: Mapping[str, Any]) -> list[_Ident]:
+def _identifier_values(dataset: Mapping[str, Any], page: str) -> list[_Ident]:
     items = values(dataset, "identifier")
     out: list[_Ident] = []
     for i, item in enumerate(items):
@@ -202,10 +221,12 @@ def _identifier_values(dataset: Mapping[str, Any]) -> list[_Ident]:
             ]
             text = next((t for t, _ in candidates if t and t.strip()), None)
             doi = next((d for d in (normalize_doi(t) for t, _ in candidates) if d), None)
-            out.append(_Ident(text, doi, where))
+            pid = next((p for p in (recognise(t, page) for t, _ in candidates) if p), None)
+            mnlite = first_literal(item, "value") or node_id(item)
+            out.append(_Ident(text, doi, where, pid, mnlite))
         else:
             text = literal(item) if not isinstance(item, str) else item
-            out.append(_Ident(text, normalize_doi(text), where))
+            out.append(_Ident(text, normalize_doi(text), where, recognise(text, page), text))
     return out
 
 
@@ -233,8 +254,12 @@ def _dois_elsewhere(dataset: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 
 def _check_identifier(dataset: Mapping[str, Any], url: str, result: DataoneCheck) -> None:
-    idents = _identifier_values(dataset)
+    idents = _identifier_values(dataset, url)
     result.identifiers = [i.text for i in idents if i.text and i.text.strip()]
+    result.pids = [i.pid for i in idents if i.pid is not None]
+    result.first_identifier = next(
+        (m.strip() for m in (i.mnlite for i in idents) if m and not is_placeholder(m)), None
+    )
     f = result.findings
     for ident in idents:
         if ident.text is None or is_placeholder(ident.text):
@@ -266,14 +291,26 @@ def _check_identifier(dataset: Mapping[str, Any], url: str, result: DataoneCheck
     elif idents and result.doi is None:
         shown = ", ".join(repr(i.text) for i in idents if i.text and not is_placeholder(i.text))
         if shown:
+            kinds = [f"{p.published!r} is {_a(SCHEME_NAMES[p.scheme])}" for p in result.pids]
+            said = f" ({'; '.join(kinds)})" if kinds else ""
             f.append(
                 IDENTIFIER_NOT_DOI.at(
                     url,
-                    f"No identifier is a DOI: {shown}. Publish the DOI, e.g. a PropertyValue "
-                    'with "value": "doi:10.xxxx/yyyy" and "url": "https://doi.org/10.xxxx/yyyy".',
+                    f"No identifier is a DOI: {shown}{said}. The dataone profile needs a DOI, "
+                    'e.g. a PropertyValue with "value": "doi:10.xxxx/yyyy" and "url": '
+                    '"https://doi.org/10.xxxx/yyyy".',
                     "$.identifier",
                 )
             )
+            if not result.pids:
+                f.append(
+                    IDENTIFIER_UNRECOGNISED.at(
+                        url,
+                        f"No identifier is a DOI, ARK, Handle, URN or an IRI on {url}'s host: "
+                        f"{shown}.",
+                        "$.identifier",
+                    )
+                )
     every = list(dict.fromkeys([*dois, *(d for d, _ in elsewhere)]))
     if len(every) > 1:
         f.append(
@@ -284,6 +321,10 @@ def _check_identifier(dataset: Mapping[str, Any], url: str, result: DataoneCheck
                 "$.identifier",
             )
         )
+
+
+def _a(word: str) -> str:
+    return f"an {word}" if word in ("ARK", "HTTP IRI") else f"a {word}"
 
 
 def _instead(idents: list[_Ident]) -> str:

@@ -255,6 +255,11 @@ def archive_page(conn: Connection, node_id: str, source_url: str) -> list[str]:
     return [pid for pid, _ in archive_unlisted(conn, node_id, source_url, frozenset())]
 
 
+def live_heads(conn: Connection, node_id: str, source_url: str) -> list[tuple[str, str]]:
+    """The live (unarchived) heads of the page's series: (PID, seriesId)."""
+    return [(pid, sid) for pid, sid in q.PAGE_HEADS.all(conn, node=node_id, url=source_url)]
+
+
 def archive_unlisted(
     conn: Connection, node_id: str, source_url: str, listed: frozenset[str]
 ) -> list[tuple[str, str]]:

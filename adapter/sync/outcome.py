@@ -12,6 +12,7 @@ from typing import Any
 from adapter.dataone.records import (
     DOI_OF_OTHER_NODE,
     DUPLICATE_DOI,
+    HELD_BY_PROFILE,
     SERIES_MOVED,
     SERIES_UNLISTED,
     Candidate,
@@ -24,7 +25,8 @@ MAX_REPORT_FINDINGS = 200
 _RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}  # what a full list keeps first
 # what happened to series (moved, archived, refused) is counted in the run summary
 SERIES_CODES = frozenset(
-    t.code for t in (SERIES_MOVED, SERIES_UNLISTED, DOI_OF_OTHER_NODE, DUPLICATE_DOI)
+    t.code
+    for t in (SERIES_MOVED, SERIES_UNLISTED, DOI_OF_OTHER_NODE, DUPLICATE_DOI, HELD_BY_PROFILE)
 )
 MAX_REPORT_TEXT = 64_000  # characters of the text report kept for `adapter pages show`
 SYNC_STAGE = "sync/"  # findings the sync adds to a page's own (no DOI, duplicate DOI, ...)

@@ -14,6 +14,7 @@ import logging
 from typing import Any
 
 from adapter.config.settings import NodeSettings
+from adapter.dataone.profiles import profile_for
 from adapter.dataone.records import (
     DUPLICATE_DOI,
     METADATA_COPY_FAILED,
@@ -24,7 +25,8 @@ from adapter.dataone.records import (
     dataset_candidate,
     metadata_candidate,
     metadata_series_id,
-    series_id_for,
+    possible_series_ids,
+    series_id,
 )
 from adapter.errors import FetchError
 from adapter.findings import Finding, Severity
@@ -47,6 +49,8 @@ def check_page(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> Datase
     options = CheckOptions(
         limits=node.limits(),
         follow=False,
+        profile=node.checks.profile,
+        identifier_schemes=node.checks.identifier_schemes,
         required=frozenset(node.checks.required),
         shacl=node.checks.shacl,
     )
@@ -109,9 +113,10 @@ def _read_whole(codes: set[str]) -> bool:
 def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozenset[str] | None:
     """The series ids the page still publishes, or None when that is not known.
 
-    Known when the page answered 200 and its JSON-LD was read whole: the series of
-    every Dataset with a DOI (harvestable or not: a Dataset that fails a check
-    keeps its series), the metadata copies they link in a DataONE format
+    Known when the page answered 200 and its JSON-LD was read whole: every series
+    each Dataset may be filed under (harvestable or not, under any profile or
+    scheme: a Dataset that fails a check, or a stricter profile, keeps its
+    series), the metadata copies they link in a DataONE format
     (fetched or not), and the candidates. Any other live series of the page has
     lost its source and is archived (a Dataset removed, a DOI changed, a copy
     no longer linked)."""
@@ -122,12 +127,10 @@ def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozens
         return None
     listed = {c.series_id for c in candidates}
     for dataset in report.datasets:
-        if not dataset.doi:
-            continue
-        sid = series_id_for(dataset.doi)
-        listed.add(sid)
-        for ref in dataset.encoding:
-            listed |= {metadata_series_id(sid, f) for f in ref.encoding_format}
+        for sid in possible_series_ids(dataset):
+            listed.add(sid)
+            for ref in dataset.encoding:
+                listed |= {metadata_series_id(sid, f) for f in ref.encoding_format}
     return frozenset(listed)
 
 
@@ -158,16 +161,18 @@ def _plan(
     seen: set[str] = set()
     # the same verdict as `adapter check-dataset`: page-level errors block every Dataset
     harvestable = [d for d in report.datasets if d.harvestable] if report.harvestable else []
+    accepted = profile_for(node.checks.profile, node.checks.identifier_schemes).schemes
     for dataset in harvestable:
-        if not dataset.doi:
+        sid = series_id(dataset, node.dataone.series_id_scheme, accepted)
+        if sid is None:
             extra.append(NO_DOI.at(row.url))
             continue
-        if dataset.doi in seen:
-            extra.append(DUPLICATE_DOI.at(row.url, f"doi:{dataset.doi} appears twice on the page"))
+        if sid in seen:
+            extra.append(DUPLICATE_DOI.at(row.url, f"{sid} appears twice on the page"))
             continue
-        seen.add(dataset.doi)
+        seen.add(sid)
         cand = dataset_candidate(
-            dataset.original, dataset.doi, row.url, node.sync.volatile_properties
+            dataset.original, dataset.doi, row.url, node.sync.volatile_properties, series=sid
         )
         candidates.append(cand)
         if node.dataone.sync_metadata_copy:

@@ -20,6 +20,7 @@ from adapter.config.settings import NodeSettings
 from adapter.dataone.records import (
     DOI_OF_OTHER_NODE,
     DUPLICATE_DOI,
+    HELD_BY_PROFILE,
     SERIES_MOVED,
     SERIES_UNLISTED,
     STORE_WRITE_FAILED,
@@ -34,6 +35,7 @@ from adapter.store.ledger import (
     apply_candidates,
     archive_page,
     archive_unlisted,
+    live_heads,
 )
 from adapter.store.prepared import savepoint
 from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings, page_counts
@@ -42,7 +44,9 @@ log = logging.getLogger(__name__)
 
 
 # findings of what the writes did: gone with them when they roll back
-WRITE_CODES = frozenset(t.code for t in (SERIES_MOVED, SERIES_UNLISTED, DOI_OF_OTHER_NODE))
+WRITE_CODES = frozenset(
+    t.code for t in (SERIES_MOVED, SERIES_UNLISTED, DOI_OF_OTHER_NODE, HELD_BY_PROFILE)
+)
 
 
 class _ClaimLost(Exception):
@@ -130,6 +134,8 @@ def _write(conn: Connection, c: CheckedPage, owner: str, node: NodeSettings) -> 
             page = replace(page, status=out.status)
         if refused:  # its next check reads the page whole (no 304), to take the series
             page = replace(page, etag=None, last_modified=None, keep_validators=False)
+    if out.status == "not-harvestable" and not c.candidates:
+        _held(conn, c, node)
     if out.status != "gone" and c.listed is not None:
         unlisted = archive_unlisted(conn, node.id, row.url, c.listed)
         for pid, sid in unlisted:
@@ -141,6 +147,20 @@ def _write(conn: Connection, c: CheckedPage, owner: str, node: NodeSettings) -> 
         page = replace(page, report=capped_findings(page.report, out.findings))
     if not finish_page(conn, row, owner, page):
         raise _ClaimLost(row.url)
+
+
+def _held(conn: Connection, c: CheckedPage, node: NodeSettings) -> None:
+    """A page that fails the profile but still publishes its series: keep, and say so."""
+    if c.listed is None:  # not read whole: what it publishes is not known
+        return
+    for pid, sid in live_heads(conn, node.id, c.row.url):
+        if sid in c.listed:
+            message = (
+                f"{sid}: the page is not harvestable under the '{node.checks.profile}' "
+                f"profile, so its last record {pid} stays published and gets no new "
+                "versions until it is"
+            )
+            c.out.findings.append(HELD_BY_PROFILE.at(c.row.url, message))
 
 
 def _applied_findings(url: str, applied: Applied, out: PageOutcome) -> None:

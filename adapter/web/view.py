@@ -10,20 +10,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from adapter.dataone.requirements import (
-    DESCRIPTION_MISSING,
-    DOI_NOT_IN_IDENTIFIER,
-    IDENTIFIER_EMPTY,
-    IDENTIFIER_MISSING,
-    IDENTIFIER_NOT_DOI,
-    NAME_MISSING,
-    REQUIREMENTS,
-    URL_MISSING,
-)
 from adapter.doi import doi_url
 from adapter.findings import Finding, Severity
 from adapter.jsonld.framed import first_literal
-from adapter.models import DatasetReport, DatasetResult, MediaObjectRef
+from adapter.models import ChecklistItem, DatasetReport, DatasetResult, MediaObjectRef
 from adapter.report import ORDER, STAGES, dataset_says, row_codes
 from adapter.signposting.crosscheck import primary_dataset
 from adapter.signposting.links import SIGNPOSTING_RELS, anchored_at, group, url_key
@@ -40,25 +30,6 @@ STAGE_TITLES = {
     "signposting": "Signposting: typed links beside the Dataset",
 }
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
-
-# DataONE's profile (specs.md 2.4): what it needs of a Dataset, then what it recommends;
-# each item fails on the codes of the rules that check it (imported, so they cannot drift)
-ESSENTIAL = (
-    (
-        "a DOI in `identifier`",
-        (IDENTIFIER_MISSING, IDENTIFIER_EMPTY, IDENTIFIER_NOT_DOI, DOI_NOT_IN_IDENTIFIER),
-    ),
-    ("a `name` (the title)", (NAME_MISSING,)),
-    ("a `description` (the abstract)", (DESCRIPTION_MISSING,)),
-    ("a `url` back to the landing page", (URL_MISSING,)),
-)
-RECOMMENDED = (
-    ("an `@id` IRI", "id"),
-    ("a `dateModified`", "date-modified"),
-    ("a metadata record in `encoding` or `subjectOf`", "encoding"),
-    ("a data download in `distribution`", "distribution"),
-    ("a Signposting `cite-as` link that agrees with the DOI", "signposting/cite-as"),
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,6 +113,7 @@ class ProposalView:
 @dataclass(slots=True)
 class ReportView:
     verdict: Verdict
+    profile: str  # the requirement profile the checklist is of
     checklist: list[CheckItem]
     datasets: list[DatasetView]
     stages: list[StageView]
@@ -155,6 +127,7 @@ class ReportView:
 def report_view(report: DatasetReport) -> ReportView:
     return ReportView(
         verdict=verdict(report),
+        profile=report.profile,
         checklist=checklist(report),
         datasets=[_dataset(d, i, len(report.datasets)) for i, d in enumerate(report.datasets, 1)],
         stages=stages(report),
@@ -197,25 +170,16 @@ def checklist(report: DatasetReport) -> list[CheckItem]:
         codes = [f.code for f in report.findings if f.severity is Severity.ERROR]
         reached = report.fetched is not None and not report.not_modified
         found = CheckItem(found.label, True, "missing" if reached else "not reached", codes[:3])
-    seen = [*report.findings, *(dataset.findings if dataset else [])]
-    items = [found]
-    for label, types in ESSENTIAL:
-        items.append(_item(label, True, {t.code for t in types}, seen, dataset is not None))
-    for label, name in RECOMMENDED:
-        items.append(_item(label, False, set(REQUIREMENTS[name]), seen, dataset is not None))
-    return items
+        return [found]
+    return [found, *(_item(i) for i in dataset.checklist)]
 
 
-def _item(
-    label: str, essential: bool, codes: set[str], seen: list[Finding], reached: bool
-) -> CheckItem:
-    if not reached:
-        return CheckItem(label, essential, "not reached", [])
-    hits = sorted((f for f in seen if f.code in codes), key=lambda f: _SEVERITY_ORDER[f.severity])
-    if not hits:
-        return CheckItem(label, essential, "ok", [])
-    state = "missing" if hits[0].severity is Severity.ERROR else "improve"
-    return CheckItem(label, essential, state, list(dict.fromkeys(f.code for f in hits)))
+def _item(item: ChecklistItem) -> CheckItem:
+    if item.met:
+        state = "improve" if item.codes else "ok"
+    else:
+        state = "missing" if item.blocking else "improve"
+    return CheckItem(item.label, item.blocking, state, list(item.codes))
 
 
 def _dataset(d: DatasetResult, index: int, count: int) -> DatasetView:
