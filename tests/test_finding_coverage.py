@@ -34,6 +34,7 @@ class Case:
     limits: dict[str, Any] = field(default_factory=dict)  # CheckOptions.limits overrides
     fetch_limits: dict[str, Any] = field(default_factory=dict)  # the fetcher's limits
     required: frozenset[str] = frozenset()
+    profile: str = "dataone"
 
     def __str__(self) -> str:
         return f"{self.site}{self.path}"
@@ -95,7 +96,13 @@ CASES = [
     case("page-extract", "/dataset/as-text", "extract/wrong-content-type", ok=True),
     case("page-extract", "/dataset/latin1.html", "extract/invalid-encoding", ok=True),
     case("page-extract", "/dataset/klingon", "extract/unknown-charset", ok=True),
-    case("page-extract", "/dataset/microdata.html", "extract/non-jsonld-markup", ok=True),
+    case(
+        "page-extract",
+        "/dataset/microdata.html",
+        "extract/non-jsonld-markup",
+        ok=True,
+        profile="mnlite",
+    ),
     case(
         "page-good",
         "/dataset/linked.html",
@@ -119,8 +126,14 @@ CASES = [
         "normalize/dataset-over-limit",
     ),
     # 214 Datasets in one array, one funder described in each: framing merges it
-    case("real-shapes", "/dataset/many.json", ok=True),
-    case("real-shapes", "/dataset/https-type.html", "normalize/https-dataset-type", ok=True),
+    case("real-shapes", "/dataset/many.json", ok=True, profile="mnlite"),
+    case(
+        "real-shapes",
+        "/dataset/https-type.html",
+        "normalize/https-dataset-type",
+        ok=True,
+        profile="mnlite",
+    ),
     # a CDIF catalog record in subjectOf is part of its Dataset (the page still lacks a DOI
     # identifier: cite-as alone names it)
     case("sp-cross", "/dataset/c4", "normalize/embedded-dataset", "dataone/identifier-not-doi"),
@@ -151,7 +164,13 @@ CASES = [
         "dataone/encoding-missing",
         "dataone/distribution-missing",
     ),
-    case("page-bad", "/dataset/sameas-doi.html", "dataone/doi-not-in-identifier", ok=True),
+    case(
+        "page-bad",
+        "/dataset/sameas-doi.html",
+        "dataone/doi-not-in-identifier",
+        ok=True,
+        profile="mnlite",
+    ),
     # OpenTopography: a local identifier and the DOI in url, or (the same rule) in @id
     case("real-shapes", "/dataset/doi-in-url.html", "dataone/doi-not-in-identifier", ok=True),
     case("real-shapes", "/dataset/doi-in-id.html", "dataone/doi-not-in-identifier", ok=True),
@@ -161,7 +180,24 @@ CASES = [
         "dataone/identifier-missing",
         "dataone/dangling-reference",
     ),
-    case("page-bad", "/dataset/several-dois.html", "dataone/several-dois", ok=True),
+    # requirement profiles (these pages lack the ISO metadata copy the dataone profile asks,
+    # so the cases about other things use mnlite)
+    case("page-profiles", "/dataset/no-copy.html", "dataone/profile-unmet"),
+    case("page-profiles", "/dataset/no-copy.html", ok=True, profile="mnlite"),
+    case(
+        "page-profiles",
+        "/dataset/local-id.html",
+        "dataone/identifier-not-doi",
+        "dataone/identifier-not-persistent",
+        ok=True,
+        profile="mnlite",
+    ),
+    case(
+        "page-profiles", "/dataset/ark.html", "dataone/identifier-not-doi", "dataone/profile-unmet"
+    ),
+    case(
+        "page-bad", "/dataset/several-dois.html", "dataone/several-dois", ok=True, profile="mnlite"
+    ),
     case(
         "page-bad",
         "/dataset/two.html",
@@ -235,7 +271,9 @@ CASES = [
 def run(serve_site: Callable[[str], SiteServer], c: Case) -> Any:
     server = serve_site(c.site)
     limits = DEFAULT_LIMITS.with_overrides(c.fetch_limits)
-    options = CheckOptions(limits=DEFAULT_LIMITS.with_overrides(c.limits), required=c.required)
+    options = CheckOptions(
+        limits=DEFAULT_LIMITS.with_overrides(c.limits), required=c.required, profile=c.profile
+    )
     with Fetcher(limits, policy=AddressPolicy([server.origin]), retry_base_delay=0.01) as fetcher:
         return check_landing_page(server.url(c.path), fetcher, options)
 
