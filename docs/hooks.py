@@ -78,8 +78,10 @@ def findings_page() -> str:
         "",
         "Every code the adapter can report, generated from the code (`adapter findings` prints",
         "the same list). An **error** keeps DataONE from harvesting the Dataset as it stands; a",
-        "**warning** is harvestable but should be fixed; **info** is worth knowing. A node can",
-        "make warnings blocking with `checks.required` (see the configuration reference).",
+        "**warning** is harvestable but should be fixed; **info** is worth knowing. The node's",
+        "requirement profile (`checks.profile`) adds a `dataone/profile-unmet` error for each",
+        "requirement a Dataset does not meet, and `checks.required` makes more warnings",
+        "blocking (see the configuration reference).",
     ]
     by_stage: dict[str, list[Any]] = {}
     for t in catalogue():

@@ -128,6 +128,12 @@ class ScopeSettings(Settings):
         return not any(p.search(url) for p in self.exclude_patterns)
 
 
+Profile = Literal["dataone", "soso", "mnlite", "custom"]
+IdentifierSchemes = Annotated[
+    tuple[Literal["doi", "ark", "handle", "urn", "http"], ...], AfterValidator(non_empty)
+]
+
+
 class ChecksSettings(Settings):
     """The requirement profile that decides what is synced, and checks made blocking.
 
@@ -139,11 +145,8 @@ class ChecksSettings(Settings):
     profile and is the `custom` profile's own list.
     """
 
-    profile: Literal["dataone", "soso", "mnlite", "custom"] = "dataone"
-    # the custom profile's accepted identifiers (the others fix their own)
-    identifier_schemes: Annotated[
-        tuple[Literal["doi", "ark", "handle", "urn", "http"], ...], AfterValidator(non_empty)
-    ] = ("doi",)
+    profile: Profile = "dataone"  # requirement profile deciding what is synced (see docs/check.md)
+    identifier_schemes: IdentifierSchemes = ("doi",)  # profile custom: identifiers it accepts
     required: tuple[CheckName, ...] = ()
     shacl: ShapesSource | None = None  # SHACL onboarding view: "soso" (bundled) or a Turtle file
 
@@ -186,7 +189,7 @@ class DataOneSettings(Settings):
     sync_metadata_copy: bool = False  # also sync the encoding's metadata file as an object
     # how a Dataset's seriesId is formed: "doi" (doi:10.x/y, else the recognised identifier
     # in its series form) or "mnlite" (the first identifier as published, as mnlite does)
-    series_id_scheme: Literal["doi", "mnlite"] = "doi"
+    series_id_scheme: Literal["doi", "mnlite"] = "doi"  # doi:10.x/y, or mnlite's seriesIds
     base_url: HttpUrl | None = None  # public base URL of the served Member Node API
     # The Node document asks the CN to harvest this long after each cron sync starts
     # (set it above a sync's usual duration so the harvest does not overlap the sync).

@@ -56,7 +56,7 @@ def test_one_page_per_verdict(site: SiteServer, page: str) -> None:
         [dataset] = report.datasets
         blocking_unmet = [i for i in dataset.checklist if i.blocking and not i.met]
         # the verdict is the checklist's: harvestable exactly when every requirement is met
-        assert report.harvestable is not blocking_unmet, (profile, blocking_unmet)
+        assert report.harvestable == (not blocking_unmet), (profile, blocking_unmet)
         if report.harvestable:
             got.add(profile)
     assert got == VERDICTS[page]
