@@ -254,11 +254,14 @@ class WebApp:
 
     def _run(self, form: Form) -> DatasetReport:
         upload = form.files.get("file")
+        profile = form.get("profile")
         if upload is not None and upload[1].strip():
-            return self.checker.check_content(upload[1], form.get("address"), upload[0])
+            return self.checker.check_content(upload[1], form.get("address"), upload[0], profile)
         if form.get("content").strip():
-            return self.checker.check_content(form.get("content").encode(), form.get("address"))
-        return self.checker.check_url(form.get("url"))
+            return self.checker.check_content(
+                form.get("content").encode(), form.get("address"), profile=profile
+            )
+        return self.checker.check_url(form.get("url"), profile)
 
     def _refusal(
         self, environ: dict[str, Any], status: str, message: str, form: Form, wants_json: bool
@@ -335,4 +338,5 @@ def _permalink(environ: dict[str, Any], form: Form) -> str:
     upload = form.files.get("file")
     if not url or form.get("content").strip() or (upload and upload[1].strip()):
         return ""
-    return f"{_base(environ)}/check?{urlencode({'url': url})}"
+    query = {"url": url, **({"profile": form.get("profile")} if form.get("profile") else {})}
+    return f"{_base(environ)}/check?{urlencode(query)}"

@@ -23,6 +23,7 @@ from adapter.http.fetcher import ACCEPT_ANY, Fetcher
 from adapter.http.findings import TIMEOUT
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, Fetched
+from adapter.dataone.profiles import DEFAULT_PROFILE, PROFILES
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.signposting.resolve import FAILED, Resolution, find_landing_page, resolver_url
 
@@ -79,12 +80,12 @@ class Checker:
         policy = AddressPolicy([*self.trusted_origins, *extra_trusted])
         return DeadlineFetcher(self.limits, policy, time.monotonic() + self.deadline, self.deadline)
 
-    def check_url(self, text: str) -> DatasetReport:
+    def check_url(self, text: str, profile: str = DEFAULT_PROFILE) -> DatasetReport:
         """A landing page URL, a DOI, or the URL of a file or record that leads to one."""
         text = text.strip()
         start = resolver_url(text) or text
         require_http_url(start, self.limits.max_url_length)
-        options = CheckOptions(limits=self.limits)
+        options = CheckOptions(limits=self.limits, profile=require_profile(profile))
         with self._fetcher() as fetcher:
             resolution = find_landing_page(text, fetcher, self.limits)
             report = check_landing_page(
@@ -96,7 +97,9 @@ class Checker:
         note_resolution(report, text, resolution)
         return report
 
-    def check_content(self, body: bytes, address: str = "", filename: str = "") -> DatasetReport:
+    def check_content(
+        self, body: bytes, address: str = "", filename: str = "", profile: str = DEFAULT_PROFILE
+    ) -> DatasetReport:
         """Pasted or uploaded HTML or JSON-LD, checked as if `address` had answered it."""
         if not body.strip():
             raise BadInput("the pasted text or the uploaded file is empty")
@@ -114,9 +117,17 @@ class Checker:
             headers={"content-type": f"{content_type(body, filename)}; charset=utf-8"},
             body=body,
         )
-        options = CheckOptions(limits=self.limits)
+        options = CheckOptions(limits=self.limits, profile=require_profile(profile))
         with self._fetcher() as fetcher:
             return check_landing_page(url, fetcher, options, prefetched=page)
+
+
+def require_profile(name: str) -> str:
+    """The requirement profile asked for (the default when none is)."""
+    name = name.strip() or DEFAULT_PROFILE
+    if name not in PROFILES:
+        raise BadInput(f"{name!r} is not a requirement profile: use one of {', '.join(PROFILES)}")
+    return name
 
 
 def content_type(body: bytes, filename: str = "") -> str:

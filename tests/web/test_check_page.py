@@ -152,3 +152,23 @@ def test_every_response_carries_the_security_headers(make_web: MakeWeb) -> None:
         assert got.headers["X-Content-Type-Options"] == "nosniff"
     assert requests.get(web.url("/nowhere"), timeout=10).status_code == 404
     assert requests.delete(web.url("/check"), timeout=10).status_code == 405
+
+
+def test_the_checklist_is_the_chosen_profiles(make_web: MakeWeb, sites: Any) -> None:
+    site = sites("page-profiles")  # a DOI and a download, but no ISO metadata copy
+    web = make_web(origins(site))
+    page = site[0].url("/dataset/no-copy.html")
+    strict = requests.get(web.url("/check"), params={"url": page}, timeout=30)
+    assert "NOT HARVESTABLE" in strict.text
+    assert "the dataone profile" in strict.text
+    assert "an ISO TC 211 XML metadata copy" in strict.text
+    assert 'href="/findings#dataone/encoding-missing"' in strict.text
+    lax = requests.get(web.url("/check"), params={"url": page, "profile": "mnlite"}, timeout=30)
+    assert "the mnlite profile" in lax.text and "NOT HARVESTABLE" not in lax.text
+    assert "an ISO TC 211 XML metadata copy" not in lax.text
+    data = requests.get(
+        web.url("/check"), params={"url": page, "profile": "mnlite"}, headers=JSON, timeout=30
+    ).json()
+    assert data["profile"] == "mnlite" and data["harvestable"] is True
+    bad = requests.get(web.url("/check"), params={"url": page, "profile": "lenient"}, timeout=30)
+    assert bad.status_code == 400 and "not a requirement profile" in bad.text
