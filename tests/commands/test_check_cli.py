@@ -41,7 +41,8 @@ def test_bad_page_text_names_each_problem(serve_site: Serve) -> None:
     code, out = invoke("check-dataset", server.url("/dataset/doi-null.html"))
     assert code == 1, out
     assert out.startswith("NOT HARVESTABLE  ")
-    assert out.splitlines()[2] == "  to fix: dataone/identifier-empty"
+    # a placeholder is an error under every profile; the profile adds what else it lacks
+    assert out.splitlines()[2] == "  to fix: dataone/identifier-empty, dataone/profile-unmet"
     assert "ERROR    dataone/identifier-empty" in out
     assert "The identifier at $.identifier is 'doi:null'." in out
     assert "WARNING  dataone/wrong-property" in out
@@ -53,9 +54,19 @@ def test_bad_page_text_names_each_problem(serve_site: Serve) -> None:
 
 def test_json_report_schema(serve_site: Serve) -> None:
     server = serve_site("page-good")
-    code, out = invoke("check-dataset", "--json", server.url("/dataset/graph.html"))
+    # mnlite: its metadata copy is EML, not the ISO one the default dataone profile asks for
+    code, out = invoke(
+        "check-dataset", "--json", "--profile", "mnlite", server.url("/dataset/graph.html")
+    )
     assert code == 0, out
     report = json.loads(out)
+    assert report["profile"] == "mnlite"
+    assert [i["requirement"] for i in report["datasets"][0]["checklist"]] == [
+        "identifier",
+        "name",
+        "description",
+        "url",
+    ]
     assert report["schema_version"] == 1
     assert report["url"] == report["final_url"] == server.url("/dataset/graph.html")
     assert report["harvestable"] is True
@@ -81,6 +92,7 @@ def test_json_report_schema(serve_site: Serve) -> None:
         "status",
         "not_modified",
         "harvestable",
+        "profile",  # added by issue 17 (requirement profiles)
         "path",
         "summary",
         "datasets",
@@ -96,10 +108,21 @@ def test_json_report_schema(serve_site: Serve) -> None:
         "doi",
         "harvestable",
         "identifiers",
+        "persistent_identifiers",  # added by issue 17 (requirement profiles)
         "encoding",
         "distributions",
+        "checklist",  # added by issue 17 (requirement profiles)
         "findings",
     }
+    item = {"requirement", "label", "blocking", "met", "codes"}
+    assert all(set(i) == item for i in ds["checklist"])
+    assert ds["persistent_identifiers"] == [
+        {
+            "scheme": "doi",
+            "value": "doi:10.6073/pasta/8a1b2c3d",
+            "published": "https://doi.org/10.6073/PASTA/8A1B2C3D",
+        }
+    ]
     media = {"property", "contentUrl", "encodingFormat", "identifier", "dateModified", "where"}
     media |= {"url", "fileFormat", "link", "linkProperty", "reference"}  # added by issue 17
     assert all(set(m) == media for m in ds["encoding"] + ds["distributions"])
@@ -130,8 +153,11 @@ def test_json_findings_carry_code_severity_message_where_url(serve_site: Serve) 
     assert report["harvestable"] is False
     findings = report["datasets"][0]["findings"]
     by_code = {f["code"]: f for f in findings}
-    assert by_code["dataone/name-missing"]["severity"] == "error"
+    # a warning that the profile makes blocking
+    assert by_code["dataone/name-missing"]["severity"] == "warning"
     assert by_code["dataone/name-missing"]["where"] == "$.name"
+    unmet = [f for f in findings if f["code"] == "dataone/profile-unmet"]
+    assert any("name" in f["message"] and f["severity"] == "error" for f in unmet)
     # no identifier, the DOI in sameAs: the same warning as a DOI in url or @id
     assert by_code["dataone/doi-not-in-identifier"]["where"] == "$.sameAs"
     assert "10.6073/pasta/ice0001" in by_code["dataone/doi-not-in-identifier"]["message"]
@@ -170,7 +196,7 @@ def test_findings_lists_the_catalogue() -> None:
     assert {"dataone/identifier-not-doi", "fetch/gone"} <= {r["code"] for r in rows}
     code, out = invoke("findings", "--markdown")
     assert out.startswith("| code | severity | meaning |\n|---|---|---|\n")
-    assert "| `dataone/identifier-not-doi` | error |" in out
+    assert "| `dataone/identifier-not-doi` | warning |" in out
     code, out = invoke("findings")
     assert code == 0 and "dataone/several-dois" in out
 
@@ -203,7 +229,7 @@ def test_real_process(serve_site: Serve) -> None:
 def test_check_dataset_gets_the_landing_page_once(serve_site: Serve) -> None:
     # resolve GETs an HTML page for its <link>s; the check reads that same response
     server = serve_site("page-good")
-    code, _ = invoke("check-dataset", server.url("/dataset/graph.html"))
+    code, _ = invoke("check-dataset", "--profile", "mnlite", server.url("/dataset/graph.html"))
     assert code == 0
     gets = [e for e in server.log if e.method == "GET" and e.path == "/dataset/graph.html"]
     assert len(gets) == 1
@@ -219,6 +245,7 @@ nodes:
     start:
       entry_urls: ["{origin}/"]
     checks:
+      profile: mnlite
       required: [{required}]
     dataone:
       submitter: "http://orcid.org/0000-0002-1825-0097"
@@ -232,8 +259,9 @@ nodes:
 
 def test_config_and_node_apply_the_nodes_required_checks(serve_site: Serve, tmp_path: Path) -> None:
     server = serve_site("sync-change")
-    url = server.url("/dataset/stable")  # harvestable, with no `encoding`
-    assert invoke("check-dataset", url)[0] == 0
+    url = server.url("/dataset/stable")  # harvestable under mnlite, with no `encoding`
+    assert invoke("check-dataset", "--profile", "mnlite", url)[0] == 0
+    assert invoke("check-dataset", url)[0] == 1  # the default dataone profile needs a copy
     config = _node_config(tmp_path / "strict.yaml", "encoding", server.origin)
     code, out = invoke("check-dataset", "--config", str(config), "--node", "urn:node:STRICT", url)
     assert code == 1, out
@@ -250,7 +278,7 @@ def test_a_file_or_standard_input_is_checked_before_it_is_published(tmp_path: Pa
     where = "https://repo.example/dataset/1"
     result = CliRunner().invoke(
         cli,
-        ["check-dataset", "--file", "-", "--base-url", where, "--json"],
+        ["check-dataset", "--file", "-", "--base-url", where, "--json", "--profile", "mnlite"],
         input=(SITES / "page-good" / "dataset" / "1.jsonld").read_bytes(),
     )
     assert result.exit_code == 0, result.output

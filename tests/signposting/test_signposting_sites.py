@@ -238,7 +238,9 @@ def test_clean_page_reads_every_source(sites: Sites) -> None:
     report = run.report
     signposting = [f for f in report.all_findings() if f.code.startswith("signposting/")]
     assert [f.code for f in signposting] == ["signposting/cite-as-form"]  # a fake resolver
-    assert report.harvestable
+    # its metadata copy is EML: all it lacks for the default dataone profile is the ISO one
+    [dataset] = report.datasets
+    assert [i.name for i in dataset.checklist if i.blocking and not i.met] == ["encoding"]
     by_source = {s.source for s in report.signposts}
     assert by_source == {"header", "html", "linkset"}
     cores = next(
@@ -343,7 +345,13 @@ def test_a_cdif_catalog_record_is_part_of_its_dataset(sites: Sites) -> None:
     assert "normalize/embedded-dataset" in found
     assert "signposting/several-datasets" not in found
     errors = {f.code for f in report.all_findings() if f.severity is Severity.ERROR}
-    assert errors == {"dataone/identifier-not-doi"}  # its one real problem: no DOI identifier
+    assert errors == {"dataone/profile-unmet"}
+    # no DOI identifier, and (a CDIF record being no metadata copy) no ISO copy
+    unmet = [(i.name, i.codes) for i in dataset.checklist if i.blocking and not i.met]
+    assert unmet == [
+        ("doi-identifier", ("dataone/identifier-not-doi",)),
+        ("encoding", ("dataone/encoding-missing",)),
+    ]
 
 
 def test_a_linkset_on_another_host_is_fetched_only_when_asked(sites: Sites) -> None:
