@@ -212,6 +212,7 @@ def test_real_sync_then_cn_harvests_and_sees_the_next_sync(tmp_path: Path, store
             dataone={"sync_metadata_copy": True},
             politeness={"requests_per_second": 200, "concurrency": 1},
             sync={"volatile_properties": ["interactionStatistic"]},
+            checks={"profile": "mnlite"},  # most pages have no ISO copy (dataone's requirement)
         )
         config = AdapterConfig(store_url=store_url, nodes=(node,))
         assert run_node(config, node).status == "ok"

@@ -76,6 +76,9 @@ def node_for(site: Site) -> NodeSettings:
         dataone={"sync_metadata_copy": True},
         politeness={"requests_per_second": 200, "concurrency": 1},
         sync={"archive_after_missing_runs": 2, "volatile_properties": ["interactionStatistic"]},
+        # these pages test versions, not requirements: most have no ISO metadata copy, which
+        # the default dataone profile requires (tests/sync/test_profile_change.py tests it)
+        checks={"profile": "mnlite"},
     )
 
 
@@ -201,6 +204,7 @@ def test_a_metadata_copy_that_fails_leaves_the_dataset_synced(site: Site, tmp_pa
         dataone={"sync_metadata_copy": True},
         politeness={"requests_per_second": 200, "concurrency": 1},
         limits={"max_metadata_bytes": 64},  # the ISO file is larger
+        checks={"profile": "mnlite"},  # as node_for: versions, not requirements
     )
     url = stores.sqlite_url(tmp_path, "cap.db")
     run(AdapterConfig(store_url=url, nodes=(node,)), node)

@@ -78,6 +78,8 @@ nodes:
     politeness:
       requests_per_second: 25
       concurrency: 2
+    checks:
+      profile: mnlite  # the pages have no ISO metadata copy (the dataone profile's requirement)
     dataone:
       submitter: "http://orcid.org/0000-0002-1825-0097"
       rights_holder: "CN=many,DC=dataone,DC=org"

@@ -92,6 +92,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         name="Ops test repository",
         politeness={"requests_per_second": 200, "concurrency": 1},
         schedule={"interval_minutes": 60},
+        checks={"profile": "mnlite"},  # most pages have no ISO copy (dataone's requirement)
     )
     config = AdapterConfig(store_url=url, nodes=(node,))
     runs = [run_node(config, node, processes=1) for _ in range(2)]
