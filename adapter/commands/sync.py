@@ -128,6 +128,12 @@ def graceful_stop() -> Iterator[StopEvent]:
     help="Quick run: also sync the metadata file named by each Dataset's encoding.",
 )
 @click.option(
+    "--profile",
+    type=click.Choice(["dataone", "soso", "mnlite", "custom"]),
+    default=None,
+    help="Quick run: the requirement profile that decides what is synced (default: dataone).",
+)
+@click.option(
     "--enqueue-only",
     is_flag=True,
     help="Discover and mark pages due, then stop: `adapter worker` processes process them.",
@@ -144,6 +150,7 @@ def sync(
     store_url: str | None,
     node_id: str,
     metadata_copy: bool,
+    profile: str | None,
     enqueue_only: bool,
     processes: int | None,
     as_json: bool,
@@ -156,6 +163,8 @@ def sync(
     # lazy: every command module loads for `adapter --help`
     from adapter.sync.federation import run_nodes
 
+    if config_path and profile is not None:
+        raise click.UsageError("--profile is for a quick run; with --config set checks.profile")
     if config_path:
         tgt = target(config_path, store_url)
         assert tgt.config is not None
@@ -164,7 +173,9 @@ def sync(
     else:
         if len(args) != 1:
             raise click.UsageError("give one URL, or --config FILE [NODE ...]")
-        extra = {"dataone": {"sync_metadata_copy": True}} if metadata_copy else {}
+        extra: dict[str, Any] = {"dataone": {"sync_metadata_copy": True}} if metadata_copy else {}
+        if profile is not None:
+            extra["checks"] = {"profile": profile}
         node = quick_node(http_url(args[0]), node_id, **extra)
         config = AdapterConfig(store_url=store_url or DEFAULT_STORE, nodes=(node,))
         nodes = [node]

@@ -54,6 +54,8 @@ def synced(tmp_path_factory: pytest.TempPathFactory, demo_server: DemoServer) ->
         "--node-id",
         NODE,
         "--metadata-copy",
+        "--profile",  # mnlite: two demo Datasets have no ISO copy (the dataone profile's)
+        "mnlite",
         "--json",
     )
     assert result.exit_code == 0, result.output

@@ -193,6 +193,7 @@ def test_the_scheduler_serves_metrics_of_its_runs(
         f"    start: {{entry_urls: ['{site.url('/')}']}}\n"
         "    schedule: {interval_minutes: 600}\n"
         "    politeness: {requests_per_second: 50}\n"
+        "    checks: {profile: mnlite}\n"  # most pages have no ISO copy (dataone's requirement)
         "    dataone: {submitter: x, rights_holder: y, contact_subject: z}\n"
     )
     port = _free_port()
