@@ -17,13 +17,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
+from adapter.dataone.profiles import DEFAULT_PROFILE, PROFILES
 from adapter.errors import FetchError
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import ACCEPT_ANY, Fetcher
 from adapter.http.findings import TIMEOUT
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, Fetched
-from adapter.dataone.profiles import DEFAULT_PROFILE, PROFILES
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.signposting.resolve import FAILED, Resolution, find_landing_page, resolver_url
 
