@@ -84,6 +84,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from adapter.dataone.profiles import PROFILE_UNMET
 from adapter.dataone.profiles import as_json as checklist_json
 from adapter.dataone.soso.codes import ABSENT as SOSO_ABSENT
 from adapter.dataone.soso.codes import PROPERTIES as SOSO_PROPERTIES
@@ -224,7 +225,7 @@ def _summary(report: DatasetReport) -> list[str]:
         f"{_plural(counts[Severity.ERROR], 'error')}, "
         f"{_plural(counts[Severity.WARNING], 'warning')}, {counts[Severity.INFO]} info"
     )
-    blocking = list(dict.fromkeys(f.code for f in every if f.severity is Severity.ERROR))
+    blocking = to_fix(report)
     if blocking and not report.not_modified:
         out.append(f"  to fix: {', '.join(blocking)}")
     out += _recommended(every)
@@ -259,6 +260,24 @@ def _dataset_lines(d: DatasetResult, index: int, count: int) -> list[str]:
     out += _refs("encoding", d.encoding)
     out += _refs("distributions", d.distributions)
     return out
+
+
+def to_fix(report: DatasetReport) -> list[str]:
+    """The codes of the errors, in order; a profile's unmet requirement by the codes behind it."""
+    unmet = [
+        code
+        for d in report.datasets
+        for i in d.checklist
+        if i.blocking and not i.met
+        for code in i.codes
+        if code != PROFILE_UNMET.code
+    ]
+    codes = []
+    for f in report.all_findings():
+        if f.severity is not Severity.ERROR:
+            continue
+        codes += unmet if f.code == PROFILE_UNMET.code and unmet else [f.code]
+    return list(dict.fromkeys(codes))
 
 
 def checklist_lines(d: DatasetResult, profile: str) -> list[str]:

@@ -14,7 +14,7 @@ from adapter.doi import doi_url
 from adapter.findings import Finding, Severity
 from adapter.jsonld.framed import first_literal
 from adapter.models import ChecklistItem, DatasetReport, DatasetResult, MediaObjectRef
-from adapter.report import ORDER, STAGES, dataset_says, row_codes
+from adapter.report import ORDER, STAGES, dataset_says, row_codes, to_fix
 from adapter.signposting.crosscheck import primary_dataset
 from adapter.signposting.links import SIGNPOSTING_RELS, anchored_at, group, url_key
 from adapter.signposting.proposal import PROPOSAL, propose
@@ -42,7 +42,7 @@ class Verdict:
     errors: int
     warnings: int
     info: int
-    to_fix: list[str]  # codes of the errors, in order of appearance
+    to_fix: list[str]  # codes of the errors (an unmet requirement's own codes), in order
     path: list[str]
 
 
@@ -156,7 +156,7 @@ def verdict(report: DatasetReport) -> Verdict:
         errors=sum(f.severity is Severity.ERROR for f in every),
         warnings=sum(f.severity is Severity.WARNING for f in every),
         info=sum(f.severity is Severity.INFO for f in every),
-        to_fix=list(dict.fromkeys(f.code for f in every if f.severity is Severity.ERROR)),
+        to_fix=to_fix(report),
         path=list(report.path) if len(report.path) > 1 else [],
     )
 
