@@ -417,7 +417,12 @@ MODES: dict[str, Callable[[_Handler, dict[str, Any], bytes], None]] = {
 _DATASET = (
     '{"@context": "https://schema.org/", "@type": "Dataset", "@id": "https://doi.org/10.5061/x1",'
     ' "name": "Generated", "description": "A generated hostile page.",'
-    ' "url": "https://repo.example/", "identifier": "doi:10.5061/x1"'
+    ' "url": "https://repo.example/", "identifier": "doi:10.5061/x1",'
+    # what the default dataone profile requires: an ISO metadata copy and a download
+    ' "encoding": {"@type": "MediaObject", "contentUrl": "https://repo.example/x1.xml",'
+    ' "encodingFormat": "http://www.isotc211.org/2005/gmd"},'
+    ' "distribution": {"@type": "DataDownload", "contentUrl": "https://repo.example/x1.csv",'
+    ' "encodingFormat": "text/csv"}'
 )
 
 
