@@ -317,7 +317,7 @@ def _check(found: NormalizedDataset, page: str) -> DatasetResult:
 
 
 def _recommend(result: DatasetResult, page: str) -> None:
-    """science-on-schema.org's recommendations: info and warnings, never blocking here."""
+    """science-on-schema.org's recommendations: info and warnings; the soso profile judges them."""
     result.findings.extend(check_soso(result.framed, page))
 
 

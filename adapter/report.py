@@ -185,7 +185,7 @@ _STAGE_TITLES = {
     "extract": "extract (JSON-LD blocks in the page)",
     "normalize": "normalize (JSON-LD to a schema.org Dataset)",
     "dataone": "dataone (what DataONE needs from the Dataset)",
-    "soso": "soso (science-on-schema.org recommendations; never blocking)",
+    "soso": "soso (science-on-schema.org recommendations; blocking only under the soso profile)",
     "signposting": "signposting (typed links vs the Dataset)",
 }
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

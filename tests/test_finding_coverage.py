@@ -211,7 +211,7 @@ CASES = [
         "dataone/required-check-failed",
         required=frozenset({"encoding"}),
     ),
-    # soso: science-on-schema.org recommendations (never blocking: every page harvestable)
+    # soso: science-on-schema.org recommendations (never blocking under the default profile)
     case(
         "page-soso",
         "/dataset/bare.html",

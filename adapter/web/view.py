@@ -26,7 +26,7 @@ STAGE_TITLES = {
     "extract": "Extract: JSON-LD blocks in the page",
     "normalize": "Normalize: JSON-LD to a schema.org Dataset",
     "dataone": "DataONE: what DataONE needs from the Dataset",
-    "soso": "science-on-schema.org: recommendations, never blocking",
+    "soso": "science-on-schema.org: recommendations, blocking only under the soso profile",
     "signposting": "Signposting: typed links beside the Dataset",
 }
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

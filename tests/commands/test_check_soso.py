@@ -1,4 +1,5 @@
-"""`adapter check-dataset` shows science-on-schema.org advice: grouped, never blocking."""
+"""`adapter check-dataset` shows science-on-schema.org advice: grouped, never blocking under
+the default profile."""
 
 from __future__ import annotations
 
@@ -33,15 +34,16 @@ def test_absent_properties_share_one_line_and_the_page_stays_harvestable(serve_s
     assert out.startswith("HARVESTABLE  ")
     assert "  science-on-schema.org: improve license, creator; consider spatialCoverage, " in out
     soso = section(out, "soso")
-    assert soso[:4] == [
+    assert soso[:5] == [
         "    WARNING  not given: license, creator  (Dataset)",
         "             soso/license-missing, soso/creator-missing",
         "    INFO     not given: spatialCoverage, temporalCoverage, variableMeasured, "
         "datePublished, isAccessibleForFree, funding  (Dataset)",
         "             soso/spatial-missing, soso/temporal-missing, soso/variables-missing, "
         "soso/date-published-missing, soso/free-missing, soso/funding-missing",
+        "    INFO     soso/checksum-missing",
     ]
-    assert len(soso) == 4
+    assert len(soso) == 7  # the checksum finding's message and place follow
 
 
 def test_each_problem_names_its_path_and_repeats_are_folded(serve_site: Serve) -> None:
@@ -64,7 +66,10 @@ def test_a_complete_page_reads_ok(serve_site: Serve) -> None:
     server = serve_site("page-soso")
     code, out = invoke("check-dataset", server.url("/dataset/complete.html"))
     assert code == 0, out
-    assert "  soso (science-on-schema.org recommendations; never blocking): ok" in out
+    assert (
+        "  soso (science-on-schema.org recommendations; blocking only under the soso profile): ok"
+        in out
+    )
     assert "science-on-schema.org: " not in out.split("Findings by stage")[0]
 
 
