@@ -39,6 +39,18 @@ class RecordStore(Protocol):
         count: int = 1000,
     ) -> tuple[int, list[SyncRecord]]: ...
 
+    def list_changes(
+        self,
+        node_id: str,
+        *,
+        from_date: datetime | None = None,
+        to_date: datetime | None = None,
+        format_id: str | None = None,
+        identifier: str | None = None,
+        start: int = 0,
+        count: int = 1000,
+    ) -> tuple[int, list[SyncRecord]]: ...
+
     def get_record(
         self, node_id: str, pid: str, *, with_bytes: bool = False
     ) -> SyncRecord | None: ...

@@ -2,8 +2,10 @@
 
 Each handler validates its parameters (d1params), reads the store and writes
 the DataONE document (d1xml); errors are `D1Error`s carrying the method's own
-detail codes. Paging follows GMN: ascending by dateSysMetadataModified then
-PID, `count` capped, InvalidRequest when `start >= total > 0`.
+detail codes. listObjects pages over the store's change log (each object at its
+first change in the window, so a sync never shifts the CN's offsets; see
+`Store.list_changes`), ascending by that change's time then PID, `count`
+capped, InvalidRequest when `start >= total > 0`.
 """
 
 from __future__ import annotations
@@ -95,7 +97,7 @@ def list_objects(call: Call) -> Response:
     if (node_filter and node_filter != call.node.info.id) or not listed:
         total, records = 0, list[SyncRecord]()  # this node holds objects of no other node
     else:
-        total, records = call.store.list_objects(
+        total, records = call.store.list_changes(
             call.node.info.id,
             from_date=from_date,
             to_date=to_date,

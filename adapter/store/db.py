@@ -1,7 +1,7 @@
 """The store: one SQLAlchemy Core schema on SQLite (WAL) or PostgreSQL.
 
 `Store.open(url)` connects (creating or upgrading the schema when asked). The
-read side here (`list_objects`, `get_record`, `resolve_sid`), with run history
+read side here (`list_objects`, `list_changes`, `get_record`, `resolve_sid`), with run history
 and sync failures (`adapter.store.history`), the outbox (`adapter.store.outbox`) and the
 access log (`adapter.store.accesslog`), serves
 the Member Node API and the CLI. The write side (`adapter.store.ledger`,
@@ -17,6 +17,7 @@ import sqlite3
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -270,6 +271,63 @@ class Store(History, Outbox, AccessLog):
                 .all()
             )
         return int(total), [record_from_row(row) for row in rows]
+
+    def list_changes(
+        self,
+        node_id: str,
+        *,
+        from_date: datetime | None = None,
+        to_date: datetime | None = None,
+        format_id: str | None = None,
+        identifier: str | None = None,
+        start: int = 0,
+        count: int = 1000,
+    ) -> tuple[int, list[SyncRecord]]:
+        """listObjects: (total, one page) of the objects changed in [from_date, to_date).
+
+        Each object once, at its first change in the window (the record's
+        `date_modified` here is that change's time), in the order of the change
+        log: a later change appends to the log and never moves a listed row, so
+        `start` offsets hold while syncs write (docs/member-node-api.md).
+        """
+        lg, r = t.sysmeta_log, t.records
+        window = [lg.c.node_id == node_id]
+        if from_date is not None:
+            window.append(lg.c.stamp >= utc(from_date))
+        if to_date is not None:
+            window.append(lg.c.stamp < utc(to_date))
+        first = (
+            select(lg.c.pid, func.min(lg.c.stamp).label("listed"))
+            .where(*window)
+            .group_by(lg.c.pid)
+            .subquery()
+        )
+        where = [r.c.node_id == node_id]
+        if format_id is not None:
+            where.append(r.c.format_id == format_id)
+        if identifier is not None:
+            where.append(or_(r.c.pid == identifier, r.c.series_id == identifier))
+        joined = first.join(r, r.c.pid == first.c.pid)
+        cols = [c for c in r.c if c.name != "object_bytes"]
+        with self.read() as conn:
+            total = conn.execute(
+                select(func.count()).select_from(joined).where(*where)
+            ).scalar_one()
+            rows = (
+                conn.execute(
+                    select(*cols, first.c.listed)
+                    .select_from(joined)
+                    .where(*where)
+                    .order_by(first.c.listed, r.c.pid)
+                    .offset(max(0, start))
+                    .limit(max(0, count))
+                )
+                .mappings()
+                .all()
+            )
+        return int(total), [
+            replace(record_from_row(row), date_modified=utc(row["listed"])) for row in rows
+        ]
 
     def get_record(self, node_id: str, pid: str, *, with_bytes: bool = False) -> SyncRecord | None:
         r = t.records

@@ -6,8 +6,11 @@ rules (records.decide) are pure; this module only applies them:
 - immutable columns (size, checksum, submitter, obsoletes, dateUploaded, node)
   are written once, at insert; afterwards only obsoleted_by (null -> value),
   archived (false -> true), serial_version and date_modified change;
-- date_modified comes from `next_stamp`: strictly increasing per node at
-  millisecond precision, never going backwards even when the clock does;
+- date_modified comes from `next_stamp`: the database's clock, strictly
+  increasing per node at millisecond precision, never going backwards even when
+  the clock does, issued under the node's clock-row lock that the transaction
+  holds until it commits, so stamps follow commit order (the change log that
+  listObjects pages over relies on it; triggers append to it, see schema);
 - nothing is ever deleted;
 - every PID and seriesId is claimed in the `identifiers` registry before it is
   written, so none is ever given out twice, across time or nodes (the PID
@@ -61,8 +64,12 @@ class Applied:
     other_node: list[tuple[str, str]] = field(default_factory=list)  # (series id, its node)
 
 
-def _now_ms() -> datetime:
-    now = datetime.now(UTC)
+def _now_ms(conn: Connection) -> datetime:
+    """The database's time, to the millisecond (SQLite gives text, PostgreSQL a timestamp)."""
+    row = q.DB_NOW.first(conn)
+    assert row is not None
+    now = row[0] if isinstance(row[0], datetime) else datetime.fromisoformat(str(row[0]))
+    now = utc(now)
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
@@ -73,7 +80,7 @@ def next_stamp(conn: Connection, node_id: str) -> datetime:
         q.CLOCK_ROW.rowcount(conn, node=node_id, epoch=EPOCH)
         row = q.CLOCK_READ.first(conn, node=node_id)
         assert row is not None
-    stamp = max(_now_ms(), utc(row[0]) + MS)
+    stamp = max(_now_ms(conn), utc(row[0]) + MS)
     q.CLOCK_WRITE.rowcount(conn, node=node_id, stamp=stamp)
     return stamp
 

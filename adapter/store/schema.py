@@ -37,6 +37,7 @@ from sqlalchemy import (
     select,
     text,
 )
+from sqlalchemy import event as sa_event
 
 from adapter.errors import StoreError
 
@@ -208,6 +209,73 @@ node_clock = Table(
     Column("last_stamp", Stamp, nullable=False),
 )
 
+# Every change of an object's system metadata, appended in the order of the node clock
+# (a create, an obsoletedBy, an archive, a policy update): listObjects pages over this log,
+# so a change appends a row and never moves one (docs/member-node-api.md, "How listObjects
+# orders"). Written by triggers on `records` (below), so no write path can forget it.
+sysmeta_log = Table(
+    "sysmeta_log",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("node_id", String(200), nullable=False),
+    Column("stamp", Stamp, nullable=False),  # the record's new dateSysMetadataModified
+    Column("pid", String(800), nullable=False),
+)
+Index("ix_sysmeta_log_node_stamp", sysmeta_log.c.node_id, sysmeta_log.c.stamp, sysmeta_log.c.pid)
+Index("ix_sysmeta_log_node_pid", sysmeta_log.c.node_id, sysmeta_log.c.pid, sysmeta_log.c.stamp)
+
+# The policy each node's system metadata was last written with (access, replication,
+# rightsHolder, as JSON): a run whose configuration differs updates every live record.
+node_policy = Table(
+    "node_policy",
+    metadata,
+    Column("node_id", String(200), primary_key=True),
+    Column("policy", Text, nullable=False),
+    Column("applied_at", Stamp, nullable=False),
+)
+
+LOG_TRIGGERS = ("records_log_insert", "records_log_update")
+_LOG_ROW = (
+    "INSERT INTO sysmeta_log (node_id, stamp, pid) VALUES (NEW.node_id, NEW.date_modified, NEW.pid)"
+)
+_SQLITE_TRIGGERS = (
+    f"CREATE TRIGGER IF NOT EXISTS records_log_insert AFTER INSERT ON records "
+    f"BEGIN {_LOG_ROW}; END",
+    f"CREATE TRIGGER IF NOT EXISTS records_log_update AFTER UPDATE OF date_modified ON records "
+    f"WHEN NEW.date_modified IS NOT OLD.date_modified BEGIN {_LOG_ROW}; END",
+)
+_POSTGRES_TRIGGERS = (
+    f"""CREATE OR REPLACE FUNCTION sysmeta_log_append() RETURNS trigger AS $$
+BEGIN
+  IF TG_OP = 'INSERT' OR NEW.date_modified IS DISTINCT FROM OLD.date_modified THEN
+    {_LOG_ROW};
+  END IF;
+  RETURN NULL;
+END $$ LANGUAGE plpgsql""",
+    "DROP TRIGGER IF EXISTS records_log_insert ON records",
+    "CREATE TRIGGER records_log_insert AFTER INSERT ON records "
+    "FOR EACH ROW EXECUTE FUNCTION sysmeta_log_append()",
+    "DROP TRIGGER IF EXISTS records_log_update ON records",
+    "CREATE TRIGGER records_log_update AFTER UPDATE OF date_modified ON records "
+    "FOR EACH ROW EXECUTE FUNCTION sysmeta_log_append()",
+)
+
+
+def install_log_triggers(conn: Connection) -> None:
+    """The triggers that append to `sysmeta_log` whenever a record's date changes (idempotent)."""
+    pg = conn.dialect.name == "postgresql"
+    for statement in _POSTGRES_TRIGGERS if pg else _SQLITE_TRIGGERS:
+        conn.exec_driver_sql(statement)
+
+
+@sa_event.listens_for(metadata, "after_create")
+def _log_created(_target: MetaData, conn: Connection, **_kw: object) -> None:
+    """A fresh schema (or the migration's new table) gets the triggers once both tables exist."""
+    found = inspect(conn)
+    if found.has_table("records") and found.has_table("sysmeta_log"):
+        install_log_triggers(conn)
+
+
 Step = Callable[[Connection], None]
 
 # (version, description, step) in order. Step 1 is the initial schema (see module docstring).
@@ -268,6 +336,37 @@ def _identifiers(conn: Connection) -> None:
 
 MIGRATIONS.append(
     (4, "identifiers: every PID and seriesId given out, unique across nodes", _identifiers)
+)
+
+
+def _change_log(conn: Connection) -> None:
+    """The change log, filled with one entry per existing record at its dateSysMetadataModified.
+
+    Their order is the order listObjects gave them before; nothing else changes
+    (no PID, no date, no archive). Records that already have their entry are skipped,
+    so the step is safe on a database whose tables were created newer."""
+    metadata.create_all(conn, tables=[sysmeta_log, node_policy])
+    install_log_triggers(conn)
+    r, lg = records, sysmeta_log
+    logged = select(lg.c.id).where(
+        lg.c.node_id == r.c.node_id, lg.c.pid == r.c.pid, lg.c.stamp == r.c.date_modified
+    )
+    conn.execute(
+        lg.insert().from_select(
+            ["node_id", "stamp", "pid"],
+            select(r.c.node_id, r.c.date_modified, r.c.pid)
+            .where(~logged.exists())
+            .order_by(r.c.node_id, r.c.date_modified, r.c.pid),
+        )
+    )
+
+
+MIGRATIONS.append(
+    (
+        5,
+        "sysmeta_log: every system-metadata change, for listObjects; node_policy",
+        _change_log,
+    )
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -45,6 +45,16 @@ CLOCK_ROW = Prepared(_clock_row)  # the node's clock row, once
 CLOCK_READ = Prepared(
     lambda _: select(_c.c.last_stamp).where(_c.c.node_id == P("node")).with_for_update()
 )
+
+
+def _db_now(dialect: str) -> ClauseElement:
+    """The database server's clock, not the worker's: one clock for workers on many machines."""
+    if dialect == "postgresql":
+        return select(func.clock_timestamp())
+    return select(literal_column("strftime('%Y-%m-%d %H:%M:%f', 'now')"))
+
+
+DB_NOW = Prepared(_db_now)
 CLOCK_WRITE = Prepared(
     lambda _: update(_c).where(_c.c.node_id == P("node")).values(last_stamp=P("stamp"))
 )

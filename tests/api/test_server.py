@@ -76,7 +76,7 @@ def build_world(url: str) -> Generator[World, None, None]:
     put_dataset(store, node, "10.5555/d1", "Dataset 1, second version")
     put_dataset(store, node, "10.5555/a+b", "plus in the DOI")
     archive(store, node, "https://repo.example/dataset/10.5555/d3")
-    records = store.list_objects(node.id, count=100)[1]
+    records = store.list_changes(node.id, count=100)[1]  # each at its first change
     with serve_app(store, [node]) as served:
         yield World(store, url, node, served, records)
     store.close()

@@ -63,12 +63,12 @@ def two_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple
             s.close()
 
 
-def fake_clock(seed: int) -> Callable[[], datetime]:
+def fake_clock(seed: int) -> Callable[..., datetime]:
     """Milliseconds that mostly move on by 0-2 ms, and now and then go back an hour."""
     rnd = random.Random(seed)
     now = [datetime(2025, 1, 1, tzinfo=UTC)]
 
-    def tick() -> datetime:
+    def tick(*_conn: object) -> datetime:  # ledger passes its connection, the reference none
         step = rnd.choice([0, 0, 1, 2, 2, -3_600_000]) if rnd.random() < 0.9 else 5
         now[0] += timedelta(milliseconds=step)
         return now[0]

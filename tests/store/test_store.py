@@ -458,6 +458,7 @@ def test_a_store_of_the_previous_version_keeps_what_it_published(store_url: str)
     with s.write() as conn:  # as the previous version left it: no registry, and a PID
         conn.execute(text("DROP TABLE identifiers"))  # two nodes shared (the old bug)
         conn.execute(text("DROP TABLE access_log"))  # version 3's, after version 2
+        stores.drop_change_log(conn)  # a later version's
         shared = conn.execute(select(t.records).where(t.records.c.pid == a.pid)).mappings().one()
         copy = {k: v for k, v in shared.items() if k != "id"} | {"node_id": "urn:node:OLD"}
         conn.execute(t.records.insert().values(copy))
@@ -468,7 +469,7 @@ def test_a_store_of_the_previous_version_keeps_what_it_published(store_url: str)
             )
         )
     s.close()
-    assert Store.connect(store_url).upgrade() == [3, 4]
+    assert Store.connect(store_url).upgrade() == list(range(3, t.LATEST + 1))
     s = Store.open(store_url, create=False)
     assert s.list_objects(NODE)[1] == before
     assert s.get_record("urn:node:OLD", a.pid) is not None

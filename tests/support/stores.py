@@ -10,11 +10,15 @@ import os
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
 import psycopg
 import pytest
+from sqlalchemy import Connection
+
+from adapter.store.schema import LOG_TRIGGERS, MIGRATIONS, schema_version
 
 
 def sqlite_url(tmp_path: Path, name: str = "store.db") -> str:
@@ -57,3 +61,28 @@ def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         return
     with postgres_schema(request.getfixturevalue("postgres_url")) as url:
         yield url
+
+
+def drop_change_log(conn: Connection) -> None:
+    """Make a store look as it was before the change log (schema step "sysmeta_log"):
+    no triggers on records, no sysmeta_log, no node_policy."""
+    on = " ON records" if conn.dialect.name == "postgresql" else ""
+    for trigger in LOG_TRIGGERS:
+        conn.exec_driver_sql(f"DROP TRIGGER IF EXISTS {trigger}{on}")
+    conn.exec_driver_sql("DROP TABLE sysmeta_log")
+    conn.exec_driver_sql("DROP TABLE node_policy")
+
+
+def stamp_version(conn: Connection, version: int) -> None:
+    """Mark the store as written by schema `version`."""
+    conn.execute(schema_version.delete())
+    conn.execute(
+        schema_version.insert().values(
+            version=version, description=f"v{version}", applied_at=datetime.now(UTC)
+        )
+    )
+
+
+def version_of(step: str) -> int:
+    """The schema version of the migration whose description starts with `step`."""
+    return next(n for n, description, _ in MIGRATIONS if description.startswith(step))
