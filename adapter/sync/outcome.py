@@ -149,6 +149,7 @@ class RunSummary:
     new_objects: int = 0  # new series (metadata copies included)
     new_versions: int = 0  # new PIDs obsoleting the previous head
     archived: int = 0  # heads archived (gone, or missing from the sitemaps)
+    policy_updates: int = 0  # records whose system metadata took a changed node policy
     gone: int = 0  # pages that answered 404/410
     pages_not_harvestable: int = 0  # fetched, but no Dataset could be synced
     not_harvestable: dict[str, int] = field(default_factory=dict)  # error code -> pages
@@ -193,6 +194,11 @@ class RunSummary:
             f"  new objects {self.new_objects}, new versions {self.new_versions}, "
             f"archived {self.archived}, gone {self.gone}, errors {self.errors}",
         ]
+        if self.policy_updates:
+            out.append(
+                f"  policy changed: {self.policy_updates} record(s) updated "
+                "(serialVersion + 1, new dateSysMetadataModified)"
+            )
         for title, counts in (
             (
                 f"not harvestable: {self.pages_not_harvestable} page(s), by code",

@@ -9,6 +9,7 @@ errors (a sitemap that failed) does not count anyone as missing.
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -31,6 +32,7 @@ from adapter.store.db import Store
 from adapter.store.frontier import due_count
 from adapter.store.history import add_to_run
 from adapter.store.ledger import archive_page
+from adapter.store.policy import apply_policy
 from adapter.sync.fetchers import node_fetcher
 from adapter.sync.outcome import PAGE_COUNTS, RunSummary
 from adapter.sync.pool import process_due
@@ -138,6 +140,7 @@ def run_with_store(
     previous_seen = _previous_pages_seen(store, node.id)
     summary.run_id = store.start_run(node.id, claims.owner_id())
     owner = claims.owner_id(summary.run_id)
+    summary.policy_updates = _apply_policy(store, node)
     fetcher, robots = node_fetcher(store, node, owner)  # politeness shared with every worker
     try:
         complete, first_error = _discover_into(
@@ -174,6 +177,25 @@ def run_with_store(
         for key in PAGE_COUNTS:  # workers may have added pages to this run meanwhile
             setattr(summary, key, written.get(key, getattr(summary, key)))
     return summary
+
+
+def policy_json(node: NodeSettings) -> str:
+    """What of the node's configuration its system metadata carries (submitter aside)."""
+    d1 = node.dataone
+    return json.dumps(
+        {
+            "access_policy": [rule.model_dump(mode="json") for rule in d1.access_policy],
+            "replication": d1.replication.model_dump(mode="json"),
+            "rights_holder": d1.rights_holder,
+        },
+        sort_keys=True,
+    )
+
+
+def _apply_policy(store: Store, node: NodeSettings) -> int:
+    """A changed access, replication or rightsHolder policy: every live record updated."""
+    with store.write() as conn:
+        return apply_policy(conn, node.id, policy_json(node), node.dataone.rights_holder)
 
 
 def _previous_pages_seen(store: Store, node_id: str) -> int:
