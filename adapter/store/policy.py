@@ -12,9 +12,10 @@ immutable in DataONE and stays as first written. No new object is made.
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from sqlalchemy import Connection, bindparam, false, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 
 from adapter.store import schema as t
 from adapter.store.ledger import MS, next_stamp
@@ -31,10 +32,12 @@ def apply_policy(conn: Connection, node_id: str, policy: str, rights_holder: str
     ).scalar()
     if known == policy:
         return 0
-    stamp = next_stamp(conn, node_id)  # locks the node clock until commit
-    if known is None:
-        conn.execute(p.insert().values(node_id=node_id, policy=policy, applied_at=stamp))
+    if known is None:  # remembered without a stamp: nothing changed for the CN
+        ins = postgresql.insert(p) if conn.dialect.name == "postgresql" else sqlite.insert(p)
+        values = {"node_id": node_id, "policy": policy, "applied_at": datetime.now(UTC)}
+        conn.execute(ins.values(values).on_conflict_do_nothing(index_elements=["node_id"]))
         return 0
+    stamp = next_stamp(conn, node_id)  # locks the node clock until commit
     pids = (
         conn.execute(
             select(r.c.pid)
