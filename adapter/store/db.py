@@ -288,7 +288,7 @@ class Store(History, Outbox, AccessLog):
         Each object once, at its first change in the window (the record's
         `date_modified` here is that change's time), in the order of the change
         log: a later change appends to the log and never moves a listed row, so
-        `start` offsets hold while syncs write (docs/member-node-api.md).
+        `start` offsets hold while syncs write (docs/sync-and-api.md).
         """
         lg, r = t.sysmeta_log, t.records
         window = [lg.c.node_id == node_id]

@@ -211,7 +211,7 @@ node_clock = Table(
 
 # Every change of an object's system metadata, appended in the order of the node clock
 # (a create, an obsoletedBy, an archive, a policy update): listObjects pages over this log,
-# so a change appends a row and never moves one (docs/member-node-api.md, "How listObjects
+# so a change appends a row and never moves one (docs/sync-and-api.md, "How listObjects
 # orders"). Written by triggers on `records` (below), so no write path can forget it.
 sysmeta_log = Table(
     "sysmeta_log",
