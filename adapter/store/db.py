@@ -291,36 +291,40 @@ class Store(History, Outbox, AccessLog):
         `start` offsets hold while syncs write (docs/sync-and-api.md).
         """
         lg, r = t.sysmeta_log, t.records
-        window = [lg.c.node_id == node_id]
-        if from_date is not None:
-            window.append(lg.c.stamp >= utc(from_date))
+        where = [lg.c.node_id == node_id]
+        if from_date is not None:  # the object's first change at or after fromDate
+            since = utc(from_date)
+            where += [lg.c.stamp >= since, or_(lg.c.prev_stamp.is_(None), lg.c.prev_stamp < since)]
+        else:  # its first change ever
+            where.append(lg.c.prev_stamp.is_(None))
         if to_date is not None:
-            window.append(lg.c.stamp < utc(to_date))
-        first = (
-            select(lg.c.pid, func.min(lg.c.stamp).label("listed"))
-            .where(*window)
-            .group_by(lg.c.pid)
+            where.append(lg.c.stamp < utc(to_date))
+        source: Any = lg
+        if format_id is not None or identifier is not None:
+            source = lg.join(r, (r.c.node_id == lg.c.node_id) & (r.c.pid == lg.c.pid))
+            if format_id is not None:
+                where.append(r.c.format_id == format_id)
+            if identifier is not None:
+                where.append(or_(r.c.pid == identifier, r.c.series_id == identifier))
+        page = (
+            select(lg.c.pid, lg.c.stamp)
+            .select_from(source)
+            .where(*where)
+            .order_by(lg.c.stamp, lg.c.pid)
+            .offset(max(0, start))
+            .limit(max(0, count))
             .subquery()
         )
-        where = [r.c.node_id == node_id]
-        if format_id is not None:
-            where.append(r.c.format_id == format_id)
-        if identifier is not None:
-            where.append(or_(r.c.pid == identifier, r.c.series_id == identifier))
-        joined = first.join(r, r.c.pid == first.c.pid)
         cols = [c for c in r.c if c.name != "object_bytes"]
         with self.read() as conn:
             total = conn.execute(
-                select(func.count()).select_from(joined).where(*where)
+                select(func.count()).select_from(source).where(*where)
             ).scalar_one()
             rows = (
                 conn.execute(
-                    select(*cols, first.c.listed)
-                    .select_from(joined)
-                    .where(*where)
-                    .order_by(first.c.listed, r.c.pid)
-                    .offset(max(0, start))
-                    .limit(max(0, count))
+                    select(*cols, page.c.stamp.label("listed"))
+                    .select_from(page.join(r, (r.c.node_id == node_id) & (r.c.pid == page.c.pid)))
+                    .order_by(page.c.stamp, page.c.pid)
                 )
                 .mappings()
                 .all()

@@ -220,8 +220,17 @@ sysmeta_log = Table(
     Column("node_id", String(200), nullable=False),
     Column("stamp", Stamp, nullable=False),  # the record's new dateSysMetadataModified
     Column("pid", String(800), nullable=False),
+    # the object's previous change (null for its first): the entry is an object's first
+    # change in a window [F, T) when prev_stamp is null or before F, a test on the row alone
+    Column("prev_stamp", Stamp),
 )
-Index("ix_sysmeta_log_node_stamp", sysmeta_log.c.node_id, sysmeta_log.c.stamp, sysmeta_log.c.pid)
+Index(
+    "ix_sysmeta_log_node_stamp",
+    sysmeta_log.c.node_id,
+    sysmeta_log.c.stamp,
+    sysmeta_log.c.pid,
+    sysmeta_log.c.prev_stamp,
+)
 Index("ix_sysmeta_log_node_pid", sysmeta_log.c.node_id, sysmeta_log.c.pid, sysmeta_log.c.stamp)
 
 # The policy each node's system metadata was last written with (access, replication,
@@ -236,19 +245,23 @@ node_policy = Table(
 
 LOG_TRIGGERS = ("records_log_insert", "records_log_update")
 _LOG_ROW = (
-    "INSERT INTO sysmeta_log (node_id, stamp, pid) VALUES (NEW.node_id, NEW.date_modified, NEW.pid)"
+    "INSERT INTO sysmeta_log (node_id, stamp, pid, prev_stamp) "
+    "VALUES (NEW.node_id, NEW.date_modified, NEW.pid, {prev})"
 )
 _SQLITE_TRIGGERS = (
-    f"CREATE TRIGGER IF NOT EXISTS records_log_insert AFTER INSERT ON records "
-    f"BEGIN {_LOG_ROW}; END",
-    f"CREATE TRIGGER IF NOT EXISTS records_log_update AFTER UPDATE OF date_modified ON records "
-    f"WHEN NEW.date_modified IS NOT OLD.date_modified BEGIN {_LOG_ROW}; END",
+    "CREATE TRIGGER IF NOT EXISTS records_log_insert AFTER INSERT ON records "
+    f"BEGIN {_LOG_ROW.format(prev='NULL')}; END",
+    "CREATE TRIGGER IF NOT EXISTS records_log_update AFTER UPDATE OF date_modified ON records "
+    "WHEN NEW.date_modified IS NOT OLD.date_modified "
+    f"BEGIN {_LOG_ROW.format(prev='OLD.date_modified')}; END",
 )
 _POSTGRES_TRIGGERS = (
     f"""CREATE OR REPLACE FUNCTION sysmeta_log_append() RETURNS trigger AS $$
 BEGIN
-  IF TG_OP = 'INSERT' OR NEW.date_modified IS DISTINCT FROM OLD.date_modified THEN
-    {_LOG_ROW};
+  IF TG_OP = 'INSERT' THEN
+    {_LOG_ROW.format(prev="NULL")};
+  ELSIF NEW.date_modified IS DISTINCT FROM OLD.date_modified THEN
+    {_LOG_ROW.format(prev="OLD.date_modified")};
   END IF;
   RETURN NULL;
 END $$ LANGUAGE plpgsql""",
