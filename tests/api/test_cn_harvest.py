@@ -30,7 +30,7 @@ from adapter.store.db import Store
 from adapter.sync.run import run_node
 from tests.support import stores
 from tests.support.fixture_server import stop
-from tests.support.member_node import serve_app
+from tests.support.member_node import archive, node_settings, put_dataset, serve_app
 from tests.sync.test_sync import Site
 from tests.sync.test_versions import (
     APR,
@@ -142,6 +142,34 @@ def assert_cn_is_true(
             assert cn.data[seen[sid]] == published(site, page), sid
     for sid in dead:
         assert cn.sysmeta[seen[sid]].archived, f"{sid} still live"
+
+
+def test_five_objects_pages_of_two_and_a_sync_between_pages(store_url: str) -> None:
+    """The reported loss: 5 objects, pages of 2, a new version and an archive between the
+    first and second page. Every object is listed, and the next harvest (from the newest
+    date listed) brings the changes; the CN's copy of each object is current."""
+    store = Store.open(store_url)
+    node = node_settings()
+    for i in range(5):
+        put_dataset(store, node, f"10.5555/ds{i}", f"Dataset {i}")
+    first = {r.pid for r in store.list_objects(node.id)[1]}
+
+    def sync() -> None:
+        put_dataset(store, node, "10.5555/ds0", "Dataset 0, revised")
+        archive(store, node, "https://repo.example/dataset/10.5555/ds2")
+
+    with serve_app(store, [node]) as served:
+        client = d1_client.mnclient_2_0.MemberNodeClient_2_0(served.base(node).removesuffix("/v2"))
+        cn = CoordinatingNode(client)
+        assert first <= set(cn.harvest(between=sync))
+        cn.harvest()
+    records = store.list_objects(node.id)[1]
+    assert len(records) == 6 and set(cn.sysmeta) == {r.pid for r in records}
+    for rec in records:
+        meta = cn.sysmeta[rec.pid]
+        assert int(meta.serialVersion) == rec.serial_version
+        assert meta.dateSysMetadataModified == rec.date_modified
+    store.close()
 
 
 def test_a_cn_harvesting_while_the_site_changes_misses_nothing(site: Site, store_url: str) -> None:
