@@ -64,12 +64,9 @@ class Applied:
     other_node: list[tuple[str, str]] = field(default_factory=list)  # (series id, its node)
 
 
-def _now_ms(conn: Connection) -> datetime:
+def _now_ms(db_now: object) -> datetime:
     """The database's time, to the millisecond (SQLite gives text, PostgreSQL a timestamp)."""
-    row = q.DB_NOW.first(conn)
-    assert row is not None
-    now = row[0] if isinstance(row[0], datetime) else datetime.fromisoformat(str(row[0]))
-    now = utc(now)
+    now = utc(db_now if isinstance(db_now, datetime) else datetime.fromisoformat(str(db_now)))
     return now.replace(microsecond=now.microsecond // 1000 * 1000)
 
 
@@ -80,7 +77,7 @@ def next_stamp(conn: Connection, node_id: str) -> datetime:
         q.CLOCK_ROW.rowcount(conn, node=node_id, epoch=EPOCH)
         row = q.CLOCK_READ.first(conn, node=node_id)
         assert row is not None
-    stamp = max(_now_ms(conn), utc(row[0]) + MS)
+    stamp = max(_now_ms(row[1]), utc(row[0]) + MS)
     q.CLOCK_WRITE.rowcount(conn, node=node_id, stamp=stamp)
     return stamp
 

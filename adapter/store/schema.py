@@ -231,7 +231,6 @@ Index(
     sysmeta_log.c.pid,
     sysmeta_log.c.prev_stamp,
 )
-Index("ix_sysmeta_log_node_pid", sysmeta_log.c.node_id, sysmeta_log.c.pid, sysmeta_log.c.stamp)
 
 # The policy each node's system metadata was last written with (access, replication,
 # rightsHolder, as JSON): a run whose configuration differs updates every live record.

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import (
     Boolean,
     ClauseElement,
+    ColumnElement,
     bindparam,
     false,
     func,
@@ -42,19 +43,20 @@ def _clock_row(dialect: str) -> ClauseElement:
 
 
 CLOCK_ROW = Prepared(_clock_row)  # the node's clock row, once
-CLOCK_READ = Prepared(
-    lambda _: select(_c.c.last_stamp).where(_c.c.node_id == P("node")).with_for_update()
-)
 
 
-def _db_now(dialect: str) -> ClauseElement:
-    """The database server's clock, not the worker's: one clock for workers on many machines."""
-    if dialect == "postgresql":
-        return select(func.clock_timestamp())
-    return select(literal_column("strftime('%Y-%m-%d %H:%M:%f', 'now')"))
+def _clock_read(dialect: str) -> ClauseElement:
+    """The node's last stamp (locked until commit) and the database server's clock, not the
+    worker's: one clock for workers on many machines, read in the same round trip."""
+    now: ColumnElement[Any] = (
+        func.clock_timestamp()
+        if dialect == "postgresql"
+        else literal_column("strftime('%Y-%m-%d %H:%M:%f', 'now')")
+    )
+    return select(_c.c.last_stamp, now).where(_c.c.node_id == P("node")).with_for_update()
 
 
-DB_NOW = Prepared(_db_now)
+CLOCK_READ = Prepared(_clock_read)
 CLOCK_WRITE = Prepared(
     lambda _: update(_c).where(_c.c.node_id == P("node")).values(last_stamp=P("stamp"))
 )

@@ -68,7 +68,7 @@ def fake_clock(seed: int) -> Callable[..., datetime]:
     rnd = random.Random(seed)
     now = [datetime(2025, 1, 1, tzinfo=UTC)]
 
-    def tick(*_conn: object) -> datetime:  # ledger passes its connection, the reference none
+    def tick(*_db_now: object) -> datetime:  # ledger passes the database's time, the reference none
         step = rnd.choice([0, 0, 1, 2, 2, -3_600_000]) if rnd.random() < 0.9 else 5
         now[0] += timedelta(milliseconds=step)
         return now[0]
