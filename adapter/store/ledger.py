@@ -14,12 +14,16 @@ rules (records.decide) are pure; this module only applies them:
 - nothing is ever deleted;
 - every PID and seriesId is claimed in the `identifiers` registry before it is
   written, so none is ever given out twice, across time or nodes (the PID
-  scheme is in `adapter.dataone.records`).
+  scheme is in `adapter.dataone.records`);
+- each live Dataset a page owns has a resource map (`refresh_packages`) that
+  aggregates its head and its metadata copy's head: a new map version when
+  that set changes, archived with the page's other series (the scheme is in
+  `adapter.dataone.resourcemap`).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import Connection
@@ -32,6 +36,16 @@ from adapter.dataone.records import (
     new_record,
     pid_for,
 )
+from adapter.dataone.resourcemap import (
+    RESOURCE_MAP_FILE_NAME,
+    RESOURCE_MAP_FORMAT,
+    RESOURCE_MAP_MEDIA_TYPE,
+    SID_SUFFIX,
+    Package,
+    build,
+)
+from adapter.dataone.resourcemap import pid_for as map_pid_for
+from adapter.dataone.resourcemap import series_id as map_series_id
 from adapter.store import statements as q
 from adapter.store.schema import utc
 
@@ -194,13 +208,17 @@ def _write_object(
     state: SeriesState | None,
     describes: str | None,
     out: Applied,
+    pid: str | None = None,
 ) -> None:
-    """The new object's record, its series (new, or moved to it) and its outbox event."""
+    """The new object's record, its series (new, or moved to it) and its outbox event.
+
+    `pid`: one already claimed (a resource map's); else the bytes' first free PID."""
     node_id = defaults.node_id
     obsoletes = state.head_pid if state is not None else None
-    pid = _new_pid(conn, node_id, cand)
-    if pid != cand.pid and state is not None:  # these bytes were published before
-        out.reverted.append(cand.series_id)
+    if pid is None:
+        pid = _new_pid(conn, node_id, cand)
+        if pid != cand.pid and state is not None:  # these bytes were published before
+            out.reverted.append(cand.series_id)
     stamp = next_stamp(conn, node_id)
     rec = new_record(
         cand,
@@ -281,3 +299,84 @@ def archive_unlisted(
         _event(conn, node_id, "archive", pid, sid, stamp)
         archived.append((pid, sid))
     return archived
+
+
+def refresh_packages(conn: Connection, defaults: RecordDefaults, source_url: str) -> Applied:
+    """Give each live Dataset the page owns a resource map of its current heads.
+
+    A map is written (new, a new version, restored or moved with its Dataset)
+    only when the set of PIDs it should aggregate differs from its head's;
+    what it aggregates is read again once its series is locked, so a
+    concurrent writer of the page never leaves a map of stale heads."""
+    out = Applied()
+    packages, maps = _page_packages(conn, defaults.node_id, source_url)
+    for dataset_sid, package in packages.items():
+        if maps.get(map_series_id(dataset_sid)) != package.key:
+            _write_package(conn, defaults, source_url, dataset_sid, out)
+    return out
+
+
+def _page_packages(
+    conn: Connection, node_id: str, source_url: str
+) -> tuple[dict[str, Package], dict[str, str]]:
+    """The page's live Datasets -> what their maps should aggregate; live map sid -> key."""
+    heads: dict[str, str] = {}
+    copies: dict[str, list[str]] = {}
+    maps: dict[str, str] = {}
+    for sid, head, key, archived, describes, format_id in q.PAGE_SERIES.all(
+        conn, node=node_id, url=source_url
+    ):
+        if archived:
+            continue
+        if format_id == RESOURCE_MAP_FORMAT:
+            maps[sid] = key
+        elif describes is not None:
+            copies.setdefault(describes, []).append(head)
+        else:
+            heads[sid] = head
+    packages = {sid: Package.of(head, copies.get(sid, ())) for sid, head in heads.items()}
+    return packages, maps
+
+
+def _write_package(
+    conn: Connection, defaults: RecordDefaults, source_url: str, dataset_sid: str, out: Applied
+) -> None:
+    node_id = defaults.node_id
+    provisional = Candidate(
+        series_id=map_series_id(dataset_sid),
+        object_bytes=b"",
+        content_key="",
+        format_id=RESOURCE_MAP_FORMAT,
+        media_type=RESOURCE_MAP_MEDIA_TYPE,
+        file_name=RESOURCE_MAP_FILE_NAME,
+        source_url=source_url,
+        object_url=source_url,
+    )
+    sid = provisional.series_id
+    state = _series_state(conn, node_id, sid)  # locks the map's series
+    if state is None:
+        holder = claim_identifier(conn, node_id, sid, "sid")
+        if holder is not None:  # another node's seriesId, or ours made meanwhile
+            state = _series_state(conn, node_id, sid) if holder == node_id else None
+            if state is None:
+                return
+    package = _page_packages(conn, node_id, source_url)[0].get(dataset_sid)
+    if package is None:  # the Dataset left the page meanwhile
+        return
+    cand = replace(provisional, content_key=package.key)
+    decision = decide(state, cand) if state is not None else Decision.CREATE
+    if decision in (Decision.UNCHANGED, Decision.FOREIGN):
+        return
+    n = 1
+    while claim_identifier(conn, node_id, pid := map_pid_for(package, n), "pid"):
+        n += 1
+    cand = replace(cand, object_bytes=build(pid, package))
+    _write_object(conn, defaults, cand, state, None, out, pid=pid)
+
+
+def pages_without_packages(conn: Connection, node_id: str) -> list[str]:
+    """The pages owning a live Dataset whose series has no resource map yet (an upgrade)."""
+    rows = q.PAGES_WITHOUT_PACKAGE.all(
+        conn, node=node_id, suffix=SID_SUFFIX, map_format=RESOURCE_MAP_FORMAT
+    )
+    return [str(url) for (url,) in rows]

@@ -146,6 +146,51 @@ PAGE_HEADS = Prepared(
         .order_by(_s.c.series_id)
     )
 )
+# every series a page owns, with its head's state and format (ledger.refresh_packages)
+PAGE_SERIES = Prepared(
+    lambda _: (
+        select(
+            _s.c.series_id,
+            _s.c.head_pid,
+            _s.c.content_key,
+            _r.c.archived,
+            _s.c.describes_series,
+            _r.c.format_id,
+        )
+        .select_from(_s.join(_r, (_r.c.node_id == _s.c.node_id) & (_r.c.pid == _s.c.head_pid)))
+        .where(_s.c.node_id == P("node"), _s.c.source_url == P("url"))
+        .order_by(_s.c.series_id)
+    )
+)
+
+
+def _pages_without_package(_: str) -> ClauseElement:
+    """The pages owning a live Dataset series that has no resource map series yet."""
+    maps = _s.alias("maps")
+    has_map = (
+        select(maps.c.series_id)
+        .where(
+            maps.c.node_id == _s.c.node_id,
+            maps.c.series_id == _s.c.series_id + P("suffix"),
+        )
+        .exists()
+    )
+    return (
+        select(_s.c.source_url)
+        .select_from(_s.join(_r, (_r.c.node_id == _s.c.node_id) & (_r.c.pid == _s.c.head_pid)))
+        .where(
+            _s.c.node_id == P("node"),
+            _s.c.describes_series.is_(None),
+            _r.c.format_id != P("map_format"),
+            _r.c.archived.is_(false()),
+            ~has_map,
+        )
+        .distinct()
+        .order_by(_s.c.source_url)
+    )
+
+
+PAGES_WITHOUT_PACKAGE = Prepared(_pages_without_package)
 EVENT_INSERT = Prepared(
     lambda _: (
         t.outbox.insert()

@@ -146,7 +146,7 @@ class RunSummary:
     fetched: int = 0  # pages requested (a 304 included)
     not_modified: int = 0  # answered 304 to our conditional GET
     unchanged: int = 0  # fetched, same Datasets as stored
-    new_objects: int = 0  # new series (metadata copies included)
+    new_objects: int = 0  # new series (metadata copies and resource maps included)
     new_versions: int = 0  # new PIDs obsoleting the previous head
     archived: int = 0  # heads archived (gone, or missing from the sitemaps)
     policy_updates: int = 0  # records whose system metadata took a changed node policy

@@ -28,6 +28,7 @@ from adapter.dataone.records import (
     possible_series_ids,
     series_id,
 )
+from adapter.dataone.resourcemap import series_id as map_series_id
 from adapter.errors import FetchError
 from adapter.findings import Finding, Severity
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
@@ -116,7 +117,7 @@ def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozens
     Known when the page answered 200 and its JSON-LD was read whole: every series
     each Dataset may be filed under (harvestable or not, under any profile or
     scheme: a Dataset that fails a check, or a stricter profile, keeps its
-    series), the metadata copies they link in a DataONE format
+    series), their resource maps, the metadata copies they link in a DataONE format
     (fetched or not), and the candidates. Any other live series of the page has
     lost its source and is archived (a Dataset removed, a DOI changed, a copy
     no longer linked)."""
@@ -128,7 +129,7 @@ def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozens
     listed = {c.series_id for c in candidates}
     for dataset in report.datasets:
         for sid in possible_series_ids(dataset):
-            listed.add(sid)
+            listed |= {sid, map_series_id(sid)}
             for ref in dataset.encoding:
                 listed |= {metadata_series_id(sid, f) for f in ref.encoding_format}
     return frozenset(listed)

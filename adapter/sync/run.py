@@ -31,12 +31,13 @@ from adapter.store import frontier as fr
 from adapter.store.db import Store
 from adapter.store.frontier import due_count
 from adapter.store.history import add_to_run
-from adapter.store.ledger import archive_page
+from adapter.store.ledger import archive_page, pages_without_packages, refresh_packages
 from adapter.store.policy import apply_policy
 from adapter.sync.fetchers import node_fetcher
 from adapter.sync.outcome import PAGE_COUNTS, RunSummary
 from adapter.sync.pool import process_due
 from adapter.sync.worker import WorkOptions
+from adapter.sync.write import defaults_for
 
 CLAIM_BATCH = 20
 LEASE = timedelta(minutes=10)
@@ -152,6 +153,8 @@ def run_with_store(
             return summary
         if complete and not stop.is_set():
             _archive_missing(store, node, summary)
+        if not stop.is_set():
+            _publish_missing_packages(store, node, summary)
         fr.mark_stale_due(store, node.id, timedelta(hours=node.sync.recheck_after_hours))
         claims.release_stale_claims(store, node.id)
         summary.due = due_count(store, node.id)
@@ -272,6 +275,24 @@ def _archive_missing(store: Store, node: NodeSettings, summary: RunSummary) -> N
             fr.mark_due_with_finding(conn, node.id, DUPLICATE_DOI.code, row.url)
             add_to_run(conn, node.id, {"archived": archived})
         summary.archived += archived
+
+
+PACKAGE_BATCH = 200  # pages per transaction when maps are published for an upgraded store
+
+
+def _publish_missing_packages(store: Store, node: NodeSettings, summary: RunSummary) -> None:
+    """Resource maps for the live Datasets that have none: a store written before maps
+    existed gets them on its first run, as new objects; no other record changes."""
+    with store.read() as conn:
+        pages = pages_without_packages(conn, node.id)
+    defaults = defaults_for(node)
+    for start in range(0, len(pages), PACKAGE_BATCH):
+        created = 0
+        with store.write() as conn:
+            for url in pages[start : start + PACKAGE_BATCH]:
+                created += len(refresh_packages(conn, defaults, url).created)
+            add_to_run(conn, node.id, {"new_objects": created})
+        summary.new_objects += created
 
 
 def _process_due(

@@ -25,6 +25,7 @@ from adapter.dataone.records import (
     SERIES_UNLISTED,
     STORE_WRITE_FAILED,
 )
+from adapter.dataone.resourcemap import is_series as is_map_series
 from adapter.errors import StoreError
 from adapter.store.db import Store, store_error
 from adapter.store.frontier import finish_page, mark_due_with_finding
@@ -36,6 +37,7 @@ from adapter.store.ledger import (
     archive_page,
     archive_unlisted,
     live_heads,
+    refresh_packages,
 )
 from adapter.store.prepared import savepoint
 from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings, page_counts
@@ -140,9 +142,13 @@ def _write(conn: Connection, c: CheckedPage, owner: str, node: NodeSettings) -> 
         unlisted = archive_unlisted(conn, node.id, row.url, c.listed)
         for pid, sid in unlisted:
             out.archived.append(pid)
-            out.findings.append(SERIES_UNLISTED.at(row.url, f"{sid}: head {pid} archived"))
+            if not is_map_series(sid):  # a map goes with its Dataset: one finding says it
+                out.findings.append(SERIES_UNLISTED.at(row.url, f"{sid}: head {pid} archived"))
         if unlisted:  # a Dataset moved to another page: that page may take its series now
             mark_due_with_finding(conn, node.id, DUPLICATE_DOI.code, row.url)
+    if out.status != "gone" and (out.created or out.versions or out.archived):
+        maps = refresh_packages(conn, defaults_for(node), row.url)
+        out.created, out.versions = out.created + maps.created, out.versions + maps.versions
     if page.report is not None:  # sync-level findings join the page's own
         page = replace(page, report=capped_findings(page.report, out.findings))
     if not finish_page(conn, row, owner, page):

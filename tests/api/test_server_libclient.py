@@ -22,12 +22,14 @@ from typing import Any
 
 import d1_client.mnclient
 import d1_client.mnclient_2_0
+import d1_common.resource_map
 import d1_common.types.exceptions
 import pytest
 
 from adapter.api.params import CHECKSUM_ALGORITHMS
 from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
+from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT
 from adapter.store.db import Store
 from adapter.sync.run import run_node
 from tests.support import stores
@@ -201,7 +203,8 @@ def test_checksum_in_other_algorithms_and_log_through_client(
 
 def test_real_sync_then_cn_harvests_and_sees_the_next_sync(tmp_path: Path, store_url: str) -> None:
     """A real sync of a fixture site over HTTP, served and harvested; the site changes
-    (a page edited, a page withdrawn), a second sync runs, the next harvest sees exactly that."""
+    (a page edited, a page withdrawn), a second sync runs, the next harvest sees exactly that.
+    Each Dataset's resource map comes with it, and DataONE's library reads what it aggregates."""
     root = tmp_path / "sites" / "sync-change"
     shutil.copytree(SITES / "sync-change", root)
     servers = start_site("sync-change", tmp_path / "sites")
@@ -220,9 +223,12 @@ def test_real_sync_then_cn_harvests_and_sees_the_next_sync(tmp_path: Path, store
         with serve_app(store, [node]) as served:
             client = client_for(f"{served.origin}/{node.short_name}")
             first = harvest(client, None, datetime.now(UTC) + timedelta(seconds=1), page=3)
-            assert len(first) == store.list_objects(node.id, count=0)[0] == 7
+            # 6 Datasets, 1 ISO copy, a resource map per Dataset
+            assert len(first) == store.list_objects(node.id, count=0)[0] == 13
             formats = {h.sysmeta.formatId for h in first}
-            assert formats == {FORMAT, "http://www.isotc211.org/2005/gmd"}
+            assert formats == {FORMAT, "http://www.isotc211.org/2005/gmd", RESOURCE_MAP_FORMAT}
+            first_maps = packages_of(client, first)
+            assert len(first_maps) == 6
             last_harvested = max(h.sysmeta.dateSysMetadataModified for h in first)
 
             edit(
@@ -241,21 +247,71 @@ def test_real_sync_then_cn_harvests_and_sees_the_next_sync(tmp_path: Path, store
             rules["/dataset/edited"]["etag"] = '"edited-v2"'  # else a 304 answers
             (root / "_headers.json").write_text(json.dumps(rules))
             summary = run_node(config, node)
-            assert (summary.new_versions, summary.archived) == (1, 1), summary.as_dict()
+            assert (summary.new_versions, summary.archived) == (2, 2), summary.as_dict()
 
             second = harvest(client, last_harvested + MS, datetime.now(UTC) + timedelta(seconds=1))
+            second_maps = packages_of(client, second)
         store.close()
     finally:
         stop(servers)
     old_edited = next(h.pid for h in first if b"version one" in h.data)
     withdrawn = next(h.pid for h in first if b"withdrawn" in h.data.lower())
+    map_of = {pid: sid for sid, m in first_maps.items() for pid in m.pids}
+    old_edited_map, withdrawn_map = first_maps[map_of[old_edited]], first_maps[map_of[withdrawn]]
     changed = {h.pid: h.sysmeta for h in second}
-    [new_version] = [pid for pid in changed if pid not in {h.pid for h in first}]
-    assert set(changed) == {old_edited, withdrawn, new_version}
+    new = [pid for pid in changed if pid not in {h.pid for h in first}]
+    [new_version] = [pid for pid in new if not pid.startswith("resource_map_")]
+    [new_map] = [pid for pid in new if pid.startswith("resource_map_")]
+    assert set(changed) == {
+        old_edited,
+        withdrawn,
+        new_version,
+        old_edited_map.pid,
+        withdrawn_map.pid,
+        new_map,
+    }
     assert changed[old_edited].obsoletedBy.value() == new_version
     assert changed[new_version].obsoletes.value() == old_edited
     assert bool(changed[withdrawn].archived)
     assert next(h.data for h in second if h.pid == new_version).count(b"version two") >= 1
+    # the edited Dataset's map: a new version of its series, of the new head only
+    assert changed[new_map].obsoletes.value() == old_edited_map.pid
+    assert changed[old_edited_map.pid].obsoletedBy.value() == new_map
+    assert second_maps[old_edited_map.series_id].pids == {new_version}
+    assert bool(changed[withdrawn_map.pid].archived)  # archived with its Dataset
+
+
+@dataclass
+class ServedMap:
+    pid: str
+    series_id: str
+    pids: frozenset[str]  # what DataONE's library reads as aggregated
+
+
+def packages_of(client: Any, harvested: list[Harvested]) -> dict[str, ServedMap]:
+    """The resource maps among harvested objects, through the client: sysmeta, and the bytes
+    read with `d1_common.resource_map`; seriesId -> the map (the heads, not archived)."""
+    out = {}
+    for h in harvested:
+        if h.sysmeta.formatId != RESOURCE_MAP_FORMAT:
+            continue
+        sysmeta = h.sysmeta
+        sid = sysmeta.seriesId.value()
+        assert sid.endswith("#resourcemap") and h.pid.startswith("resource_map_sha256:")
+        assert sysmeta.mediaType.name == "application/rdf+xml"
+        ore = d1_common.resource_map.ResourceMap()
+        ore.parseDoc(h.data)
+        assert ore.getResourceMapPid() == h.pid
+        pids = frozenset(ore.getAggregatedPids())
+        for pid in pids:  # every member is served, in the map's own series' Dataset
+            member = client.getSystemMetadata(pid)
+            assert member.seriesId.value().startswith(sid.removesuffix("#resourcemap"))
+        if sysmeta.obsoletedBy is None and not sysmeta.archived:
+            assert client.get(sid).content == h.data  # the map's seriesId resolves to it
+            out[sid] = ServedMap(h.pid, sid, pids)
+        elif sysmeta.archived:
+            out.setdefault(sid, ServedMap(h.pid, sid, pids))
+    return out
 
 
 def test_v1_api_through_the_v1_client(store: Store, node: NodeSettings) -> None:

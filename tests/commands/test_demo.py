@@ -44,9 +44,9 @@ def test_demo_syncs_the_bundled_repository(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     out = result.output
     assert "pages seen 6, due 6, fetched 6" in out
-    # under the default dataone profile only the ocean Dataset (and its ISO copy) is synced:
+    # under the default dataone profile only the ocean Dataset (its ISO copy and resource map) is synced:
     # the glacier and soil Datasets have no ISO metadata copy, the lake-ice one no DOI
-    assert "new objects 2" in out and "gone 1" in out
+    assert "new objects 3" in out and "gone 1" in out
     assert "3  dataone/profile-unmet" in out
     for code in ("dataone/profile-unmet", "extract/js-rendered"):
         assert code in out
@@ -54,9 +54,13 @@ def test_demo_syncs_the_bundled_repository(tmp_path: Path) -> None:
     assert f"adapter serve --store {store_url}" in out
     store = Store.open(store_url, create=False)
     total, records = store.list_objects(DEMO_NODE)
-    assert total == 2
+    assert total == 3
     series = sorted(r.series_id or "" for r in records)
-    assert series == ["doi:10.5072/demo.ocean.2019", "doi:10.5072/demo.ocean.2019#iso19139"]
+    assert series == [
+        "doi:10.5072/demo.ocean.2019",
+        "doi:10.5072/demo.ocean.2019#iso19139",
+        "doi:10.5072/demo.ocean.2019#resourcemap",
+    ]
     again = CliRunner().invoke(cli, ["demo", "--store", store_url])
     assert again.exit_code == 0 and "new objects 0" in again.output
     # the same series, live; if port 8737 was taken, the demo site moved to another
@@ -105,8 +109,8 @@ def test_demo_runs_as_a_command_in_an_empty_directory(tmp_path: Path) -> None:
         timeout=60,
     )
     assert listed.returncode == 0, listed.stderr
-    # the ocean Dataset and its ISO copy: the others fail the default dataone profile
-    assert len([json.loads(x) for x in listed.stdout.splitlines()]) == 2
+    # the ocean Dataset, its ISO copy and resource map: the others fail the default dataone profile
+    assert len([json.loads(x) for x in listed.stdout.splitlines()]) == 3
 
 
 def test_demo_serve_keeps_the_repository_up_for_check_dataset(tmp_path: Path) -> None:

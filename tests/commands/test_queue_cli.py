@@ -60,7 +60,8 @@ def synced(tmp_path_factory: pytest.TempPathFactory, demo_server: DemoServer) ->
     )
     assert result.exit_code == 0, result.output
     summary = json.loads(result.output.strip().splitlines()[-1])
-    assert summary["node_id"] == NODE and summary["new_objects"] == 4
+    # 3 Datasets, their 3 resource maps and 1 ISO copy
+    assert summary["node_id"] == NODE and summary["new_objects"] == 7
     return path
 
 
@@ -75,7 +76,7 @@ def test_queue_list_json_has_every_field(filled: str) -> None:
     result = adapter("queue", "list", "--store", filled, "--json")
     assert result.exit_code == 0, result.output
     lines = [json.loads(line) for line in result.output.splitlines()]
-    assert len(lines) == 4 and [e["seq"] for e in lines] == sorted(e["seq"] for e in lines)
+    assert len(lines) == 7 and [e["seq"] for e in lines] == sorted(e["seq"] for e in lines)
     store = Store.open(filled, create=False)
     for event in lines:
         assert set(event) >= EVENT_KEYS
@@ -88,9 +89,13 @@ def test_queue_list_json_has_every_field(filled: str) -> None:
         )
         assert event["event"] == "create" and event["checksum_algorithm"] == "MD5"
     formats = {e["format_id"] for e in lines}
-    assert formats == {"science-on-schema.org/Dataset;ld+json", "http://www.isotc211.org/2005/gmd"}
+    assert formats == {
+        "science-on-schema.org/Dataset;ld+json",
+        "http://www.isotc211.org/2005/gmd",
+        "http://www.openarchives.org/ore/terms",
+    }
     human = adapter("queue", "list", "--store", filled)
-    assert human.exit_code == 0 and "4 event(s)" in human.output
+    assert human.exit_code == 0 and "7 event(s)" in human.output
     for event in lines:
         assert event["pid"] in human.output
 
@@ -104,11 +109,11 @@ def test_export_matches_list_and_ack_removes_events(filled: str, tmp_path: Path)
     acked = adapter("queue", "ack", "--store", filled, "--up-to", str(first_seq))
     assert acked.exit_code == 0 and "1 event(s) acknowledged" in acked.output
     pending = adapter("queue", "list", "--store", filled, "--json").output.splitlines()
-    assert len(pending) == 3
+    assert len(pending) == 6
     everything = adapter("queue", "list", "--store", filled, "--json", "--all").output
-    assert [json.loads(x)["acked"] for x in everything.splitlines()] == [True, False, False, False]
+    assert [json.loads(x)["acked"] for x in everything.splitlines()] == [True] + [False] * 6
     assert adapter("queue", "ack", "--store", filled).exit_code == 2  # nothing named
-    assert "3 event(s)" in adapter("queue", "ack", "--store", filled, "--all").output
+    assert "6 event(s)" in adapter("queue", "ack", "--store", filled, "--all").output
     assert "empty" in adapter("queue", "list", "--store", filled).output
 
 
@@ -139,7 +144,7 @@ def test_runs_and_a_second_incremental_sync(filled: str, demo_server: DemoServer
     runs = adapter("runs", "--store", filled, "--json")
     history = [json.loads(x) for x in runs.output.splitlines()]
     assert [h["status"] for h in history] == ["ok", "ok"]
-    assert history[1]["summary"]["new_objects"] == 4 and history[0]["summary"]["due"] < 6
+    assert history[1]["summary"]["new_objects"] == 7 and history[0]["summary"]["due"] < 6
     table = adapter("runs", "--store", filled)
     assert table.exit_code == 0 and NODE in table.output
 

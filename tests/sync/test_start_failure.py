@@ -112,4 +112,5 @@ def test_worker_pages_count_in_the_run_that_enqueued_them(tmp_path: Path, site: 
     store.close()
     assert run.status == "ok"
     counts = {k: run.summary[k] for k in ("pages_seen", "due", "fetched", "new_objects")}
-    assert counts == {"pages_seen": PAGES, "due": PAGES, "fetched": PAGES, "new_objects": PAGES}
+    # one Dataset per page: its object and its resource map
+    assert counts == {"pages_seen": PAGES, "due": PAGES, "fetched": PAGES, "new_objects": 2 * PAGES}

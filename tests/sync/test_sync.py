@@ -6,6 +6,7 @@ an edited page (new version), a page whose view counter changes (a volatile
 property: nothing written), a withdrawn page (410: archived), a page dropped
 from the sitemap (archived after two complete runs), a new page, a page with no
 DOI, a second page with an existing DOI, and a page with an ISO metadata copy.
+Each synced Dataset also has a resource map, checked against its heads after each run.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from sqlalchemy import select
 from adapter.api.sysmeta import sysmeta_xml
 from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
+from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT
 from adapter.models import SyncRecord
 from adapter.store import schema as t
 from adapter.store.db import Store
@@ -30,6 +32,7 @@ from adapter.sync.run import run_node
 from tests.support import stores
 from tests.support.d1schemas import pyxb_parse, validate_types
 from tests.support.fixture_server import SITES, SiteServer, start_site, stop
+from tests.support.packages import assert_packages_true
 
 store_url = stores.store_url  # the fixture, over SQLite and PostgreSQL
 NODE_ID = "urn:node:SYNCTEST"
@@ -82,9 +85,12 @@ def node_for(site: Site) -> NodeSettings:
     )
 
 
-def records_by_source(store: Store) -> dict[str, list[SyncRecord]]:
+def records_by_source(store: Store, maps: bool = False) -> dict[str, list[SyncRecord]]:
+    """Records by the last segment of their source URL; resource maps only with `maps`."""
     out: dict[str, list[SyncRecord]] = {}
     for rec in store.list_objects(NODE_ID, count=1000)[1]:
+        if (rec.format_id == RESOURCE_MAP_FORMAT) != maps:
+            continue
         key = rec.source_url.rsplit("/", 1)[-1]
         out.setdefault(key, []).append(rec)
     return out
@@ -103,7 +109,8 @@ def test_pages_that_change_between_runs(site: Site, store_url: str) -> None:
     # -- run 1: everything is new ---------------------------------------------------
     first = run(config, node)
     assert (first.pages_seen, first.due, first.fetched) == (8, 8, 8)
-    assert (first.new_objects, first.new_versions, first.archived) == (7, 0, 0)
+    # 6 Datasets, 1 ISO copy, and a resource map for each Dataset
+    assert (first.new_objects, first.new_versions, first.archived) == (13, 0, 0)
     assert first.not_harvestable.get("sync/duplicate-doi") == 1
     assert first.pages_not_harvestable == 2  # no-doi and the mirror page
     store = Store.open(store_url, create=False)
@@ -123,6 +130,8 @@ def test_pages_that_change_between_runs(site: Site, store_url: str) -> None:
     assert iso.series_id == "doi:10.5072/sync.iso#iso19139"
     assert iso.describes_pid == by_page["with-iso"][0].pid
     after_first = {r.pid: r for recs in by_page.values() for r in recs}
+    packages = assert_packages_true(store, NODE_ID)
+    assert packages["doi:10.5072/sync.iso"].documented == {iso.pid}
     mirror = next(r for r in frontier_rows(store, NODE_ID) if r.url.endswith("stable-mirror"))
     assert mirror.last_status == "not-harvestable"
 
@@ -152,7 +161,9 @@ def test_pages_that_change_between_runs(site: Site, store_url: str) -> None:
     second = run(config, node)
     assert second.pages_seen == 8  # delisted gone, fresh new
     assert (second.due, second.fetched, second.not_modified, second.unchanged) == (5, 5, 1, 1)
-    assert (second.new_objects, second.new_versions, second.archived, second.gone) == (1, 1, 1, 1)
+    # each Dataset change comes with its resource map's: fresh (new), edited (a version),
+    # withdrawn (archived)
+    assert (second.new_objects, second.new_versions, second.archived, second.gone) == (2, 2, 2, 1)
     assert site.requests("/dataset/stable")[-1].get("if-none-match") == '"stable-v1"'
     by_page = records_by_source(store)
     v1, v2 = sorted(by_page["edited"], key=lambda r: r.date_uploaded)
@@ -169,18 +180,29 @@ def test_pages_that_change_between_runs(site: Site, store_url: str) -> None:
     assert not by_page["delisted"][0].archived  # missing once: not yet
     assert by_page["stable"][0] == after_first[by_page["stable"][0].pid]  # untouched
     assert by_page["fresh"][0].series_id == "doi:10.5072/sync.fresh"
+    assert assert_packages_true(store, NODE_ID)["doi:10.5072/sync.edited"].aggregated == {v2.pid}
+    edited_v1, edited_v2 = sorted(
+        records_by_source(store, maps=True)["edited"], key=lambda r: r.date_uploaded
+    )
+    assert (
+        edited_v2.obsoletes == edited_v1.pid
+        and edited_v2.series_id == "doi:10.5072/sync.edited#resourcemap"
+    )
 
     # -- run 3: nothing changed; the delisted page is missing a second time --------------
     third = run(config, node)
-    assert (third.due, third.fetched, third.new_objects, third.archived) == (0, 0, 0, 1)
+    assert (third.due, third.fetched, third.new_objects, third.archived) == (0, 0, 0, 2)
     by_page = records_by_source(store)
     assert by_page["delisted"][0].archived
+    assert records_by_source(store, maps=True)["delisted"][0].archived
+    assert_packages_true(store, NODE_ID)
     fourth = run(config, node)
     assert (fourth.fetched, fourth.archived, fourth.new_objects) == (0, 0, 0)
 
     # -- the whole store, as DataONE will see it ----------------------------------------------
     total, every = store.list_objects(NODE_ID, count=1000)
-    assert total == 9 and len({r.pid for r in every}) == 9
+    # 9 objects of the site's, and 8 resource maps (7 Datasets, one edited)
+    assert total == 17 and len({r.pid for r in every}) == 17
     stamps = [r.date_modified for r in every]
     assert len(set(stamps)) == len(stamps)  # strictly increasing per node
     assert not {r.series_id for r in every} & {r.pid for r in every}
@@ -189,10 +211,16 @@ def test_pages_that_change_between_runs(site: Site, store_url: str) -> None:
         validate_types(xml)
         assert pyxb_parse(xml).identifier.value() == rec.pid
     events = [(e.event, e.pid) for e in store.outbox(NODE_ID)]
-    assert [e for e, _ in events].count("create") == 8
-    assert ("update", v2.pid) in events
+    assert [e for e, _ in events].count("create") == 15
+    assert ("update", v2.pid) in events and ("update", edited_v2.pid) in events
     archives = [p for e, p in events if e == "archive"]
-    assert archives == [by_page["withdrawn"][0].pid, by_page["delisted"][0].pid]
+    maps = records_by_source(store, maps=True)
+    assert archives == [
+        by_page["withdrawn"][0].pid,
+        maps["withdrawn"][0].pid,
+        by_page["delisted"][0].pid,
+        maps["delisted"][0].pid,
+    ]
     assert [r.status for r in store.runs(NODE_ID)] == ["ok"] * 4
     store.close()
 
@@ -232,7 +260,7 @@ def test_pages_robots_txt_disallows_are_never_fetched(site: Site, tmp_path: Path
     second = run(config, node)
     assert site.requests("/dataset/no-doi") == []
     assert first.errors == second.errors == 0
-    assert first.new_objects == 7
+    assert first.new_objects == 13  # 6 Datasets, their resource maps and 1 ISO copy
 
 
 TWO_DATASETS = """<!DOCTYPE html><html><head><title>Two datasets</title>
@@ -272,6 +300,6 @@ def test_two_datasets_on_one_page_are_two_series_archived_together(
     ]
     site.edit("sitemap.xml", "pair</loc><lastmod>2024-01-01", "pair</loc><lastmod>2024-03-01")
     site.rule("/dataset/pair", status=404, body="<html><body>Not here</body></html>")
-    assert run(config, node).archived == 2
+    assert run(config, node).archived == 4  # the two Datasets and their resource maps
     assert all(r.archived for r in records_by_source(store)["pair"])
     store.close()

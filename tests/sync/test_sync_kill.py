@@ -131,7 +131,7 @@ def test_sigkill_mid_run_then_rerun_matches_an_uninterrupted_run(
     reference_db, killed_db = tmp_path / "reference.db", tmp_path / "killed.db"
     reference_cfg = load_config(write_config(tmp_path / "ref.yaml", reference_db, server))
     summary = run_node(reference_cfg, reference_cfg.nodes[0])
-    assert summary.status == "ok" and summary.new_objects == PAGES
+    assert summary.status == "ok" and summary.new_objects == 2 * PAGES  # Datasets and maps
 
     cfg = write_config(tmp_path / "killed.yaml", killed_db, server)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -149,19 +149,19 @@ def test_sigkill_mid_run_then_rerun_matches_an_uninterrupted_run(
     proc.wait(timeout=10)
     assert proc.returncode == -signal.SIGKILL
     at_kill = count(killed_db)
-    assert 5 <= at_kill < PAGES, "the kill must land mid-run"
+    assert 5 <= at_kill < 2 * PAGES, "the kill must land mid-run"
 
     rerun = load_config(cfg)
     summary = run_node(rerun, rerun.nodes[0])
     assert summary.status == "ok"
-    assert summary.new_objects == PAGES - at_kill  # only what was missing
+    assert summary.new_objects == 2 * PAGES - at_kill  # only what was missing
     assert snapshot(killed_db) == snapshot(reference_db)
 
     store = Store.open(f"sqlite:///{killed_db}", create=False)
     pids = [r.pid for r in store.list_objects(NODE_ID, count=10_000)[1]]
-    assert len(pids) == len(set(pids)) == PAGES
+    assert len(pids) == len(set(pids)) == 2 * PAGES
     events = store.outbox(NODE_ID)
-    assert [e.event for e in events] == ["create"] * PAGES
+    assert [e.event for e in events] == ["create"] * 2 * PAGES
     assert sorted(e.pid for e in events) == sorted(pids)
     rows = frontier_rows(store, NODE_ID)
     assert len(rows) == PAGES and {r.last_status for r in rows} == {"harvested"}

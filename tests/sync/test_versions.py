@@ -8,7 +8,8 @@ a Dataset that drops its `encoding` (and later links a changed copy again), a
 page whose DOI changes, a page that drops one of its two Datasets, and a page
 the second node lists too. After each run
 every series' head must be what the site publishes now: its bytes, its archived
-flag, its obsoletes chain, one node per PID and per seriesId.
+flag, its obsoletes chain, one node per PID and per seriesId; and each Dataset's
+resource map, read with DataONE's library, aggregates exactly its current heads.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import pytest
 from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.dataone.records import canonical_bytes
+from adapter.dataone.resourcemap import is_series as is_map_series
 from adapter.findings import Finding, Severity
 from adapter.models import DatasetReport, DatasetResult, Fetched, MediaObjectRef, SyncRecord
 from adapter.store.db import Store
@@ -32,6 +34,7 @@ from adapter.sync.page import listed_series
 from adapter.sync.run import run_node
 from tests.support import stores
 from tests.support.fixture_server import stop
+from tests.support.packages import assert_packages_true
 from tests.sync.test_sync import Site
 
 store_url = stores.store_url  # the fixture, over SQLite and PostgreSQL
@@ -113,8 +116,9 @@ def run_both(config: AdapterConfig) -> tuple[RunSummary, RunSummary]:
 
 def assert_store_is_true(store: Store, site: Site, live: dict[str, str], dead: set[str]) -> None:
     """Heads of node A: `live` seriesId -> the page whose JSON-LD is its bytes; `dead` archived;
-    node B holds nothing; no PID or seriesId is given out twice."""
-    got = heads(store, NODE_A)
+    a resource map per Dataset, of its current heads; node B holds nothing; no PID or
+    seriesId is given out twice."""
+    got = {sid: h for sid, h in heads(store, NODE_A).items() if not is_map_series(sid)}
     for sid, page in live.items():
         head = got[sid]
         assert not head.record.archived, f"{sid} archived"
@@ -123,6 +127,7 @@ def assert_store_is_true(store: Store, site: Site, live: dict[str, str], dead: s
     for sid in dead:
         assert got[sid].record.archived, f"{sid} still live"
     assert set(got) == set(live) | dead
+    assert_packages_true(store, NODE_A)
     assert store.count_records(NODE_B) == 0
     every = store.list_objects(NODE_A, count=10_000)[1]
     pids = [r.pid for r in every]
@@ -219,7 +224,8 @@ def test_the_store_stays_true_while_the_site_changes(site: Site, store_url: str)
     lastmod["flip"] = lastmod["back"] = lastmod["held"] = MAR  # not the mirror's
     sitemap(site, "sitemap.xml", lastmod)
     a, b = run_both(config)
-    assert (a.new_versions, a.new_objects, a.archived) == (3, 0, 1)
+    # each Dataset's resource map goes with it: a version each, the gone holder's archived
+    assert (a.new_versions, a.new_objects, a.archived) == (6, 0, 2)
     assert a.series_findings == {"sync/series-moved": 1}  # the mirror took the series
     dead.discard("doi:10.5072/ver.back")
     live["doi:10.5072/ver.back"] = "back"
@@ -247,9 +253,10 @@ def test_the_store_stays_true_while_the_site_changes(site: Site, store_url: str)
     lastmod["iso"] = lastmod["renamed"] = lastmod["adopter"] = APR
     sitemap(site, "sitemap.xml", lastmod)
     a, b = run_both(config)
-    # versions: the Dataset and its copy, the moved Dataset; new: ver.newer; archived: the
-    # moved Dataset's head, by the page that no longer lists it (before or after the move)
-    assert (a.new_objects, a.new_versions, a.archived) == (1, 3, 1)
+    # versions: the Dataset and its copy, the moved Dataset, and their two resource maps;
+    # new: ver.newer and its map; archived: the moved Dataset's head and its map, by the page
+    # that no longer lists it (before or after the move)
+    assert (a.new_objects, a.new_versions, a.archived) == (2, 5, 2)
     assert a.series_findings.get("sync/series-moved") == 1
     assert a.series_findings.get("sync/series-archived") == 1
     dead.discard("doi:10.5072/ver.iso#iso19139")
@@ -294,7 +301,10 @@ def test_a_page_lists_its_series_only_when_it_was_read_whole() -> None:
         findings=[Finding("dataone/x", Severity.ERROR, "fails a check")],
     )
     got = listed_series(_report(datasets=[failing]), [])
-    assert got == frozenset({"doi:10.5072/a", "doi:10.5072/a#iso19139"})  # kept, not harvestable
+    # kept, not harvestable
+    assert got == frozenset(
+        {"doi:10.5072/a", "doi:10.5072/a#iso19139", "doi:10.5072/a#resourcemap"}
+    )
     assert listed_series(_report("extract/no-jsonld"), []) == frozenset()  # nothing published
     for unread in ("fetch/too-large", "extract/body-too-large", "normalize/invalid-jsonld"):
         assert listed_series(_report(unread), []) is None, unread

@@ -22,6 +22,7 @@ from sqlalchemy import func, select, update
 
 from adapter.commands.worker import worker
 from adapter.config.load import load_config
+from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.frontier import frontier_rows
@@ -53,7 +54,8 @@ def page_requests(server: SiteServer) -> list[str]:
 
 
 def check_each_page_once(store: Store, pages: int) -> None:
-    """Every page harvested, unclaimed, not due; one record and one create event per page."""
+    """Every page harvested, unclaimed, not due; its Dataset and its resource map, each
+    with one create event."""
     rows = frontier_rows(store, NODE_ID)
     assert len(rows) == pages
     assert {r.last_status for r in rows} == {"harvested"}
@@ -61,10 +63,13 @@ def check_each_page_once(store: Store, pages: int) -> None:
         f, r, o = t.frontier, t.records, t.outbox
         assert conn.execute(select(func.count()).where(f.c.due.is_(True))).scalar() == 0
         assert conn.execute(select(func.count()).where(f.c.claimed_by.is_not(None))).scalar() == 0
-        urls = conn.execute(select(r.c.source_url)).scalars().all()
+        is_map = r.c.format_id == RESOURCE_MAP_FORMAT
+        urls = conn.execute(select(r.c.source_url).where(~is_map)).scalars().all()
+        maps = conn.execute(select(r.c.source_url).where(is_map)).scalars().all()
         creates = conn.execute(select(o.c.pid).where(o.c.event == "create")).scalars().all()
     assert len(urls) == pages and len(set(urls)) == pages
-    assert len(creates) == pages and len(set(creates)) == pages
+    assert sorted(maps) == sorted(urls)
+    assert len(creates) == 2 * pages and len(set(creates)) == 2 * pages
 
 
 def test_enqueue_only_discovers_and_marks_due_without_fetching_pages(
@@ -93,7 +98,7 @@ def test_worker_command_processes_what_enqueue_only_left(tmp_path: Path, site: S
         worker, ["--config", str(path), "--until-idle", "--batch", "7", "--json"]
     )
     assert result.exit_code == 0, result.output
-    assert '"new_objects": 40' in result.output and '"status": "ok"' in result.output
+    assert f'"new_objects": {2 * PAGES}' in result.output and '"status": "ok"' in result.output
     assert sorted(page_requests(site)) == sorted(f"/dataset/{i}" for i in range(PAGES))
     store = Store.open(cfg.store_url)
     check_each_page_once(store, PAGES)
@@ -129,7 +134,7 @@ def test_sync_in_two_processes_processes_each_page_once(tmp_path: Path, site: Si
     cfg = load_config(config(tmp_path, stores.sqlite_url(tmp_path), site))
     summary = run_node(cfg, cfg.nodes[0], processes=2)
     assert summary.status == "ok"
-    assert (summary.fetched, summary.new_objects, summary.errors) == (PAGES, PAGES, 0)
+    assert (summary.fetched, summary.new_objects, summary.errors) == (PAGES, 2 * PAGES, 0)
     assert sorted(page_requests(site)) == sorted(f"/dataset/{i}" for i in range(PAGES))
     store = Store.open(cfg.store_url)
     check_each_page_once(store, PAGES)
@@ -146,7 +151,7 @@ def test_sigterm_stops_a_worker_after_the_pages_in_flight(tmp_path: Path, site: 
     proc = adapter_process("worker", "--config", str(path), cwd=tmp_path)
     store = Store.open(cfg.store_url)
     deadline = time.monotonic() + 60
-    while store.count_records(NODE_ID) < 3 and time.monotonic() < deadline:
+    while store.count_records(NODE_ID) < 6 and time.monotonic() < deadline:
         time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     out, err = proc.communicate(timeout=30)
@@ -155,7 +160,7 @@ def test_sigterm_stops_a_worker_after_the_pages_in_flight(tmp_path: Path, site: 
     rows = frontier_rows(store, NODE_ID)
     done = [r for r in rows if r.last_status == "harvested"]
     assert 3 <= len(done) < PAGES, "the stop must land mid-run"
-    assert store.count_records(NODE_ID) == len(done)  # nothing half-written
+    assert store.count_records(NODE_ID) == 2 * len(done)  # each Dataset with its map, or none
     with store.read() as conn:  # nothing left claimed: another worker can take the rest
         claimed = select(func.count()).where(t.frontier.c.claimed_by.is_not(None))
         assert conn.execute(claimed).scalar() == 0

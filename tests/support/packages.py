@@ -1,0 +1,54 @@
+"""Checks that a node's resource maps aggregate exactly the current heads of their Datasets.
+
+The maps are read back with DataONE's own `d1_common.resource_map` (through
+`adapter.dataone.resourcemap.read`), never by comparing our own bytes.
+"""
+
+from __future__ import annotations
+
+from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT, SID_SUFFIX, ReadMap, read
+from adapter.models import SyncRecord
+from adapter.store.db import Store
+
+
+def series_heads(store: Store, node_id: str) -> dict[str, SyncRecord]:
+    """seriesId -> the head record (the one no other record obsoletes)."""
+    every = store.list_objects(node_id, count=100_000)[1]
+    return {r.series_id: r for r in every if r.obsoleted_by is None and r.series_id}
+
+
+def read_map(store: Store, node_id: str, pid: str) -> ReadMap:
+    rec = store.get_record(node_id, pid, with_bytes=True)
+    assert rec is not None and rec.object_bytes is not None
+    return read(rec.object_bytes)
+
+
+def assert_packages_true(store: Store, node_id: str) -> dict[str, ReadMap]:
+    """Every live Dataset has one live map of its head and its live copies' heads; every
+    archived Dataset's map is archived; no map without a Dataset. Dataset sid -> its map."""
+    heads = series_heads(store, node_id)
+    datasets = {
+        sid: rec
+        for sid, rec in heads.items()
+        if rec.format_id != RESOURCE_MAP_FORMAT and rec.describes_pid is None and "#" not in sid
+    }
+    maps = {sid: rec for sid, rec in heads.items() if rec.format_id == RESOURCE_MAP_FORMAT}
+    assert set(maps) == {sid + SID_SUFFIX for sid in datasets}, "a map per Dataset, no other"
+    out = {}
+    for sid, dataset in datasets.items():
+        head = maps[sid + SID_SUFFIX]
+        assert head.archived == dataset.archived, f"{sid}: map and Dataset disagree on archived"
+        if dataset.archived:
+            continue
+        copies = {
+            r.pid
+            for s, r in heads.items()
+            if s.startswith(sid + "#") and s != sid + SID_SUFFIX and not r.archived
+        }
+        got = read_map(store, node_id, head.pid)
+        assert got.pid == head.pid
+        assert got.aggregated == {dataset.pid} | copies, sid
+        assert got.metadata == ({dataset.pid} if copies else set())
+        assert got.documented == copies
+        out[sid] = got
+    return out
