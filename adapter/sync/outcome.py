@@ -159,6 +159,7 @@ class RunSummary:
     series_findings: dict[str, int] = field(default_factory=dict)  # SERIES_CODES -> count
     duration_s: float = 0.0
     message: str | None = None  # why a run failed
+    notices: list[str] = field(default_factory=list)  # what the operator should fix (config)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -213,4 +214,5 @@ class RunSummary:
                 out += [f"    {n:5d}  {code}" for code, n in sorted(counts.items())]
         if self.message:
             out.append(f"  {self.message}")
+        out += [f"  note: {notice}" for notice in self.notices]
         return out

@@ -141,10 +141,17 @@ def test_runs_and_a_second_incremental_sync(filled: str, demo_server: DemoServer
     again = adapter("sync", demo_server.url("/robots.txt"), "--store", filled, "--node-id", NODE)
     assert again.exit_code == 0, again.output
     assert "new objects 0" in again.output and "pages seen 6" in again.output
+    # quick mode: every run summary names the placeholder subjects and how to replace them
+    [note] = [line for line in again.output.splitlines() if line.startswith("  note: ")]
+    assert "placeholder submitter and rightsHolder" in note
+    assert "CN=adapter-placeholder-submitter,DC=dataone,DC=org" in note
+    assert "dataone.submitter and dataone.rights_holder" in note and "--config" in note
     runs = adapter("runs", "--store", filled, "--json")
     history = [json.loads(x) for x in runs.output.splitlines()]
     assert [h["status"] for h in history] == ["ok", "ok"]
     assert history[1]["summary"]["new_objects"] == 7 and history[0]["summary"]["due"] < 6
+    for run in history:  # the stored run rows say it too
+        assert run["summary"]["notices"] == [note.removeprefix("  note: ")]
     table = adapter("runs", "--store", filled)
     assert table.exit_code == 0 and NODE in table.output
 
@@ -168,6 +175,7 @@ nodes:
     result = adapter("sync", "--config", str(cfg), "urn:node:DEMOA")
     assert result.exit_code == 0, result.output
     assert "urn:node:DEMOA: run 1 ok" in result.output and "DEMOB" not in result.output
+    assert "placeholder" not in result.output  # real subjects: no note
     listed = adapter("queue", "list", "--config", str(cfg), "--json").output.splitlines()
     assert {json.loads(x)["node_id"] for x in listed} == {"urn:node:DEMOA"}
     sysmeta = adapter(
