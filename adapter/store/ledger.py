@@ -374,9 +374,11 @@ def _write_package(
     _write_object(conn, defaults, cand, state, None, out, pid=pid)
 
 
-def pages_without_packages(conn: Connection, node_id: str) -> list[str]:
-    """The pages owning a live Dataset whose series has no resource map yet (an upgrade)."""
-    rows = q.PAGES_WITHOUT_PACKAGE.all(
-        conn, node=node_id, suffix=SID_SUFFIX, map_format=RESOURCE_MAP_FORMAT
-    )
+def pages_without_packages(
+    conn: Connection, node_id: str, after: str = "", limit: int = 1000
+) -> list[str]:
+    """Pages after `after` (URL order) owning a live Dataset whose series has no resource
+    map yet: a store written before maps existed."""
+    params = {"node": node_id, "suffix": SID_SUFFIX, "map_format": RESOURCE_MAP_FORMAT}
+    rows = conn.execute(q.PAGES_WITHOUT_PACKAGE.limit(limit), {**params, "after": after})
     return [str(url) for (url,) in rows]

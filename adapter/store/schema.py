@@ -134,6 +134,8 @@ series = Table(
     Column("content_key", String(80), nullable=False),  # sha256 minus volatile properties
     Column("describes_series", String(800)),  # a metadata copy's series -> the Dataset's
 )
+# a page's series (archive_unlisted, refresh_packages run per page written)
+ix_series_source = Index("ix_series_source", series.c.node_id, series.c.source_url)
 
 # Every identifier the store has given out (PIDs and seriesIds, of every node), once: the
 # primary key makes "never reused, across time and nodes" a constraint, race-free on both
@@ -378,6 +380,13 @@ MIGRATIONS.append(
         5,
         "sysmeta_log: every system-metadata change, for listObjects; node_policy",
         _change_log,
+    )
+)
+MIGRATIONS.append(
+    (
+        6,
+        "ix_series_source: a page's series by index (each page write, and resource maps)",
+        lambda conn: ix_series_source.create(conn, checkfirst=True),
     )
 )
 LATEST = MIGRATIONS[-1][0]

@@ -16,6 +16,7 @@ from sqlalchemy import (
     Boolean,
     ClauseElement,
     ColumnElement,
+    Select,
     bindparam,
     false,
     func,
@@ -164,8 +165,9 @@ PAGE_SERIES = Prepared(
 )
 
 
-def _pages_without_package(_: str) -> ClauseElement:
-    """The pages owning a live Dataset series that has no resource map series yet."""
+def _pages_without_package() -> Select[Any]:
+    """The pages owning a live Dataset series that has no resource map series yet, in URL
+    order after `after` (keyset paging: a page that cannot get a map is not read again)."""
     maps = _s.alias("maps")
     has_map = (
         select(maps.c.series_id)
@@ -183,6 +185,7 @@ def _pages_without_package(_: str) -> ClauseElement:
             _s.c.describes_series.is_(None),
             _r.c.format_id != P("map_format"),
             _r.c.archived.is_(false()),
+            _s.c.source_url > P("after"),
             ~has_map,
         )
         .distinct()
@@ -190,7 +193,8 @@ def _pages_without_package(_: str) -> ClauseElement:
     )
 
 
-PAGES_WITHOUT_PACKAGE = Prepared(_pages_without_package)
+# not a hot statement (once per run, by batches): plain Core, so it can take a LIMIT
+PAGES_WITHOUT_PACKAGE = _pages_without_package()
 EVENT_INSERT = Prepared(
     lambda _: (
         t.outbox.insert()

@@ -306,16 +306,17 @@ PACKAGE_BATCH = 200  # pages per transaction when maps are published for an upgr
 def _publish_missing_packages(store: Store, node: NodeSettings, summary: RunSummary) -> None:
     """Resource maps for the live Datasets that have none: a store written before maps
     existed gets them on its first run, as new objects; no other record changes."""
-    with store.read() as conn:
-        pages = pages_without_packages(conn, node.id)
     defaults = defaults_for(node)
-    for start in range(0, len(pages), PACKAGE_BATCH):
-        created = 0
+    after = ""
+    while True:
         with store.write() as conn:
-            for url in pages[start : start + PACKAGE_BATCH]:
-                created += len(refresh_packages(conn, defaults, url).created)
+            pages = pages_without_packages(conn, node.id, after, PACKAGE_BATCH)
+            if not pages:
+                return
+            created = sum(len(refresh_packages(conn, defaults, url).created) for url in pages)
             add_to_run(conn, node.id, {"new_objects": created})
         summary.new_objects += created
+        after = pages[-1]
 
 
 def _process_due(

@@ -5,8 +5,10 @@ Dataset, never a PID twice. What a map aggregates is read back with DataONE's li
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import UTC, datetime
 
 import pytest
+from sqlalchemy import inspect, text
 
 from adapter.dataone.records import Candidate, metadata_candidate
 from adapter.dataone.resourcemap import (
@@ -17,6 +19,7 @@ from adapter.dataone.resourcemap import (
 )
 from adapter.models import SyncRecord
 from adapter.store import ledger
+from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.ledger import (
     Applied,
@@ -174,7 +177,33 @@ def test_the_pages_whose_live_datasets_have_no_map(store: Store) -> None:
     with store.write() as conn:
         archive_page(conn, NODE, "https://r/c")  # archived before the upgrade: no map due
         assert pages_without_packages(conn, NODE) == ["https://r/a", "https://r/b"]
+        assert pages_without_packages(conn, NODE, limit=1) == ["https://r/a"]  # in batches,
+        assert pages_without_packages(conn, NODE, "https://r/a") == ["https://r/b"]  # onwards
         assert pages_without_packages(conn, "urn:node:OTHER") == []
     refresh(store, "https://r/a")
     with store.write() as conn:
         assert pages_without_packages(conn, NODE) == ["https://r/b"]
+
+
+def test_the_index_of_a_pages_series_comes_with_an_upgrade(store_url: str) -> None:
+    """A page's series are read by source URL on each page write and for each page that
+    needs maps: an indexed read, also in a store upgraded from before the index."""
+    [step] = [n for n, what, _ in t.MIGRATIONS if what.startswith("ix_series_source")]
+    s = Store.open(store_url)
+    write(s, dataset(1))
+    with s.write() as conn:  # as the previous version left it
+        conn.execute(text("DROP INDEX ix_series_source"))
+        conn.execute(t.schema_version.delete())
+        conn.execute(
+            t.schema_version.insert().values(
+                version=step - 1, description="before", applied_at=datetime.now(UTC)
+            )
+        )
+    before = s.list_objects(NODE)[1]
+    s.close()
+    assert Store.connect(store_url).upgrade() == list(range(step, t.LATEST + 1))
+    s = Store.open(store_url, create=False)
+    with s.read() as conn:
+        assert "ix_series_source" in {i["name"] for i in inspect(conn).get_indexes("series")}
+    assert s.list_objects(NODE)[1] == before
+    s.close()
