@@ -20,7 +20,7 @@ Identifiers (documented in docs/sync-and-api.md):
 - PID: `resource_map_sha256:<hex>`, hex the sha256 of what the map aggregates (the
   JSON-LD object's PID, then the other PIDs sorted, one a line), plus `.<n>` from
   the store's registry when that set was aggregated before (a metadata copy dropped
-  and linked again). `resource_map_` is the prefix DataONE's own tools give maps.
+  and linked again). `resource_map_` is the prefix MetacatUI (DataONE's web client) gives maps.
   A map names itself (`dcterms:identifier`), so its PID cannot be the checksum of
   its bytes as a Dataset's is; it is the checksum of its members instead, which
   anyone can recompute from the map.
