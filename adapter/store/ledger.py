@@ -341,6 +341,8 @@ def _page_packages(
 def _write_package(
     conn: Connection, defaults: RecordDefaults, source_url: str, dataset_sid: str, out: Applied
 ) -> None:
+    """The Dataset's map, by the version rules of any series (`decide`). Its PID is claimed
+    before its bytes are built, since the map names itself inside them."""
     node_id = defaults.node_id
     provisional = Candidate(
         series_id=map_series_id(dataset_sid),
