@@ -160,7 +160,7 @@ def _held(conn: Connection, c: CheckedPage, node: NodeSettings) -> None:
     if c.listed is None:  # not read whole: what it publishes is not known
         return
     for pid, sid in live_heads(conn, node.id, c.row.url):
-        if sid in c.listed:
+        if sid in c.listed and not is_map_series(sid):  # a map is held with its Dataset
             message = (
                 f"{sid}: the page is not harvestable under the '{node.checks.profile}' "
                 f"profile, so its last record {pid} stays published and gets no new "

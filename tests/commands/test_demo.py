@@ -44,8 +44,9 @@ def test_demo_syncs_the_bundled_repository(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     out = result.output
     assert "pages seen 6, due 6, fetched 6" in out
-    # under the default dataone profile only the ocean Dataset (its ISO copy and resource map) is synced:
-    # the glacier and soil Datasets have no ISO metadata copy, the lake-ice one no DOI
+    # under the default dataone profile only the ocean Dataset (with its ISO copy and resource
+    # map) is synced: the glacier and soil Datasets have no ISO metadata copy, the lake-ice
+    # one no DOI
     assert "new objects 3" in out and "gone 1" in out
     assert "3  dataone/profile-unmet" in out
     for code in ("dataone/profile-unmet", "extract/js-rendered"):
