@@ -130,7 +130,7 @@ def test_error_reports_with_entities_expand_nothing(api: str) -> None:
 def test_the_store_is_still_served_after_all_that(api: str) -> None:
     listed = requests.get(api + "/object", timeout=10)
     assert listed.status_code == 200
-    assert listed.text.count("<objectInfo>") == 2  # the records, nothing dropped
+    assert listed.text.count("<objectInfo>") == 4  # 2 Datasets and their maps, nothing dropped
 
 
 def test_no_file_outside_the_store_is_reachable(api: str, tmp_path: Path) -> None:

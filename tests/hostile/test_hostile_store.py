@@ -74,7 +74,7 @@ def test_postgres_connection_terminated_mid_run(
     code, out = finish(start_sync(site, store, tmp_path, "/good/sitemap.xml"))
     assert code == 0, out
     before = _records(store)
-    assert len(before) == 2
+    assert len(before) == 4  # 2 Datasets and their resource maps
 
     since = len(site.log)
     proc = start_sync(site, store, tmp_path, SLOW_PAGES)
