@@ -1,0 +1,417 @@
+"""The Member Node API under load: a 100,000-object store on SQLite and PostgreSQL.
+
+Serves the store with `adapter serve` (the production server) and measures
+`get`, `getSystemMetadata`, `getChecksum`, `describe` (HEAD) and paged
+`listObjects` (count=1000, by start) with wrk cycling through many PIDs at
+each connection count; nginx serves the same bytes and pre-built XML from files
+at the same paths in the same run (the ratio says how far the API is from what
+this machine can send). DataONE's own client (`MemberNodeClient_2_0`) makes a
+smaller sequential pass; its overhead is client-side, so it is reported apart.
+Last, a sync of a generated repository runs alone and while wrk loads the API
+on the same store, to show what serving costs the sync. Writes the
+"## Member Node API" section of BENCHMARKS.md and benchmarks/api-rps.svg.
+
+    PYTHONPATH=. .venv/bin/python benchmarks/api.py [--objects 100000] [--seconds 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from adapter.api.xml import checksum_xml, object_list_xml  # noqa: E402
+from adapter.commands.serve import member_node  # noqa: E402
+from adapter.config.load import quick_node  # noqa: E402
+from adapter.store.db import Store  # noqa: E402
+from benchmarks import apiload, apistore, synthrepo  # noqa: E402
+from benchmarks.apiplot import bar_svg  # noqa: E402
+from benchmarks.sections import write_section  # noqa: E402
+from tests.support import stores  # noqa: E402
+
+SECTION = "## Member Node API"
+PYTHON = sys.executable
+ADAPTER = [PYTHON, "-m", "adapter"]
+SUBJECTS = {
+    "submitter": apistore.SUBMITTER,
+    "rights_holder": apistore.RIGHTS,
+    "contact_subject": apistore.SUBMITTER,
+}
+SAMPLE = 20_000  # PIDs the load cycles through (and nginx holds as files)
+LIST_COUNT = 1000
+METHODS = ("getSystemMetadata", "get", "getChecksum", "describe", "listObjects")
+PLOT = ROOT / "benchmarks" / "api-rps.svg"
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """How the API is served: a name for the report and the `adapter serve` options."""
+
+    name: str
+    options: tuple[str, ...]
+
+
+SERVERS = {
+    "waitress": Server("waitress, 8 threads (adapter serve)", ("--threads", "8")),
+}
+
+
+def paths_for(method: str, pids: list[str], objects: int) -> tuple[str, list[str]]:
+    """(HTTP verb, request paths) of one method over the sampled PIDs."""
+    base = f"/{apistore.SHORT}/v2"
+    quoted = [apistore.path_of(pid) for pid in pids]
+    if method == "getSystemMetadata":
+        return "GET", [f"{base}/meta/{p}" for p in quoted]
+    if method == "get":
+        return "GET", [f"{base}/object/{p}" for p in quoted]
+    if method == "describe":
+        return "HEAD", [f"{base}/object/{p}" for p in quoted]
+    if method == "getChecksum":
+        return "GET", [f"{base}/checksum/{p}" for p in quoted]
+    starts = list(range(0, max(1, objects - LIST_COUNT + 1), LIST_COUNT))
+    random.Random(19).shuffle(starts)
+    return "GET", [f"{base}/object?start={s}&count={LIST_COUNT}" for s in starts]
+
+
+def _node() -> Any:
+    settings = quick_node("https://repository.invalid/", apistore.NODE, dataone=SUBJECTS)
+    return member_node(settings, "http://127.0.0.1:8080")
+
+
+def nginx_tree(url: str, pids: list[str], objects: int, root: Path) -> None:
+    """The API's answers as files at the API's paths, rendered by the adapter's own code."""
+    node = _node()
+    base = root / apistore.SHORT / "v2"
+    for sub in ("object", "meta", "checksum"):
+        (base / sub).mkdir(parents=True, exist_ok=True)
+    (root / "list").mkdir()
+    store = Store.open(url, create=False)
+    try:
+        for pid in pids:
+            record = store.get_record(apistore.NODE, pid, with_bytes=True)
+            assert record is not None and record.object_bytes is not None
+            (base / "object" / pid).write_bytes(record.object_bytes)
+            (base / "meta" / pid).write_bytes(node.sysmeta(record))
+            xml = checksum_xml(record.checksum_algorithm, record.checksum)
+            (base / "checksum" / pid).write_bytes(xml)
+        for start in range(0, max(1, objects - LIST_COUNT + 1), LIST_COUNT):
+            total, page = store.list_objects(apistore.NODE, start=start, count=LIST_COUNT)
+            (root / "list" / f"{start}.xml").write_bytes(object_list_xml(page, start, total))
+    finally:
+        store.close()
+
+
+@contextmanager
+def api_server(url: str, server: Server, log: Path) -> Iterator[tuple[str, int]]:
+    """`adapter serve` on the store at a free port: (origin, pid)."""
+    port = apiload.free_port()
+    args = [*ADAPTER, "serve", "--store", url, "--node-id", apistore.NODE, "--port", str(port)]
+    args += ["--submitter", SUBJECTS["submitter"], "--rights-holder", SUBJECTS["rights_holder"]]
+    args += ["--contact-subject", SUBJECTS["contact_subject"], *server.options]
+    with log.open("ab") as sink:
+        proc = subprocess.Popen(
+            args, stdout=sink, stderr=sink, env={**os.environ, "PYTHONPATH": str(ROOT)}
+        )
+    origin = f"http://127.0.0.1:{port}"
+    try:
+        apiload.wait_ready(f"{origin}/{apistore.SHORT}/v2/monitor/ping")
+        yield origin, proc.pid
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def measure_methods(
+    origin: str, pid: int | None, pids: list[str], objects: int, args: argparse.Namespace
+) -> dict[str, dict[int, apiload.Load]]:
+    out: dict[str, dict[int, apiload.Load]] = {}
+    for method in METHODS:
+        verb, paths = paths_for(method, pids, objects)
+        out[method] = {}
+        for conns in args.connections:
+            load = apiload.wrk(
+                origin, paths, verb=verb, connections=conns, seconds=args.seconds, server_pid=pid
+            )
+            out[method][conns] = load
+            print(f"  {method:18} c={conns:<3} {json.dumps(load.row())}", flush=True)
+    return out
+
+
+def d1_client_pass(origin: str, pids: list[str], objects: int, calls: int) -> dict[str, float]:
+    """Calls per second of DataONE's own client, one caller, sequential."""
+    import d1_client.mnclient_2_0  # lazy: it loads pyxb's bindings
+
+    client = d1_client.mnclient_2_0.MemberNodeClient_2_0(
+        f"{origin}/{apistore.SHORT}", timeout_sec=30
+    )
+    chosen = pids[:: max(1, len(pids) // calls)][:calls]
+    pages = max(1, min(calls // 10, objects // LIST_COUNT))
+    runs: dict[str, Callable[[int], Any]] = {
+        "getSystemMetadata": lambda i: client.getSystemMetadata(chosen[i]),
+        "get": lambda i: client.get(chosen[i]).content,
+        "getChecksum": lambda i: client.getChecksum(chosen[i]),
+        "describe": lambda i: client.describe(chosen[i]),
+        "listObjects": lambda i: client.listObjects(start=i * LIST_COUNT, count=LIST_COUNT),
+    }
+    rates = {}
+    for method, call in runs.items():
+        n = pages if method == "listObjects" else len(chosen)
+        call(0)  # the first call loads the client's bindings: not timed
+        began = time.perf_counter()
+        for i in range(n):
+            call(i)
+        rates[method] = n / (time.perf_counter() - began)
+        print(f"  d1_client {method:18} {rates[method]:,.0f} calls/s", flush=True)
+    return rates
+
+
+def sync_cost(sqlite: Path, tmp: Path, pages: int, pids: list[str], objects: int) -> list[Any]:
+    """A sync of a generated repository into a copy of the store: alone, and under API load."""
+    port = synthrepo.free_port()
+    origin = f"http://127.0.0.1:{port}"
+    site = tmp / "site"
+    synthrepo.generate(site, pages, origin)
+    served = synthrepo.serve(site, port)
+    meta = paths_for("getSystemMetadata", pids, objects)[1]
+    mixed = [p for pair in zip(meta, paths_for("get", pids, objects)[1], strict=True) for p in pair]
+    rows: list[Any] = []
+    try:
+        for n, (label, conns, delay) in enumerate(
+            [
+                ("alone", 0, None),
+                ("API paced, 10 clients at ~20 req/s each", 10, 50),
+                ("API at full speed, 20 clients", 20, None),
+                ("alone (again)", 0, None),
+            ]
+        ):
+            db = tmp / f"sync-{n}.db"
+            shutil.copyfile(sqlite, db)
+            url = f"sqlite:///{db}"
+            cfg = tmp / f"sync-{n}.yaml"
+            cfg.write_text(_sync_config(url, origin))
+            with ExitStack() as stack:
+                load = None
+                if conns:
+                    api, _ = stack.enter_context(
+                        api_server(url, SERVERS["waitress"], tmp / "serve-sync.log")
+                    )
+                    load = apiload.Wrk(api, mixed, conns, delay)
+                    time.sleep(1)
+                began = time.perf_counter()
+                proc = subprocess.run(
+                    [*ADAPTER, "sync", "--config", str(cfg), "--json"],
+                    cwd=tmp,
+                    capture_output=True,
+                    text=True,
+                    env={**os.environ, "PYTHONPATH": str(ROOT)},
+                )
+                seconds = time.perf_counter() - began
+                rps = load.stop() if load else 0.0
+            summary = [json.loads(x) for x in proc.stdout.splitlines() if x[:1] == "{"]
+            fetched = sum(s.get("new_objects", 0) for s in summary)
+            if proc.returncode not in (0, 1) or fetched != pages:
+                raise RuntimeError(f"sync failed ({proc.returncode}): {proc.stderr[-2000:]}")
+            rows.append((label, seconds, rps))
+            print(f"  sync {label}: {seconds:.1f} s, API {rps:,.0f} req/s", flush=True)
+            db.unlink()
+    finally:
+        served.stop()
+    return rows
+
+
+def _sync_config(url: str, origin: str) -> str:
+    return f"""
+store_url: "{url}"
+log_level: WARNING
+nodes:
+  - id: urn:node:SYNCBENCH
+    name: Sync under API load
+    start:
+      robots_urls: ["{origin}/robots.txt"]
+    politeness:
+      requests_per_second: 5000
+      concurrency: 8
+    dataone:
+      submitter: "{apistore.SUBMITTER}"
+      rights_holder: "{apistore.RIGHTS}"
+      contact_subject: "{apistore.SUBMITTER}"
+"""
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--objects", type=int, default=100_000)
+    ap.add_argument("--seconds", type=int, default=10)
+    ap.add_argument("--connections", default="20,50")
+    ap.add_argument("--engines", default="sqlite,postgres")
+    ap.add_argument("--servers", default="waitress", help=f"of {', '.join(SERVERS)}")
+    ap.add_argument("--d1-calls", type=int, default=300)
+    ap.add_argument("--sync-pages", type=int, default=1500, help="0: skip the sync cost")
+    ap.add_argument("--rebuild", action="store_true", help="rebuild the cached SQLite store")
+    ap.add_argument("--no-write", action="store_true")
+    args = ap.parse_args()
+    args.connections = [int(c) for c in args.connections.split(",")]
+    tmp = Path(tempfile.mkdtemp(prefix="bench-api-"))
+    try:
+        with ExitStack() as cleanup:
+            report = measure(args, tmp, cleanup)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(report)
+    if not args.no_write:
+        write_section(SECTION, report)
+
+
+def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
+    started = datetime.now(UTC)
+    loads_at_start = os.getloadavg()
+    sqlite, built = apistore.sqlite_store(args.objects, rebuild=args.rebuild)
+    print(f"SQLite store {sqlite}: " + (f"built in {built:.1f} s" if built else "cached"))
+    engines: list[tuple[str, str, float | None]] = []
+    if "sqlite" in args.engines:
+        engines.append(("SQLite", f"sqlite:///{sqlite}", built))
+    pg_base = os.environ.get("ADAPTER_TEST_POSTGRES_URL")
+    if "postgres" in args.engines and pg_base:
+        pg_url = cleanup.enter_context(stores.postgres_schema(pg_base))
+        seconds = apistore.build(pg_url, args.objects)
+        print(f"PostgreSQL store built in {seconds:.1f} s")
+        engines.append(("PostgreSQL", pg_url, seconds))
+    pids = apistore.sample_pids(f"sqlite:///{sqlite}", max(1, args.objects // SAMPLE))
+    random.Random(7).shuffle(pids)
+    results: dict[str, dict[str, dict[int, apiload.Load]]] = {}
+    d1: dict[str, dict[str, float]] = {}
+    for engine, url, _ in engines:
+        for key in args.servers.split(","):
+            server = SERVERS[key]
+            label = f"{engine}, {server.name}"
+            print(label, flush=True)
+            with api_server(url, server, tmp / "serve.log") as (origin, pid):
+                results[label] = measure_methods(origin, pid, pids, args.objects, args)
+                if key == "waitress" and args.d1_calls:
+                    d1[engine] = d1_client_pass(origin, pids, args.objects, args.d1_calls)
+    root = tmp / "nginx"
+    nginx_tree(f"sqlite:///{sqlite}", pids, args.objects, root)
+    nginx = apiload.Nginx(root, apistore.SHORT)
+    try:
+        print("nginx, files", flush=True)
+        results["nginx, 2 workers, the same bytes from files"] = measure_methods(
+            nginx.origin, nginx.proc.pid, pids, args.objects, args
+        )
+    finally:
+        nginx.stop()
+    sync_rows = (
+        sync_cost(sqlite, tmp, args.sync_pages, pids, args.objects) if args.sync_pages else []
+    )
+    return render(args, started, loads_at_start, engines, results, d1, sync_rows, len(pids))
+
+
+def render(
+    args: argparse.Namespace,
+    started: datetime,
+    loads_at_start: tuple[float, float, float],
+    engines: list[tuple[str, str, float | None]],
+    results: dict[str, dict[str, dict[int, apiload.Load]]],
+    d1: dict[str, dict[str, float]],
+    sync_rows: list[Any],
+    sampled: int,
+) -> str:
+    nginx_key = next(k for k in results if k.startswith("nginx"))
+    top = max(args.connections)
+    lines = [
+        "| server | method | clients | req/s | entries/s | mean ms | p99 ms | "
+        "server cores | wrk cores | vs nginx |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for label, by_method in results.items():
+        for method, by_conns in by_method.items():
+            for conns, load in by_conns.items():
+                ratio = load.rps / results[nginx_key][method][conns].rps
+                entries = f"{load.rps * LIST_COUNT:,.0f}" if method == "listObjects" else ""
+                errors = f" ({load.errors} errors)" if load.errors else ""
+                lines.append(
+                    f"| {label} | {method} | {conns} | {load.rps:,.0f}{errors} | {entries} "
+                    f"| {load.mean_ms:.1f} | {load.p99_ms:.1f} | {load.server_cores:.2f} "
+                    f"| {load.wrk_cores:.2f} | {ratio:.2f} |"
+                )
+    builds = "; ".join(
+        f"{name} {seconds:.0f} s" if seconds else f"{name} cached (built earlier)"
+        for name, _, seconds in engines
+    )
+    d1_lines = [
+        f"| {engine} | " + " | ".join(f"{rates[m]:,.0f}" for m in METHODS) + " |"
+        for engine, rates in d1.items()
+    ]
+    sync_text = ""
+    if sync_rows:
+        alone = statistics.mean(s for label, s, _ in sync_rows if label.startswith("alone"))
+        sync_lines = [
+            f"| {label} | {seconds:.1f} | {(seconds / alone - 1) * 100:+.0f} % | "
+            + (f"{rps:,.0f}" if rps else "")
+            + " |"
+            for label, seconds, rps in sync_rows
+        ]
+        sync_text = f"""
+Serving while a sync writes (`adapter sync` of {args.sync_pages:,} generated landing pages,
+benchmarks/synthrepo.py on nginx, into a copy of the SQLite store that `adapter serve`
+answers from; wrk asks for getSystemMetadata and get in turns; cost against the mean of the
+two runs alone):
+
+| sync | seconds | cost | API req/s meanwhile |
+| --- | --- | --- | --- |
+{chr(10).join(sync_lines)}
+"""
+    ended = os.getloadavg()
+    plot = {
+        label: {m: by_method[m][top].rps for m in METHODS if m in by_method}
+        for label, by_method in results.items()
+    }
+    PLOT.write_text(bar_svg(plot, f"API requests per second by method, {top} clients"))
+    command = "PYTHONPATH=. .venv/bin/python benchmarks/api.py " + " ".join(sys.argv[1:])
+    return f"""{SECTION}
+
+`benchmarks/api.py`: the Member Node API on a store of {args.objects:,} objects written as
+the sync writes them (the sync's candidate, record and statements, in batches: {builds}),
+served by `adapter serve`; wrk ({args.seconds} s per row, 2 threads) cycles through
+{sampled:,} of the PIDs (listObjects: every page of {LIST_COUNT:,} by `start`, shuffled).
+nginx serves the same bytes and the same pre-built XML from files at the same paths in the
+same run ("vs nginx": the API's req/s over nginx's). "server cores" and "wrk cores" are CPU
+seconds per second of the server's process tree and of wrk: both share the machine's
+{os.cpu_count()} cores, unpinned.
+
+![API requests per second by method](benchmarks/api-rps.svg)
+
+{chr(10).join(lines)}
+
+DataONE's own client (`d1_client.mnclient_2_0.MemberNodeClient_2_0`), one caller in
+sequence, calls per second (listObjects: pages of {LIST_COUNT:,}); its time goes mostly to
+the client's own parsing (pyxb), so it is no measure of the server:
+
+| store | {" | ".join(METHODS)} |
+| --- | {" | ".join("---" for _ in METHODS)} |
+{chr(10).join(d1_lines)}
+{sync_text}
+Machine: {os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()};
+load average {loads_at_start[0]:.1f} at the start, {ended[0]:.1f} at the end (other jobs
+share the machine). Measured {started:%Y-%m-%d %H:%M} UTC with `{command.strip()}`.
+"""
+
+
+if __name__ == "__main__":
+    main()
