@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,6 +34,7 @@ from adapter.store.accesslog import AccessLog
 from adapter.store.history import History
 from adapter.store.latency import WRITES
 from adapter.store.outbox import Outbox
+from adapter.store.reads import Reads
 from adapter.store.schema import utc
 
 SQLITE_BUSY_MS = 30_000
@@ -155,6 +157,8 @@ class Store(History, Outbox, AccessLog):
         self.engine = engine
         self.url = url
         self._writer = engine.execution_options(sqlite_begin="IMMEDIATE")  # see _sqlite_engine
+        self._reads: Reads | None = None  # the API's by-PID reads, opened on first use
+        self._reads_lock = threading.Lock()
 
     # -- opening ----------------------------------------------------------------
 
@@ -198,7 +202,19 @@ class Store(History, Outbox, AccessLog):
         return store
 
     def close(self) -> None:
+        if self._reads is not None:
+            self._reads.close()
+            self._reads = None
         self.engine.dispose()
+
+    def _reader(self) -> Reads:
+        reads = self._reads
+        if reads is None:
+            with self._reads_lock:
+                if self._reads is None:
+                    self._reads = Reads(self.engine, self.url)
+                reads = self._reads
+        return reads
 
     def upgrade(self) -> list[int]:
         """Apply the migrations this database has not seen; the versions applied."""
@@ -334,23 +350,13 @@ class Store(History, Outbox, AccessLog):
         ]
 
     def get_record(self, node_id: str, pid: str, *, with_bytes: bool = False) -> SyncRecord | None:
-        r = t.records
-        cols = [c for c in r.c if with_bytes or c.name != "object_bytes"]
-        with self.read() as conn:
-            row = (
-                conn.execute(select(*cols).where(r.c.node_id == node_id, r.c.pid == pid))
-                .mappings()
-                .first()
-            )
+        """One record by PID (adapter.store.reads: prepared, on a connection per thread)."""
+        row = self._reader().record_row(node_id, pid, with_bytes)
         return None if row is None else record_from_row(row)
 
     def resolve_sid(self, node_id: str, sid: str) -> str | None:
         """The head PID of a series (its newest object, archived or not), or None."""
-        s = t.series
-        with self.read() as conn:
-            return conn.execute(
-                select(s.c.head_pid).where(s.c.node_id == node_id, s.c.series_id == sid)
-            ).scalar()
+        return self._reader().series_head(node_id, sid)
 
     def series_records(self, node_id: str, sid: str) -> list[SyncRecord]:
         """Every object of a series, oldest first (without bytes)."""
