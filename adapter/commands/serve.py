@@ -55,7 +55,7 @@ def member_node(
     """
     # lazy: every command module loads for `adapter --help`
     from adapter.api.auth import node_access
-    from adapter.api.sysmeta import sysmeta_xml
+    from adapter.api.sysmeta import SysmetaWriter
 
     base_url = str(settings.dataone.base_url or "")
     if public_url or not base_url:
@@ -79,9 +79,7 @@ def member_node(
         schedule=harvest(datetime.now(UTC)),
         base_url=_versionless(base_url),
     )
-    return MemberNode(
-        info, lambda record: sysmeta_xml(record, settings), harvest, node_access(settings)
-    )
+    return MemberNode(info, SysmetaWriter(settings), harvest, node_access(settings))
 
 
 def _versionless(url: str) -> str:
