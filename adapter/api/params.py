@@ -150,11 +150,8 @@ def decode_pid(raw: str, method: str) -> str:
 
 def valid_identifier(value: str) -> bool:
     """D1-XSD Identifier: non-empty, at most 800 characters, no white space or controls."""
-    return (
-        0 < len(value) <= MAX_PID_CHARS
-        and not any(c.isspace() for c in value)
-        and all(c.isprintable() for c in value)
-    )
+    # str.isprintable is False for every white space but the ASCII space, and for controls
+    return 0 < len(value) <= MAX_PID_CHARS and value.isprintable() and " " not in value
 
 
 def checked_text(value: str | None, name: str, method: str) -> str | None:
