@@ -124,22 +124,57 @@ def node_xml(node: NodeInfo, base_url: str, api: str = "v2") -> bytes:
 
 
 def object_list_xml(records: Sequence[SyncRecord], start: int, total: int) -> bytes:
-    """A v1 ObjectList slice: `count` is what this page holds, `total` the whole match."""
-    root = etree.Element(
-        f"{{{NS_V1}}}objectList",
-        nsmap={"ns1": NS_V1},
-        count=str(len(records)),
-        start=str(start),
-        total=str(total),
+    """A v1 ObjectList slice: `count` is what this page holds, `total` the whole match.
+
+    Written as text (a page of 1,000 entries cost 15-30 ms through lxml, about 2 ms
+    so), byte for byte what the tree writer produced: tests/api/test_objectlist_text.py.
+    """
+    head = (
+        f"<?xml version='1.0' encoding='UTF-8'?>\n<ns1:objectList xmlns:ns1=\"{NS_V1}\" "
+        f'count="{len(records)}" start="{start}" total="{total}"'
     )
-    for record in records:
-        info = _child(root, "objectInfo")
-        _child(info, "identifier", record.pid)
-        _child(info, "formatId", record.format_id)
-        _child(info, "checksum", record.checksum).set("algorithm", record.checksum_algorithm)
-        _child(info, "dateSysMetadataModified", d1_datetime(record.date_modified))
-        _child(info, "size", str(record.size))
-    return _serialize(root)
+    if not records:
+        return (head + "/>\n").encode("utf-8")
+    parts = [head, ">\n"]
+    for r in records:
+        parts.append(
+            "  <objectInfo>\n"
+            f"    <identifier>{_text(r.pid)}</identifier>\n"
+            f"    <formatId>{_text(r.format_id)}</formatId>\n"
+            f'    <checksum algorithm="{_attribute(r.checksum_algorithm)}">'
+            f"{_text(r.checksum)}</checksum>\n"
+            f"    <dateSysMetadataModified>{d1_datetime(r.date_modified)}"
+            "</dateSysMetadataModified>\n"
+            f"    <size>{r.size}</size>\n"
+            "  </objectInfo>\n"
+        )
+    parts.append("</ns1:objectList>\n")
+    return "".join(parts).encode("utf-8")
+
+
+_TEXT_ESCAPES = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;", "\r": "&#13;"})
+_ATTRIBUTE_ESCAPES = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        '"': "&quot;",
+        "\r": "&#13;",
+        "\n": "&#10;",
+        "\t": "&#9;",
+    }
+)
+
+
+def _text(value: str) -> str:
+    """Character data as libxml2 escapes it (a value without these is returned as is)."""
+    if "&" in value or "<" in value or ">" in value or "\r" in value:
+        return value.translate(_TEXT_ESCAPES)
+    return value
+
+
+def _attribute(value: str) -> str:
+    return value.translate(_ATTRIBUTE_ESCAPES)
 
 
 def checksum_xml(algorithm: str, value: str) -> bytes:

@@ -374,7 +374,10 @@ class Store(History, Outbox, AccessLog):
 
 
 def record_from_row(row: Any) -> SyncRecord:
-    keys = row.keys()
+    """A SyncRecord from a mapping of the record's columns (object_bytes when selected)."""
+    if not isinstance(row, dict):
+        row = dict(row)  # one conversion: a RowMapping's lookups cost more than the dict
+    body = row.get("object_bytes")  # NOT NULL: None only when not selected
     return SyncRecord(
         pid=row["pid"],
         series_id=row["series_id"],
@@ -394,6 +397,6 @@ def record_from_row(row: Any) -> SyncRecord:
         serial_version=int(row["serial_version"]),
         submitter=row["submitter"],
         rights_holder=row["rights_holder"],
-        object_bytes=bytes(row["object_bytes"]) if "object_bytes" in keys else None,
+        object_bytes=None if body is None else bytes(body),
         describes_pid=row["describes_pid"],
     )
