@@ -1,9 +1,11 @@
-"""`adapter serve`: the DataONE Member Node read API over the store, under waitress.
+"""`adapter serve`: the DataONE Member Node read API over the store, under waitress or granian.
 
 The check page (`adapter web`) is served beside it, at `/check` and `/findings`,
 and with `--ops` the operator view of the store at `/ops`.
 
-One process serves every configured node at `http://HOST:PORT/<short name>/v2`.
+One process (or, with `--server granian --workers N`, N forked processes:
+adapter.commands.serving_granian) serves every configured node at
+`http://HOST:PORT/<short name>/v2`.
 It opens the store without migrating it (the API never writes anything but
 synchronization failures and, in batches, the access log of getLogRecords), so it can
 run beside a sync writing to the same SQLite file (WAL) or PostgreSQL database.
@@ -19,9 +21,11 @@ without `--config`) has no subjects of its own: `--submitter`,
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -34,6 +38,10 @@ from adapter.config.load import load_config, placeholder_subjects, quick_node
 from adapter.config.settings import AccessLogSettings, AuthSettings, NodeSettings
 from adapter.errors import ConfigError, StoreError
 from adapter.service.logsetup import LogFormat, configure
+
+if TYPE_CHECKING:  # the API's types, without importing it for `adapter --help`
+    from adapter.api.accesslog import LogRetention
+    from adapter.api.auth import Authority
 
 log = logging.getLogger(__name__)
 
@@ -163,6 +171,22 @@ def serve_settings(
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
 @click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256))
 @click.option(
+    "--server",
+    "server_kind",
+    type=click.Choice(["waitress", "granian"]),
+    default="waitress",
+    show_default=True,
+    help="waitress: one process; granian: --workers processes, HTTP parsed in Rust "
+    "(about three times the requests per second; see the operator guide's Scaling).",
+)
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Processes answering requests (--server granian; about one per core).",
+)
+@click.option(
     "--log-format",
     type=click.Choice(["human", "json"]),
     help="Log lines for people or JSON lines (default: log_format in the file, else human).",
@@ -200,14 +224,14 @@ def serve(
     rights_holder: str | None,
     contact_subject: str | None,
     with_ops: bool = False,
+    server_kind: str = "waitress",
+    workers: int = 1,
 ) -> None:
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
 
     from adapter.api.accesslog import EventBuffer, StoreSink, retention_from
     from adapter.api.auth import authority_from
-    from adapter.commands.web import build_app, operator_view
     from adapter.store.db import Store  # lazy: every command module loads for `adapter --help`
-    from adapter.web.mount import Mount
 
     subjects = {
         "submitter": submitter,
@@ -232,23 +256,33 @@ def serve(
         authority = authority_from(chosen.auth)  # read the CN's certificate once, now
     except ValueError as exc:
         raise ConfigError(f"auth.cn_certificate: {exc}") from None
+    retention = retention_from(chosen.access_log)
+    if workers > 1 and server_kind != "granian":
+        raise click.UsageError("--workers needs --server granian (waitress runs one process)")
+    if server_kind == "granian":
+        _serve_granian(
+            url,
+            settings,
+            bool(config_path),
+            with_ops,
+            host,
+            port,
+            threads,
+            workers,
+            public_url,
+            authority,
+            retention,
+        )
+        return
     store = Store.open(url, create=False)
     # lazy: every command module loads for `adapter --help`, which needs no API
     from adapter.api.app import MemberNodeApp
-    from adapter.service.metrics import Metrics, OpsApp
 
-    retention = retention_from(chosen.access_log)
     access_log = EventBuffer(StoreSink(store, retention))  # reads are logged in batches
     api = MemberNodeApp(  # nodes once the port is known
         store, [], access_log=access_log, authority=authority, retention=retention
     )
-    metrics = Metrics()
-    metrics.collect_store(store)
-    ops = operator_view(store, settings if config_path else ()) if with_ops else None
-    origins = (o for s in settings for o in s.trusted_origins())
-    web = build_app(origins, ops=ops, max_checks=max(1, threads // 2))
-    # the check page beside the API; /metrics and the health checks go to the API's wrapper
-    app = Mount(web, OpsApp(metrics, store, api), [s.short_name for s in settings])
+    app = _application(store, api, settings, bool(config_path), with_ops, threads)
     try:
         server = listen(
             app,
@@ -280,6 +314,76 @@ def serve(
     finally:
         access_log.close()  # writes the reads still waiting
         store.close()
+
+
+def _application(
+    store: Any, api: Any, settings: list[NodeSettings], configured: bool, ops: bool, threads: int
+) -> Any:
+    """The API with /metrics and the health checks, and the check page (and /ops) beside it."""
+    from adapter.commands.web import build_app, operator_view
+    from adapter.service.metrics import Metrics, OpsApp
+    from adapter.web.mount import Mount
+
+    metrics = Metrics()
+    metrics.collect_store(store)
+    view = operator_view(store, settings if configured else ()) if ops else None
+    origins = (o for s in settings for o in s.trusted_origins())
+    web = build_app(origins, ops=view, max_checks=max(1, threads // 2))
+    return Mount(web, OpsApp(metrics, store, api), [s.short_name for s in settings])
+
+
+def _serve_granian(
+    url: str,
+    settings: list[NodeSettings],
+    configured: bool,
+    ops: bool,
+    host: str,
+    port: int,
+    threads: int,
+    workers: int,
+    public_url: str | None,
+    authority: Authority,
+    retention: LogRetention,
+) -> None:
+    """`adapter serve --server granian`: each worker opens the store and builds the app."""
+    from adapter.api.accesslog import EventBuffer, StoreSink
+    from adapter.api.app import MemberNodeApp
+    from adapter.commands.serving_granian import serve_forked
+    from adapter.store.db import Store
+
+    Store.open(url, create=False).close()  # a wrong schema stops here, before any worker
+    bound = f"http://{_host_for_url(host)}:{port}"
+    listen_url = f"http://{_host_for_url(_reachable(host))}:{port}"
+    nodes = [member_node(s, listen_url, public_url) for s in settings]
+
+    def build() -> tuple[Any, Callable[[], None]]:
+        store = Store.open(url, create=False)
+        access_log = EventBuffer(StoreSink(store, retention))  # reads are logged in batches
+        api = MemberNodeApp(
+            store, nodes, access_log=access_log, authority=authority, retention=retention
+        )
+        app = _application(store, api, settings, configured, ops, threads)
+        access_log.start()
+
+        def at_exit() -> None:
+            access_log.close()  # writes the reads still waiting
+            store.close()
+
+        return app, at_exit
+
+    def announce() -> None:
+        _warn_placeholders(settings)
+        for s in settings:
+            click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
+        click.echo(f"Metrics: {bound}/metrics; health: {bound}/healthz, {bound}/readyz", err=True)
+        click.echo(f"check page: {bound}/check", err=True)
+        click.echo(
+            f"Serving {len(settings)} node(s) from {url} with granian, {workers} worker(s) "
+            f"of {threads} threads; Ctrl-C stops.",
+            err=True,
+        )
+
+    serve_forked(build, host, port, workers=workers, threads=threads, announce=announce)
 
 
 def _require_existing_file(url: str) -> None:

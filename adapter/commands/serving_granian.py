@@ -1,0 +1,91 @@
+"""`adapter serve --server granian`: the same WSGI application in several processes.
+
+Why: under waitress one Python process answers every request, so the API
+never uses more than one core, and waitress's own request handling costs
+about twice what the API's handlers do. granian parses HTTP in Rust and runs
+the application in `workers` forked processes, each with `threads` Python
+threads (benchmarks/api.py measured three times waitress's requests per
+second for the same CPU).
+
+Each worker builds its own application after the fork (`build` is called in
+the worker: a store's connections must never cross a fork) and flushes its
+access log at exit. granian gives no raw request target, so the API routes on
+PATH_INFO (adapter.api.app.raw_target): a PID with `%2F` is read as one with `/`,
+which names the same path. granian handles SIGTERM and Ctrl-C itself and exits 0
+after either.
+"""
+
+from __future__ import annotations
+
+import atexit
+import socket
+from collections.abc import Callable
+from multiprocessing.util import Finalize
+from typing import Any
+
+from adapter.commands.args import BadValue
+
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Any]
+
+
+def check_port(host: str, port: int) -> None:
+    """BadValue when host:port cannot be listened on (granian would fail in a worker)."""
+    if port == 0:
+        raise BadValue("--server granian needs a fixed --port (its workers share it)")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise BadValue(
+                f"cannot listen on {host}:{port} ({exc.strerror or exc}); "
+                "stop what uses it or choose another --port"
+            ) from None
+
+
+def serve_forked(
+    build: Callable[[], tuple[WsgiApp, Callable[[], None]]],
+    host: str,
+    port: int,
+    *,
+    workers: int,
+    threads: int,
+    announce: Callable[[], None],
+) -> None:
+    """Serve `build()`'s application in `workers` processes until SIGTERM or Ctrl-C.
+
+    `build` returns the application and what to run when the worker exits.
+    """
+    from granian.constants import Interfaces  # lazy: only this server needs it
+    from granian.log import LogLevels
+    from granian.server import Server
+
+    check_port(host, port)
+
+    def load(_target: str) -> WsgiApp:
+        app, at_exit = build()
+        done: list[bool] = []
+
+        def once() -> None:
+            if not done:
+                done.append(True)
+                at_exit()
+
+        # a forked worker ends in os._exit: atexit never runs there, multiprocessing's
+        # finalizers do (and atexit covers a worker that is not a multiprocessing child)
+        Finalize(None, once, exitpriority=10)
+        atexit.register(once)
+        return app
+
+    server = Server(
+        "adapter",  # the application comes from `load`, not from an import path
+        address=host,
+        port=port,
+        interface=Interfaces.WSGI,
+        workers=workers,
+        blocking_threads=threads,
+        log_level=LogLevels.error,
+    )
+    announce()
+    server.serve(target_loader=load)

@@ -1,0 +1,126 @@
+"""`adapter serve --server granian`: forked workers answer exactly as waitress does.
+
+The same store is served by the in-process waitress server of the other API
+tests and by `adapter serve --server granian --workers 2`; every read method
+must give the same status, body and DataONE headers for every record (odd
+identifiers included), and the reads granian served must reach the access log.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from urllib.parse import quote
+
+import requests
+
+from adapter.store.accesslog import LogQuery
+from tests.api.test_server import World, world  # noqa: F401  (the module's fixture)
+
+HEADERS = (
+    "Content-Type",
+    "Content-Length",
+    "Last-Modified",
+    "DataONE-Checksum",
+    "DataONE-SeriesId",
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _start(served: World, port: int) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "adapter",
+            "serve",
+            "--store",
+            served.url,
+            "--node-id",
+            served.node.id,
+            "--port",
+            str(port),
+            "--server",
+            "granian",
+            "--workers",
+            "2",
+            "--threads",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stdout is not None
+    base = process.stdout.readline().strip().partition(": ")[2]
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            requests.get(base + "/monitor/ping", timeout=2)
+            return process, base
+        except requests.ConnectionError:
+            assert time.monotonic() < deadline, "granian did not answer within 30 s"
+            time.sleep(0.1)
+
+
+def _same(a: requests.Response, b: requests.Response, what: str) -> None:
+    assert (a.status_code, a.content) == (b.status_code, b.content), what
+    for name in HEADERS:
+        assert a.headers.get(name) == b.headers.get(name), (what, name)
+
+
+def test_granian_workers_answer_as_waitress_does(world: World) -> None:  # noqa: F811
+    began = datetime.now(UTC)
+    process, base = _start(world, _free_port())
+    agent = {"User-Agent": f"granian-parity-{time.time_ns()}"}
+    answers: dict[str, requests.Response] = {}
+    try:
+        assert base.endswith(f"/{world.node.short_name}/v2")
+        for record in world.records:
+            pid = quote(record.pid, safe="")
+            for path in (f"/meta/{pid}", f"/object/{pid}", f"/checksum/{pid}"):
+                answers[path] = requests.get(base + path, headers=agent, timeout=10)
+            answers["HEAD " + pid] = requests.head(f"{base}/object/{pid}", timeout=10)
+        for path in ("/object?count=2&start=1", "/object?count=0", "/meta/no-such-pid"):
+            answers[path] = requests.get(base + path, timeout=10)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    for what, theirs in answers.items():
+        if what.startswith("HEAD "):
+            quoted = what.removeprefix("HEAD ")
+            _same(theirs, requests.head(f"{world.base}/object/{quoted}", timeout=10), what)
+        else:
+            _same(theirs, world.get(what), what)
+    # the workers flushed their reads (get) to the access log when they stopped
+    _, events = world.store.access_events(world.node.id, LogQuery(from_date=began), count=1000)
+    logged = [e for e in events if e.user_agent == agent["User-Agent"]]
+    assert sorted(e.pid for e in logged) == sorted(r.pid for r in world.records)
+
+
+def test_granian_needs_a_fixed_free_port(world: World) -> None:  # noqa: F811
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        for given in ("0", str(port)):
+            result = subprocess.run(
+                [
+                    *(sys.executable, "-m", "adapter", "serve", "--store", world.url),
+                    *("--port", given, "--node-id", world.node.id, "--server", "granian"),
+                ],
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert result.returncode == 2, result.stderr
+            assert ("fixed --port" if given == "0" else "cannot listen") in result.stderr
