@@ -29,7 +29,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -66,10 +66,18 @@ class Server:
 
     name: str
     options: tuple[str, ...]
+    pythonpath: Path = ROOT  # another checkout: the code before a change, in the same run
 
 
 SERVERS = {
-    "waitress": Server("waitress, 8 threads (adapter serve)", ("--threads", "8")),
+    "waitress": Server("waitress, 8 threads", ("--threads", "8")),
+    "granian": Server(
+        "granian, 2 workers x 4 threads",
+        ("--server", "granian", "--workers", "2", "--threads", "4"),
+    ),
+    "granian1": Server(
+        "granian, 1 worker x 8 threads", ("--server", "granian", "--workers", "1", "--threads", "8")
+    ),
 }
 
 
@@ -127,7 +135,7 @@ def api_server(url: str, server: Server, log: Path) -> Iterator[tuple[str, int]]
     args += ["--contact-subject", SUBJECTS["contact_subject"], *server.options]
     with log.open("ab") as sink:
         proc = subprocess.Popen(
-            args, stdout=sink, stderr=sink, env={**os.environ, "PYTHONPATH": str(ROOT)}
+            args, stdout=sink, stderr=sink, env={**os.environ, "PYTHONPATH": str(server.pythonpath)}
         )
     origin = f"http://127.0.0.1:{port}"
     try:
@@ -182,7 +190,9 @@ def d1_client_pass(origin: str, pids: list[str], objects: int, calls: int) -> di
     return rates
 
 
-def sync_cost(sqlite: Path, tmp: Path, pages: int, pids: list[str], objects: int) -> list[Any]:
+def sync_cost(
+    sqlite: Path, tmp: Path, pages: int, pids: list[str], objects: int, server: Server
+) -> list[Any]:
     """A sync of a generated repository into a copy of the store: alone, and under API load."""
     port = synthrepo.free_port()
     origin = f"http://127.0.0.1:{port}"
@@ -209,9 +219,7 @@ def sync_cost(sqlite: Path, tmp: Path, pages: int, pids: list[str], objects: int
             with ExitStack() as stack:
                 load = None
                 if conns:
-                    api, _ = stack.enter_context(
-                        api_server(url, SERVERS["waitress"], tmp / "serve-sync.log")
-                    )
+                    api, _ = stack.enter_context(api_server(url, server, tmp / "serve-sync.log"))
                     load = apiload.Wrk(api, mixed, conns, delay)
                     time.sleep(1)
                 began = time.perf_counter()
@@ -265,6 +273,9 @@ def main() -> None:
     ap.add_argument("--d1-calls", type=int, default=300)
     ap.add_argument("--sync-pages", type=int, default=1500, help="0: skip the sync cost")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached SQLite store")
+    ap.add_argument(
+        "--baseline", type=Path, help="also serve with this checkout's code (e.g. the main branch)"
+    )
     ap.add_argument("--no-write", action="store_true")
     args = ap.parse_args()
     args.connections = [int(c) for c in args.connections.split(",")]
@@ -297,14 +308,17 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
     random.Random(7).shuffle(pids)
     results: dict[str, dict[str, dict[int, apiload.Load]]] = {}
     d1: dict[str, dict[str, float]] = {}
+    servers = [SERVERS[key] for key in args.servers.split(",")]
+    if args.baseline:
+        before = Server(f"waitress, 8 threads, before ({args.baseline})", ("--threads", "8"))
+        servers.insert(0, replace(before, pythonpath=args.baseline.resolve()))
     for engine, url, _ in engines:
-        for key in args.servers.split(","):
-            server = SERVERS[key]
+        for server in servers:
             label = f"{engine}, {server.name}"
             print(label, flush=True)
             with api_server(url, server, tmp / "serve.log") as (origin, pid):
                 results[label] = measure_methods(origin, pid, pids, args.objects, args)
-                if key == "waitress" and args.d1_calls:
+                if server is servers[-1] and args.d1_calls:
                     d1[engine] = d1_client_pass(origin, pids, args.objects, args.d1_calls)
     root = tmp / "nginx"
     nginx_tree(f"sqlite:///{sqlite}", pids, args.objects, root)
@@ -316,10 +330,12 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
         )
     finally:
         nginx.stop()
-    sync_rows = (
-        sync_cost(sqlite, tmp, args.sync_pages, pids, args.objects) if args.sync_pages else []
+    sync_rows = []
+    if args.sync_pages:
+        sync_rows = sync_cost(sqlite, tmp, args.sync_pages, pids, args.objects, servers[-1])
+    return render(
+        args, started, loads_at_start, engines, results, d1, sync_rows, len(pids), servers[-1].name
     )
-    return render(args, started, loads_at_start, engines, results, d1, sync_rows, len(pids))
 
 
 def render(
@@ -331,6 +347,7 @@ def render(
     d1: dict[str, dict[str, float]],
     sync_rows: list[Any],
     sampled: int,
+    sync_server: str,
 ) -> str:
     nginx_key = next(k for k in results if k.startswith("nginx"))
     top = max(args.connections)
@@ -370,8 +387,8 @@ def render(
         sync_text = f"""
 Serving while a sync writes (`adapter sync` of {args.sync_pages:,} generated landing pages,
 benchmarks/synthrepo.py on nginx, into a copy of the SQLite store that `adapter serve`
-answers from; wrk asks for getSystemMetadata and get in turns; cost against the mean of the
-two runs alone):
+answers from ({sync_server}); wrk asks for getSystemMetadata and get in turns; cost against
+the mean of the two runs alone):
 
 | sync | seconds | cost | API req/s meanwhile |
 | --- | --- | --- | --- |
@@ -399,9 +416,10 @@ seconds per second of the server's process tree and of wrk: both share the machi
 
 {chr(10).join(lines)}
 
-DataONE's own client (`d1_client.mnclient_2_0.MemberNodeClient_2_0`), one caller in
-sequence, calls per second (listObjects: pages of {LIST_COUNT:,}); its time goes mostly to
-the client's own parsing (pyxb), so it is no measure of the server:
+DataONE's own client (`d1_client.mnclient_2_0.MemberNodeClient_2_0`) against
+{sync_server}, one caller in sequence, calls per second (listObjects: pages of
+{LIST_COUNT:,}); its time goes mostly to the client's own parsing (pyxb), so it is no
+measure of the server:
 
 | store | {" | ".join(METHODS)} |
 | --- | {" | ".join("---" for _ in METHODS)} |
