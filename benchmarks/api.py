@@ -134,8 +134,12 @@ def api_server(url: str, server: Server, log: Path) -> Iterator[tuple[str, int]]
     args += ["--submitter", SUBJECTS["submitter"], "--rights-holder", SUBJECTS["rights_holder"]]
     args += ["--contact-subject", SUBJECTS["contact_subject"], *server.options]
     with log.open("ab") as sink:
-        proc = subprocess.Popen(
-            args, stdout=sink, stderr=sink, env={**os.environ, "PYTHONPATH": str(server.pythonpath)}
+        proc = subprocess.Popen(  # `-m` imports from the working folder first
+            args,
+            stdout=sink,
+            stderr=sink,
+            cwd=server.pythonpath,
+            env={**os.environ, "PYTHONPATH": str(server.pythonpath)},
         )
     origin = f"http://127.0.0.1:{port}"
     try:

@@ -18,6 +18,7 @@ after either.
 from __future__ import annotations
 
 import atexit
+import signal
 import socket
 from collections.abc import Callable
 from multiprocessing.util import Finalize
@@ -26,6 +27,7 @@ from typing import Any
 from adapter.commands.args import BadValue
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Any]
+STOP_SECONDS = 40  # a worker's last access-log flush may wait on the store up to 30 s
 
 
 def check_port(host: str, port: int) -> None:
@@ -64,6 +66,11 @@ def serve_forked(
     check_port(host, port)
 
     def load(_target: str) -> WsgiApp:
+        # the fork inherited the main process's handlers, which would swallow a stop that
+        # comes while this worker starts (it then waited forever): until granian sets the
+        # worker's own, SIGTERM and SIGINT end it (it has served nothing yet)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
         app, at_exit = build()
         done: list[bool] = []
 
@@ -86,6 +93,7 @@ def serve_forked(
         workers=workers,
         blocking_threads=threads,
         log_level=LogLevels.error,
+        workers_kill_timeout=STOP_SECONDS,  # a worker that will not stop is killed
     )
     announce()
     server.serve(target_loader=load)

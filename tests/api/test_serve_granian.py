@@ -68,7 +68,9 @@ def _start(served: World, port: int) -> tuple[subprocess.Popen[str], str]:
             requests.get(base + "/monitor/ping", timeout=2)
             return process, base
         except requests.ConnectionError:
-            assert time.monotonic() < deadline, "granian did not answer within 30 s"
+            if time.monotonic() > deadline:
+                process.kill()
+                raise AssertionError("granian did not answer within 30 s") from None
             time.sleep(0.1)
 
 
