@@ -239,7 +239,10 @@ def sync_cost(
             summary = [json.loads(x) for x in proc.stdout.splitlines() if x[:1] == "{"]
             fetched = sum(s.get("new_objects", 0) for s in summary)
             if proc.returncode not in (0, 1) or fetched != pages:
-                raise RuntimeError(f"sync failed ({proc.returncode}): {proc.stderr[-2000:]}")
+                raise RuntimeError(
+                    f"sync {label} wrote {fetched} of {pages} pages (exit {proc.returncode}): "
+                    f"{(proc.stdout + proc.stderr)[-600:]}"
+                )
             rows.append((label, seconds, rps))
             print(f"  sync {label}: {seconds:.1f} s, API {rps:,.0f} req/s", flush=True)
             db.unlink()
@@ -332,11 +335,25 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
         results["nginx, 2 workers, the same bytes from files"] = measure_methods(
             nginx.origin, nginx.proc.pid, pids, args.objects, args
         )
+        if nginx.proc.poll() is not None:
+            raise RuntimeError("nginx stopped during its runs (killed from outside?)")
     finally:
         nginx.stop()
-    sync_rows = []
+    sync_rows: list[Any] = []
     if args.sync_pages:
-        sync_rows = sync_cost(sqlite, tmp, args.sync_pages, pids, args.objects, servers[-1])
+        try:
+            sync_rows = sync_cost(sqlite, tmp, args.sync_pages, pids, args.objects, servers[-1])
+        except RuntimeError as exc:  # reported, not fatal: the API figures stand
+            sync_rows = [("failed: " + str(exc)[:300].replace("\n", " "), 0.0, 0.0)]
+    (apistore.CACHE / "api-results.json").write_text(
+        json.dumps(
+            {
+                k: {m: {c: x.row() for c, x in v.items()} for m, v in r.items()}
+                for k, r in results.items()
+            },
+            indent=1,
+        )
+    )
     return render(
         args, started, loads_at_start, engines, results, d1, sync_rows, len(pids), servers[-1].name
     )
@@ -357,8 +374,8 @@ def render(
     top = max(args.connections)
     lines = [
         "| server | method | clients | req/s | entries/s | mean ms | p99 ms | "
-        "server cores | wrk cores | vs nginx |",
-        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        "server cores | req per server core-second | wrk cores | vs nginx |",
+        "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
     ]
     for label, by_method in results.items():
         for method, by_conns in by_method.items():
@@ -369,6 +386,7 @@ def render(
                 lines.append(
                     f"| {label} | {method} | {conns} | {load.rps:,.0f}{errors} | {entries} "
                     f"| {load.mean_ms:.1f} | {load.p99_ms:.1f} | {load.server_cores:.2f} "
+                    f"| {load.rps / max(load.server_cores, 0.01):,.0f} "
                     f"| {load.wrk_cores:.2f} | {ratio:.2f} |"
                 )
     builds = "; ".join(
@@ -380,7 +398,9 @@ def render(
         for engine, rates in d1.items()
     ]
     sync_text = ""
-    if sync_rows:
+    if sync_rows and sync_rows[0][0].startswith("failed"):
+        sync_text = f"\nServing while a sync writes: not measured, the runs {sync_rows[0][0]}\n"
+    elif sync_rows:
         alone = statistics.mean(s for label, s, _ in sync_rows if label.startswith("alone"))
         sync_lines = [
             f"| {label} | {seconds:.1f} | {(seconds / alone - 1) * 100:+.0f} % | "
