@@ -284,6 +284,11 @@ def main() -> None:
         "--baseline", type=Path, help="also serve with this checkout's code (e.g. the main branch)"
     )
     ap.add_argument("--no-write", action="store_true")
+    ap.add_argument(
+        "--reuse",
+        action="store_true",
+        help="take the API rows from benchmarks/out/api-results.json; measure nginx and the sync",
+    )
     args = ap.parse_args()
     args.connections = [int(c) for c in args.connections.split(",")]
     tmp = Path(tempfile.mkdtemp(prefix="bench-api-"))
@@ -319,7 +324,17 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
     if args.baseline:
         before = Server(f"waitress, 8 threads, before ({args.baseline})", ("--threads", "8"))
         servers.insert(0, replace(before, pythonpath=args.baseline.resolve()))
-    for engine, url, _ in engines:
+    saved = apistore.CACHE / "api-results.json"
+    if args.reuse:
+        kept = json.loads(saved.read_text())
+        d1 = kept.pop("d1_client", {})
+        for label, by_method in kept.items():
+            if not label.startswith("nginx"):
+                results[label] = {
+                    m: {int(c): apiload.Load(**row) for c, row in v.items()}
+                    for m, v in by_method.items()
+                }
+    for engine, url, _ in engines if not args.reuse else []:
         for server in servers:
             label = f"{engine}, {server.name}"
             print(label, flush=True)
@@ -335,8 +350,10 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
         results["nginx, 2 workers, the same bytes from files"] = measure_methods(
             nginx.origin, nginx.proc.pid, pids, args.objects, args
         )
-        if nginx.proc.poll() is not None:
-            raise RuntimeError("nginx stopped during its runs (killed from outside?)")
+        if nginx.proc.poll() is not None:  # reported beside its rows, never silently
+            results["nginx, 2 workers, the same bytes from files (STOPPED during its runs)"] = (
+                results.pop("nginx, 2 workers, the same bytes from files")
+            )
     finally:
         nginx.stop()
     sync_rows: list[Any] = []
@@ -345,15 +362,10 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
             sync_rows = sync_cost(sqlite, tmp, args.sync_pages, pids, args.objects, servers[-1])
         except RuntimeError as exc:  # reported, not fatal: the API figures stand
             sync_rows = [("failed: " + str(exc)[:300].replace("\n", " "), 0.0, 0.0)]
-    (apistore.CACHE / "api-results.json").write_text(
-        json.dumps(
-            {
-                k: {m: {c: x.row() for c, x in v.items()} for m, v in r.items()}
-                for k, r in results.items()
-            },
-            indent=1,
-        )
-    )
+    rows: dict[str, Any] = {
+        k: {m: {c: x.row() for c, x in v.items()} for m, v in r.items()} for k, r in results.items()
+    }
+    saved.write_text(json.dumps({**rows, "d1_client": d1}, indent=1))
     return render(
         args, started, loads_at_start, engines, results, d1, sync_rows, len(pids), servers[-1].name
     )
@@ -380,7 +392,7 @@ def render(
     for label, by_method in results.items():
         for method, by_conns in by_method.items():
             for conns, load in by_conns.items():
-                ratio = load.rps / results[nginx_key][method][conns].rps
+                ratio = load.rps / max(results[nginx_key][method][conns].rps, 0.1)
                 entries = f"{load.rps * LIST_COUNT:,.0f}" if method == "listObjects" else ""
                 errors = f" ({load.errors} errors)" if load.errors else ""
                 lines.append(
@@ -425,6 +437,9 @@ the mean of the two runs alone):
     }
     PLOT.write_text(bar_svg(plot, f"API requests per second by method, {top} clients"))
     command = "PYTHONPATH=. .venv/bin/python benchmarks/api.py " + " ".join(sys.argv[1:])
+    reused = (
+        " (API rows from the previous run: benchmarks/out/api-results.json)" if args.reuse else ""
+    )
     return f"""{SECTION}
 
 `benchmarks/api.py`: the Member Node API on a store of {args.objects:,} objects written as
@@ -451,7 +466,7 @@ measure of the server:
 {sync_text}
 Machine: {os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()};
 load average {loads_at_start[0]:.1f} at the start, {ended[0]:.1f} at the end (other jobs
-share the machine). Measured {started:%Y-%m-%d %H:%M} UTC with `{command.strip()}`.
+share the machine). Measured {started:%Y-%m-%d %H:%M} UTC with `{command.strip()}`{reused}.
 """
 
 

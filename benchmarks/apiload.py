@@ -222,7 +222,6 @@ http {{
   sendfile on;
   tcp_nopush on;
   keepalive_requests 1000000;
-  open_file_cache max=100000 inactive=60s;
   client_body_temp_path {tmp}/body; proxy_temp_path {tmp}/proxy;
   fastcgi_temp_path {tmp}/fcgi; uwsgi_temp_path {tmp}/uwsgi; scgi_temp_path {tmp}/scgi;
   server {{

@@ -41,13 +41,13 @@ CACHE = Path(__file__).resolve().parent / "out"
 
 def cached_sqlite(objects: int) -> Path:
     """Where the cached SQLite store of `objects` objects lives."""
-    return CACHE / f"api-{objects}-v{t.LATEST}.db"
+    return CACHE / f"api-{objects}-v{t.LATEST}b.db"
 
 
 def _records(objects: int) -> Iterator[dict[str, object]]:
     """The rows of every statement for each object, in stamp order."""
     for i in range(objects):
-        doi = f"10.5072/bench.{i}"
+        doi = f"10.5072/apibench.{i}"  # not the DOIs of synthrepo, which the sync-cost run syncs
         cand = dataset_candidate(synthrepo.dataset(i, ORIGIN), doi, f"{ORIGIN}/dataset/{i}")
         stamp = FIRST_STAMP + timedelta(milliseconds=i)
         rec = new_record(
