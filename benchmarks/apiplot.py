@@ -22,15 +22,16 @@ def bar_svg(series: dict[str, dict[str, float]], title: str) -> str:
     top_decade = 10 ** math.ceil(math.log10(max(peak, 10)))
     low = 10.0
     plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+    height = TOP + plot_h + 46 + 15 * len(series)  # the legend below: one line per server
 
     def y(value: float) -> float:
         v = max(value, low)
         return TOP + plot_h * (1 - math.log10(v / low) / math.log10(top_decade / low))
 
     out = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
         f'font-family="sans-serif" font-size="11">',
-        f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
+        f'<rect width="{WIDTH}" height="{height}" fill="white"/>',
         f'<text x="{WIDTH / 2}" y="20" text-anchor="middle" font-size="14">{escape(title)}</text>',
     ]
     decade = low
