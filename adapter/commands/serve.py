@@ -40,7 +40,7 @@ from adapter.errors import ConfigError, StoreError
 from adapter.service.logsetup import LogFormat, configure
 
 if TYPE_CHECKING:  # the API's types, without importing it for `adapter --help`
-    from adapter.api.accesslog import LogRetention
+    from adapter.store.accesslog import LogRetention
     from adapter.api.auth import Authority
 
 log = logging.getLogger(__name__)
