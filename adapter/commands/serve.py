@@ -40,8 +40,8 @@ from adapter.errors import ConfigError, StoreError
 from adapter.service.logsetup import LogFormat, configure
 
 if TYPE_CHECKING:  # the API's types, without importing it for `adapter --help`
-    from adapter.store.accesslog import LogRetention
     from adapter.api.auth import Authority
+    from adapter.store.accesslog import LogRetention
 
 log = logging.getLogger(__name__)
 
