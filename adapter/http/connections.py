@@ -21,7 +21,7 @@ import itertools
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -41,6 +41,7 @@ class Exchange:
         self.deadline = deadline
         self.expired = False
         self.done = False
+        self.on_sent: Callable[[float], None] | None = None  # told when a request is written
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
 
@@ -165,8 +166,11 @@ class _GuardedMixin:
         if current is not None and self.sock is not None:
             current.attach(self.sock)
         super().request(*args, **kwargs)  # type: ignore[misc]
-        if current is not None and self.sock is not None:
-            current.attach(self.sock)  # a TLS socket replaces the plain one on connect
+        if current is not None:
+            if current.on_sent is not None:  # the pacer keeps the next start after this
+                current.on_sent(time.monotonic())
+            if self.sock is not None:
+                current.attach(self.sock)  # a TLS socket replaces the plain one on connect
 
 
 class GuardedHTTPConnection(_GuardedMixin, HTTPConnection):

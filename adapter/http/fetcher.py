@@ -22,6 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from functools import partial
 from urllib.parse import urljoin
 
 import urllib3
@@ -243,8 +244,11 @@ class Fetcher:
         }
         read = min(self.limits.read_timeout, remaining)
         timeout = urllib3.Timeout(connect=min(self.limits.connect_timeout, remaining), read=read)
+        key = host_key(url)
         try:
-            with self.pacer.slot(host_key(url)):
+            with self.pacer.slot(key):
+                sent = getattr(self.pacer, "sent", None)  # a request that left late
+                ex.on_sent = None if sent is None else partial(sent, key)  # moves the next on
                 resp = self._pools.urlopen(
                     method,
                     url,

@@ -36,12 +36,23 @@ class HostPacer:
         self._sems: dict[str, threading.BoundedSemaphore] = {}
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
-        """robots.txt Crawl-delay: widens the interval for that host, never narrows it."""
+        """robots.txt Crawl-delay: widens the interval for that host, never narrows it.
+
+        The next start, set at the old pace, moves on by the difference.
+        """
         with self._lock:
+            before = self.interval(host)
             self._delay[host] = max(0.0, seconds)
+            if host in self._next:
+                self._next[host] += max(0.0, self.interval(host) - before)
 
     def interval(self, host: str) -> float:
         return max(self._interval, self._delay.get(host, 0.0))
+
+    def sent(self, host: str, when: float) -> None:
+        """A request to `host` left at `when` (monotonic): the next waits an interval after it."""
+        with self._lock:
+            self._next[host] = max(self._next.get(host, 0.0), when + self.interval(host))
 
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:

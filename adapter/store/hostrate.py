@@ -19,6 +19,15 @@ reservation covers as many consecutive starts (at most `RESERVE_SPAN` seconds
 of them), handed out in order; a start not used on time is dropped, never
 used late, so the rate still holds. One reservation per waiting thread, no
 more: starts reserved for nobody would keep the other processes waiting.
+A start used late (the thread woke late on a loaded machine, by less than the
+`late` it may be, or lost the CPU before its request left) would leave less
+than an interval before the next reserved start; so this process keeps a
+whole interval after its own previous request to a host, counted from when
+the request was written (`sent`, told by the fetcher), whatever the
+reservations say, and a late one pushes the host's `next_at` on, so later
+reservations keep a whole interval after it too. A
+robots.txt Crawl-delay learnt after a host's first requests pushes its
+`next_at` on by the difference, so the very next request keeps the new pace.
 These two tables are coordination state, not data: they are created on first
 use and may be emptied at any time. On PostgreSQL they live in the store's
 database; on SQLite (one machine by construction) in a file beside the store
@@ -77,6 +86,8 @@ class StorePacer:
         self._known: set[str] = set()
         self._starts: dict[str, deque[float]] = {}  # reserved starts, local clock
         self._waiting: dict[str, int] = {}  # threads waiting for a start, per host
+        self._last: dict[str, float] = {}  # this process's latest start per host, local clock
+        self._released = threading.local()  # when this thread's latest start was let go
         self._sems: dict[str, threading.BoundedSemaphore] = {}
         self._db = ScheduleDb(store)
 
@@ -86,8 +97,16 @@ class StorePacer:
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         """robots.txt Crawl-delay: widens the interval for that host, never narrows it."""
         with self._lock:
+            before = self.interval(host)
             self._delay[host] = max(0.0, seconds)
             self._starts.pop(host, None)  # starts reserved at the old pace are not ours now
+            wider = self.interval(host) - before
+        if wider > 0 and host in self._known:  # the next start was reserved at the old pace
+            self._db.run(
+                "UPDATE host_rate SET next_at = next_at + :wider WHERE host = :host",
+                wider=wider,
+                host=host,
+            )
 
     def interval(self, host: str) -> float:
         return max(self._interval, self._delay.get(host, 0.0))
@@ -179,10 +198,53 @@ class StorePacer:
                     if time.monotonic() - start > late and oversleeps < MAX_OVERSLEEPS:
                         oversleeps += 1
                         continue
+                self._after_last(host, start)
                 return
         finally:
             with self._lock:
                 self._waiting[host] -= 1
+
+    def _after_last(self, host: str, start: float) -> None:
+        """Wait for a whole interval after this process's previous start to `host`, then start.
+
+        The reserved `start` was an interval after the previous reserved one; if
+        that one was used late, this one waits as late. A start used later than
+        LATE pushes the host's schedule on, for the starts not reserved yet.
+        """
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                floor = self._last.get(host, float("-inf")) + self.interval(host)
+                if now >= floor:
+                    self._last[host] = now
+                    break
+            time.sleep(floor - now)
+        self._released.at = now
+        if now - start > LATE:
+            self._push(host, now)
+
+    def sent(self, host: str, when: float) -> None:
+        """The fetcher wrote the request at `when` (monotonic); the next waits an interval after.
+
+        On a loaded machine a thread may lose the CPU between its start and its
+        request leaving; the host sees the request then, so the pace counts from then.
+        """
+        with self._lock:
+            self._last[host] = max(self._last.get(host, float("-inf")), when)
+        if when - getattr(self._released, "at", when) > LATE:
+            self._push(host, when)
+
+    def _push(self, host: str, started: float) -> None:
+        """No reserved start of `host` earlier than an interval after `started` (monotonic)."""
+        greatest = "GREATEST" if self._db.pg else "MAX"
+        ago = time.monotonic() - started
+        self._db.run(
+            f"UPDATE host_rate SET next_at = {greatest}(next_at, {self._db.now} + :after) "
+            "WHERE host = :host",
+            after=self.interval(host) - ago,
+            host=host,
+            now=time.time(),
+        )
 
     def _reserve(self, host: str) -> None:
         """Reserve the next starts of `host` in the store; queue them on the local clock."""

@@ -1,0 +1,111 @@
+"""The pace of a host counts from when requests really left, and from the latest Crawl-delay.
+
+Hundreds of nodes in one process keep its threads waiting for the CPU: a
+thread let go by the pacer may write its request late, and the host sees it
+then. These tests make that lateness happen on purpose (a `sent` later than
+the start) and check the next start keeps a whole interval after it; and that
+a robots.txt Crawl-delay learnt after a host's first request applies to the
+very next one. They assert lower bounds only, which a loaded machine cannot
+break.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from adapter.http.addresses import AddressPolicy, host_key
+from adapter.http.fetcher import Fetcher
+from adapter.http.politeness import HostPacer
+from adapter.store.claims import owner_id
+from adapter.store.db import Store
+from adapter.store.hostrate import StorePacer
+from tests.support import stores
+from tests.support.fixture_server import SiteServer
+
+HOST = "repo.example:80"
+Pacer = HostPacer | StorePacer
+
+
+@pytest.fixture(params=["memory", "store"])
+def make_pacer(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[Callable[[float], Pacer]]:
+    """A pacer of either kind at `rate` requests per second, concurrency 2."""
+    opened: list[tuple[Store, StorePacer]] = []
+
+    def make(rate: float) -> Pacer:
+        if request.param == "memory":
+            return HostPacer(rate, 2)
+        store = Store.open(stores.sqlite_url(tmp_path))
+        pacer = StorePacer(store, owner_id() + ":test", rate, 2)
+        opened.append((store, pacer))
+        return pacer
+
+    yield make
+    for store, pacer in opened:
+        pacer.close()
+        store.close()
+
+
+def start(pacer: Pacer) -> float:
+    with pacer.slot(HOST):
+        return time.monotonic()
+
+
+def test_a_request_that_left_late_moves_the_next_start_on(
+    make_pacer: Callable[[float], Pacer],
+) -> None:
+    pacer = make_pacer(5.0)  # 0.2 s apart
+    first = start(pacer)
+    left = first + 0.15  # the thread lost the CPU for 150 ms before writing the request
+    pacer.sent(HOST, left)
+    second = start(pacer)
+    assert second - left >= 0.2  # a whole interval after the request left, not after its start
+
+
+def test_requests_that_left_on_time_keep_the_plain_pace(
+    make_pacer: Callable[[float], Pacer],
+) -> None:
+    pacer = make_pacer(10.0)
+    times = []
+    for _ in range(6):
+        times.append(start(pacer))
+        pacer.sent(HOST, time.monotonic())
+    gaps = [b - a for a, b in itertools.pairwise(times)]
+    assert min(gaps) >= 0.1 - 0.002  # the pacer's own slack (LEAD) at most
+
+
+def test_a_crawl_delay_learnt_after_the_first_request_holds_for_the_next(
+    make_pacer: Callable[[float], Pacer],
+) -> None:
+    pacer = make_pacer(20.0)  # 50 ms apart by the node's setting
+    first = start(pacer)  # robots.txt, at the node's pace
+    pacer.set_crawl_delay(HOST, 0.4)  # what robots.txt said
+    second = start(pacer)  # the sitemap: already reserved at 50 ms before the delay was known
+    assert second - first >= 0.4
+
+
+def test_a_fetch_tells_the_pacer_when_its_request_left(
+    serve_site: Callable[[str], SiteServer],
+) -> None:
+    site = serve_site("page-shacl")
+    told: list[tuple[str, float]] = []
+
+    class Recording(HostPacer):
+        def sent(self, host: str, when: float) -> None:
+            told.append((host, when))
+            super().sent(host, when)
+
+    fetcher = Fetcher(pacer=Recording(100.0, 1), policy=AddressPolicy((site.origin,)))
+    before = time.monotonic()
+    fetcher.get(site.url("/"))
+    fetcher.close()
+    assert told, "the fetcher never said when its request left"
+    host, when = told[0]
+    assert host == host_key(site.origin)
+    assert before <= when <= time.monotonic()
