@@ -34,7 +34,8 @@ from adapter.config.types import (
 )
 from adapter.limits import DEFAULT_LIMITS, ZERO_ALLOWED, Limits
 
-NODES_PER_CORE = 32  # default side-by-side node runs per core (`parallel_nodes`)
+CPU_PER_PAGE = 0.0045  # seconds of CPU per landing page, checked and written (BENCHMARKS.md)
+CORE_SHARE = 0.75  # of each core, what side-by-side node runs may plan to use (`parallel_nodes`)
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -292,16 +293,28 @@ class AdapterConfig(Settings):
     log_format: Literal["human", "json"] = "human"
     log_level: Literal[LOG_LEVELS] = "INFO"  # type: ignore[valid-type]
     nodes: tuple[NodeSettings, ...] = Field(min_length=1)
-    # nodes synced at the same time (scheduler, `adapter sync --config`); default 32 per core
+    # nodes synced at the same time (scheduler, `adapter sync --config`); default: as many
+    # as the cores can check at the nodes' allowed rates (see nodes_at_once)
     parallel_nodes: Annotated[int, Field(ge=1, le=4096)] | None = None
     auth: AuthSettings = AuthSettings()  # DataONE tokens and trusted node subjects (serve)
     access_log: AccessLogSettings = AccessLogSettings()  # getLogRecords' retention (serve)
     source: Path | None = None  # the file it was loaded from
 
-    def nodes_at_once(self) -> int:
-        """`parallel_nodes`, else a default from the machine: node runs mostly wait on their
-        hosts' pace, so many share a core."""
-        return self.parallel_nodes or max(4, NODES_PER_CORE * (os.cpu_count() or 1))
+    def nodes_at_once(self, cpus: int | None = None) -> int:
+        """`parallel_nodes`, else a default from the machine and the nodes' rates.
+
+        A node run mostly waits on its hosts' pace, so its cost is its allowed
+        rate times a page's CPU: as many nodes run at once as CORE_SHARE of the
+        cores can check at their mean allowed rate (every node, when they fit;
+        333 at 1 request/s on 2 cores). Nodes beyond that wait their turn, so
+        no run is slowed below its rate by the CPU others take.
+        """
+        if self.parallel_nodes:
+            return self.parallel_nodes
+        cores = cpus or os.cpu_count() or 1
+        mean_rate = sum(n.politeness.requests_per_second for n in self.nodes) / len(self.nodes)
+        fits = int(cores * CORE_SHARE / (CPU_PER_PAGE * mean_rate))
+        return max(1, min(len(self.nodes), max(2 * cores, fits)))
 
     @model_validator(mode="after")
     def _unique_ids(self) -> AdapterConfig:

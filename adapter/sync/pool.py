@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from adapter.config.settings import NodeSettings
+from adapter.config.settings import CPU_PER_PAGE, NodeSettings
 from adapter.http.fetcher import Fetcher
 from adapter.store import claims
 from adapter.store.db import Store
@@ -40,7 +40,6 @@ from adapter.sync.write import commit_group
 
 log = logging.getLogger(__name__)
 
-CPU_PER_PAGE = 0.0045  # seconds of CPU per landing page, checked and written (BENCHMARKS.md)
 PAGES_PER_PROCESS = 300  # below this many due pages per process, starting one does not pay
 AHEAD = 2  # rows handed to a child per thread of it, so none waits for the next
 CLAIM = 100  # rows claimed at once: a claim is a transaction, a third of a sync's own CPU when

@@ -129,3 +129,30 @@ def test_adapter_sync_config_runs_its_nodes_side_by_side(
     many_first, many_last = window(many)
     few_first, few_last = window(few)
     assert few_first < many_last and many_first < few_last
+
+
+def many(count: int, rate: float, parallel: str = "") -> AdapterConfig:
+    nodes = "".join(
+        f"  - id: urn:node:N{i}\n    name: N{i}\n"
+        f"    start: {{entry_urls: ['https://repo{i}.example/']}}\n"
+        f"    politeness: {{requests_per_second: {rate}}}\n"
+        "    dataone: {submitter: x, rights_holder: y, contact_subject: z}\n"
+        for i in range(count)
+    )
+    return parse_config(f"store_url: sqlite:///x.db\n{parallel}nodes:\n{nodes}")
+
+
+def test_every_node_at_once_when_the_cores_can_check_them_all() -> None:
+    # 200 repositories at 1 request/s: 200 pages/s, within 2 cores' checking
+    assert many(200, 1.0).nodes_at_once(cpus=2) == 200
+
+
+def test_nodes_beyond_what_the_cores_can_check_wait_their_turn() -> None:
+    # at 20 requests/s each, 2 cores check ~330 pages/s: 16 nodes, not 200
+    at_once = many(200, 20.0).nodes_at_once(cpus=2)
+    assert 10 <= at_once < 40
+    assert many(200, 20.0).nodes_at_once(cpus=4) in (2 * at_once, 2 * at_once + 1)
+
+
+def test_parallel_nodes_overrides_the_machine() -> None:
+    assert many(50, 1.0, parallel="parallel_nodes: 7\n").nodes_at_once(cpus=64) == 7
