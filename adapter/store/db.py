@@ -17,7 +17,7 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -159,6 +159,10 @@ class Store(History, Outbox, AccessLog):
         self._writer = engine.execution_options(sqlite_begin="IMMEDIATE")  # see _sqlite_engine
         self._reads: Reads | None = None  # the API's by-PID reads, opened on first use
         self._reads_lock = threading.Lock()
+        # SQLite has one writer per file: this process's threads queue here, woken in
+        # turn, rather than in SQLite's busy handler, which polls and let one of 200
+        # node runs wait past its 30 s timeout ("database is locked") on a loaded machine
+        self._write_turn = threading.RLock() if engine.dialect.name == "sqlite" else None
 
     # -- opening ----------------------------------------------------------------
 
@@ -238,12 +242,15 @@ class Store(History, Outbox, AccessLog):
         """One transaction that commits on success and rolls back on any error."""
         start = time.perf_counter()
         try:
-            with self._writer.connect() as conn, conn.begin():
+            with self._turn(), self._writer.connect() as conn, conn.begin():
                 yield conn
         except SQLAlchemyError as exc:
             raise store_error(self.url, exc) from exc
         finally:
             WRITES.observe(self.engine.dialect.name, time.perf_counter() - start)
+
+    def _turn(self) -> AbstractContextManager[Any]:
+        return self._write_turn if self._write_turn is not None else nullcontext()
 
     # -- records (read side, for the Member Node API) ------------------------------
 
@@ -400,3 +407,30 @@ def record_from_row(row: Any) -> SyncRecord:
         object_bytes=None if body is None else bytes(body),
         describes_pid=row["describes_pid"],
     )
+
+
+_SHARED: dict[str, tuple[Store, int]] = {}  # url -> (store, users) in this process
+_SHARED_LOCK = threading.Lock()
+
+
+@contextmanager
+def shared_store(url: str) -> Iterator[Store]:
+    """One `Store` per URL for every node run of this process at once, closed by the last.
+
+    Hundreds of node runs side by side, each with its own engine, opened
+    hundreds of connection pools (and, on SQLite, as many writers fighting over
+    one file's lock); sharing one engine keeps connections to its pool's size.
+    """
+    with _SHARED_LOCK:
+        store, users = _SHARED.get(url) or (Store.open(url), 0)
+        _SHARED[url] = (store, users + 1)
+    try:
+        yield store
+    finally:
+        with _SHARED_LOCK:
+            store, users = _SHARED[url]
+            if users > 1:
+                _SHARED[url] = (store, users - 1)
+            else:
+                del _SHARED[url]
+                store.close()

@@ -45,9 +45,7 @@ from contextlib import contextmanager
 
 from adapter.store.claims import dead_local_owner
 from adapter.store.db import Store
-from adapter.store.hostrate_db import (
-    ScheduleDb,
-)
+from adapter.store.hostrate_db import release, shared_schedule
 
 RESERVE_SPAN = 0.05  # seconds of starts reserved at once at high rates
 SLOT_POLL = (0.005, 0.1)  # first and longest wait for a free concurrency slot
@@ -89,10 +87,15 @@ class StorePacer:
         self._last: dict[str, float] = {}  # this process's latest start per host, local clock
         self._released = threading.local()  # when this thread's latest start was let go
         self._sems: dict[str, threading.BoundedSemaphore] = {}
-        self._db = ScheduleDb(store)
+        self._store = store
+        self._db = shared_schedule(store)
+        self._closed = False
 
     def close(self) -> None:
-        self._db.close()
+        with self._lock:
+            closed, self._closed = self._closed, True
+        if not closed:
+            release(self._store)
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         """robots.txt Crawl-delay: widens the interval for that host, never narrows it."""

@@ -122,6 +122,33 @@ class ScheduleDb:
             self._raw.close()
 
 
+_SHARED: dict[Store, tuple[ScheduleDb, int]] = {}  # store -> (its schedule, pacers using it)
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_schedule(store: Store) -> ScheduleDb:
+    """The store's schedule connection for this process; give it back with `release`.
+
+    One per store, not one per pacer: two hundred node runs side by side each
+    held a connection of their own (on PostgreSQL, past its default of 100).
+    A statement is one short round trip under the connection's lock.
+    """
+    with _SHARED_LOCK:
+        db, users = _SHARED.get(store) or (ScheduleDb(store), 0)
+        _SHARED[store] = (db, users + 1)
+        return db
+
+
+def release(store: Store) -> None:
+    with _SHARED_LOCK:
+        db, users = _SHARED[store]
+        if users > 1:
+            _SHARED[store] = (db, users - 1)
+            return
+        del _SHARED[store]
+    db.close()
+
+
 def clear(store: Store) -> None:
     """Forget every host's schedule and slots (tests, or after changing politeness)."""
     db = ScheduleDb(store)

@@ -29,7 +29,7 @@ from adapter.http.fetcher import Fetcher
 from adapter.models import SitemapEntry
 from adapter.store import claims
 from adapter.store import frontier as fr
-from adapter.store.db import Store
+from adapter.store.db import Store, shared_store
 from adapter.store.frontier import due_count
 from adapter.store.history import add_to_run
 from adapter.store.ledger import archive_page, pages_without_packages, refresh_packages
@@ -112,8 +112,7 @@ def run_node(
     `processes`: how many processes check pages (default: as many as pay, see
     `adapter.sync.pool.choose_processes`).
     """
-    store = Store.open(config.store_url)
-    try:
+    with shared_store(config.store_url) as store:  # one engine for every node run at once
         return run_with_store(
             store,
             node,
@@ -122,8 +121,6 @@ def run_node(
             enqueue_only=enqueue_only,
             processes=processes,
         )
-    finally:
-        store.close()
 
 
 def run_with_store(

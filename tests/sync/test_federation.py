@@ -14,6 +14,9 @@ from pathlib import Path
 
 from adapter.config.load import parse_config
 from adapter.config.settings import AdapterConfig
+from adapter.store import hostrate_db
+from adapter.store.db import Store, shared_store
+from adapter.store.hostrate import StorePacer
 from adapter.sync.federation import run_nodes
 from adapter.sync.outcome import RunSummary
 from adapter.sync.pool import ProcessBudget
@@ -156,3 +159,28 @@ def test_nodes_beyond_what_the_cores_can_check_wait_their_turn() -> None:
 
 def test_parallel_nodes_overrides_the_machine() -> None:
     assert many(50, 1.0, parallel="parallel_nodes: 7\n").nodes_at_once(cpus=64) == 7
+
+
+def test_node_runs_at_once_share_one_store_closed_by_the_last(tmp_path: Path) -> None:
+    url = stores.sqlite_url(tmp_path)
+    with shared_store(url) as first, shared_store(url) as second:
+        assert first is second  # one engine, one pool, one writer queue
+        with shared_store(url) as third:
+            assert third is first
+        assert first.version() is not None  # still open for the others
+    with shared_store(url) as later:
+        assert later is not first  # the last user closed it; a new run opens afresh
+
+
+def test_pacers_of_one_store_share_its_schedule_connection(tmp_path: Path) -> None:
+    store = Store.open(stores.sqlite_url(tmp_path))
+    pacers = [StorePacer(store, f"owner-{i}", 5.0, 1) for i in range(3)]
+    assert len({id(p._db) for p in pacers}) == 1
+    pacers[0].close()
+    pacers[0].close()  # twice: still one release
+    with pacers[1].slot("repo.example:80"):  # the others' connection is still open
+        pass
+    for pacer in pacers[1:]:
+        pacer.close()
+    assert store not in hostrate_db._SHARED
+    store.close()
