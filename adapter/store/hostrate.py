@@ -24,8 +24,9 @@ A start used late (the thread woke late on a loaded machine, by less than the
 than an interval before the next reserved start; so this process keeps a
 whole interval after its own previous request to a host, counted from when
 the request was written (`sent`, told by the fetcher), whatever the
-reservations say, and a late one pushes the host's `next_at` on, so later
-reservations keep a whole interval after it too. A
+reservations say; lets no request go while one let go is not written yet (at
+intervals of RESERVE_SPAN and more); and a late one pushes the host's
+`next_at` on, so later reservations keep a whole interval after it too. A
 robots.txt Crawl-delay learnt after a host's first requests pushes its
 `next_at` on by the difference, so the very next request keeps the new pace.
 These two tables are coordination state, not data: they are created on first
@@ -52,6 +53,7 @@ SLOT_POLL = (0.005, 0.1)  # first and longest wait for a free concurrency slot
 LATE = 0.002  # a reserved start this late is dropped, not used
 MAX_OVERSLEEPS = 3  # starts a request may give up for waking too late
 DEAD_CHECK_AFTER = 0.5  # seconds without a free slot before looking for dead holders
+UNWRITTEN_WAIT = 0.05  # seconds between looks while a request let go is not written yet
 LEAD = 0.005  # an idle host's next start is this far ahead: slack for the answer's trip back
 
 
@@ -86,6 +88,8 @@ class StorePacer:
         self._waiting: dict[str, int] = {}  # threads waiting for a start, per host
         self._last: dict[str, float] = {}  # this process's latest start per host, local clock
         self._released = threading.local()  # when this thread's latest start was let go
+        self._unwritten: dict[str, int] = {}  # requests let go and not written yet, per host
+        self._turns = threading.Condition(self._lock)
         self._sems: dict[str, threading.BoundedSemaphore] = {}
         self._store = store
         self._db = shared_schedule(store)
@@ -124,6 +128,7 @@ class StorePacer:
                 self._wait_turn(host)
                 yield
             finally:
+                self._written(host)  # never written (it failed first): the next may go
                 self._db.run(
                     "UPDATE host_slots SET holder = NULL, until = NULL "
                     "WHERE host = :host AND slot = :slot AND holder = :me",
@@ -214,15 +219,20 @@ class StorePacer:
         that one was used late, this one waits as late. A start used later than
         LATE pushes the host's schedule on, for the starts not reserved yet.
         """
-        while True:
-            with self._lock:
+        hold = self.interval(host) >= RESERVE_SPAN  # at high rates a gap is no one's burden
+        with self._turns:
+            while True:
                 now = time.monotonic()
                 floor = self._last.get(host, float("-inf")) + self.interval(host)
-                if now >= floor:
+                if hold and self._unwritten.get(host):  # let go, not yet written: wait for it
+                    self._turns.wait(UNWRITTEN_WAIT)
+                elif now < floor:
+                    self._turns.wait(floor - now)
+                else:
                     self._last[host] = now
+                    self._unwritten[host] = self._unwritten.get(host, 0) + 1
                     break
-            time.sleep(floor - now)
-        self._released.at = now
+        self._released.at, self._released.host = now, host
         if now - start > LATE:
             self._push(host, now)
 
@@ -234,8 +244,18 @@ class StorePacer:
         """
         with self._lock:
             self._last[host] = max(self._last.get(host, float("-inf")), when)
+        self._written(host)
         if when - getattr(self._released, "at", when) > LATE:
             self._push(host, when)
+
+    def _written(self, host: str) -> None:
+        """This thread's request to `host` is written (or never will be): the next may go."""
+        if getattr(self._released, "host", None) != host:
+            return
+        self._released.host = None
+        with self._turns:
+            self._unwritten[host] -= 1
+            self._turns.notify_all()
 
     def _push(self, host: str, started: float) -> None:
         """No reserved start of `host` earlier than an interval after `started` (monotonic)."""

@@ -12,6 +12,7 @@ break.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -109,3 +110,24 @@ def test_a_fetch_tells_the_pacer_when_its_request_left(
     host, when = told[0]
     assert host == host_key(site.origin)
     assert before <= when <= time.monotonic()
+
+
+def test_no_request_goes_while_one_let_go_is_not_written(tmp_path: Path) -> None:
+    store = Store.open(stores.sqlite_url(tmp_path))
+    pacer = StorePacer(store, owner_id() + ":test", 10.0, 2)  # 0.1 s apart, two in flight
+    written: list[float] = []
+
+    def starved() -> None:  # let go, then loses the CPU for 0.4 s before writing
+        with pacer.slot(HOST):
+            time.sleep(0.4)
+            written.append(time.monotonic())
+            pacer.sent(HOST, written[0])
+
+    thread = threading.Thread(target=starved)
+    thread.start()
+    time.sleep(0.05)
+    second = start(pacer)  # its reserved start was 0.1 s after the first
+    thread.join()
+    pacer.close()
+    store.close()
+    assert second - written[0] >= 0.1
