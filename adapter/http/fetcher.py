@@ -227,6 +227,7 @@ class Fetcher:
             self.health,
             self.limits,
             self.retry_base_delay,
+            getattr(self.pacer, "hold", None),
         )
 
     # -- one request --------------------------------------------------------

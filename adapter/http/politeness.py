@@ -54,6 +54,11 @@ class HostPacer:
         with self._lock:
             self._next[host] = max(self._next.get(host, 0.0), when + self.interval(host))
 
+    def hold(self, host: str, seconds: float) -> None:
+        """The host asked for a pause (Retry-After): no request starts before it ends."""
+        with self._lock:
+            self._next[host] = max(self._next.get(host, 0.0), time.monotonic() + seconds)
+
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:
         with self._lock:

@@ -68,8 +68,13 @@ def send_with_retries(
     health: HostHealth,
     limits: Limits,
     base_delay: float,
+    hold: Callable[[str, float], None] | None = None,
 ) -> urllib3.BaseHTTPResponse:
-    """`send(method, url, headers, ex)`, retried while it may help and time allows."""
+    """`send(method, url, headers, ex)`, retried while it may help and time allows.
+
+    `hold(host, seconds)`: a Retry-After holds the whole host, not only this
+    request's retry, so other threads and processes wait it out too.
+    """
     method, url, headers = request
     key = host_key(url)
     attempt = 0
@@ -104,6 +109,8 @@ def send_with_retries(
                 )
                 health.pause(key, reason)
                 raise FetchError(HOST_PAUSED.code, url, f"host {key} paused: {reason}")
+            if asked is not None and hold is not None:
+                hold(key, asked)
             wait = asked if asked is not None else backoff_delay(base_delay, attempt)
         if time.monotonic() + wait > ex.deadline:
             code = RATE_LIMITED.code if what.startswith("HTTP") else CONNECTION.code

@@ -248,6 +248,14 @@ class StorePacer:
         if when - getattr(self._released, "at", when) > LATE:
             self._push(host, when)
 
+    def hold(self, host: str, seconds: float) -> None:
+        """The host asked for a pause (Retry-After): no process starts a request before it ends."""
+        with self._turns:
+            self._starts.pop(host, None)  # starts reserved before the pause are void
+            until = time.monotonic() + seconds
+            self._last[host] = max(self._last.get(host, float("-inf")), until - self.interval(host))
+        self._push(host, until - self.interval(host))
+
     def _written(self, host: str) -> None:
         """This thread's request to `host` is written (or never will be): the next may go."""
         if getattr(self._released, "host", None) != host:

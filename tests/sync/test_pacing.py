@@ -22,11 +22,13 @@ import pytest
 from adapter.http.addresses import AddressPolicy, host_key
 from adapter.http.fetcher import Fetcher
 from adapter.http.politeness import HostPacer
+from adapter.limits import Limits
 from adapter.store.claims import owner_id
 from adapter.store.db import Store
 from adapter.store.hostrate import StorePacer
 from tests.support import stores
-from tests.support.fixture_server import SiteServer
+from tests.support.fixture_server import SiteServer, stop
+from tests.support.hostile import start_corpus
 
 HOST = "repo.example:80"
 Pacer = HostPacer | StorePacer
@@ -131,3 +133,40 @@ def test_no_request_goes_while_one_let_go_is_not_written(tmp_path: Path) -> None
     pacer.close()
     store.close()
     assert second - written[0] >= 0.1
+
+
+def test_a_retry_after_holds_the_whole_host(make_pacer: Callable[[float], Pacer]) -> None:
+    pacer = make_pacer(20.0)
+    first = start(pacer)
+    pacer.hold(HOST, 0.5)  # a 503 with Retry-After: every thread and process waits it out
+    assert start(pacer) - first >= 0.5
+
+
+def test_a_fetch_that_meets_a_retry_after_holds_the_host() -> None:
+    servers = start_corpus()
+    server = servers[0]
+    server.extra_rules["/t/busy"] = {
+        "mode": "fail_then_ok",
+        "file": "good/1.html",
+        "failures": 1,
+        "fail_status": 503,
+        "retry_after": "1",
+    }
+    held: list[tuple[str, float]] = []
+
+    class Recording(HostPacer):
+        def hold(self, host: str, seconds: float) -> None:
+            held.append((host, seconds))
+            super().hold(host, seconds)
+
+    fetcher = Fetcher(
+        Limits(total_timeout=10, max_retry_after=5),
+        pacer=Recording(100.0, 2),
+        policy=AddressPolicy((server.origin,)),
+    )
+    try:
+        assert fetcher.get(server.url("/t/busy")).status == 200
+    finally:
+        fetcher.close()
+        stop(servers)
+    assert held == [(host_key(server.origin), 1.0)]
