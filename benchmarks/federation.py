@@ -140,7 +140,9 @@ class Run:
     statuses: dict[str, int] = field(default_factory=dict)
 
 
-def measure(via: str, n: int, pages: int, rate: float, tmp: Path, store: str | None) -> Run:
+def measure(
+    via: str, n: int, pages: int, rate: float, tmp: Path, store: str | None, workers: int = 2
+) -> Run:
     """Serve the hosts, sync them with one adapter process, collect both sides' figures."""
     port = free_port("127.0.0.2")
     hosts = spec(n, pages, rate, port)
@@ -157,49 +159,70 @@ def measure(via: str, n: int, pages: int, rate: float, tmp: Path, store: str | N
     )  # fmt: skip
     assert server.stdout is not None and server.stdout.readline().strip() == b"ready"
     run = Run(via, n, pages, rate, hosts=hosts)
-    args = (
-        ["sync", "--config", str(cfg), "--json"]
-        if via == "sync"
-        else ["schedule", "--config", str(cfg), "--now"]
-    )
     run.began = time.time()
     began = time.monotonic()
-    with (work / "adapter.err").open("w") as err:
-        proc = subprocess.Popen(
-            [PYTHON, "-m", "adapter", *args], cwd=work, env=env, stdout=subprocess.PIPE, stderr=err
-        )
+    live: list[subprocess.Popen[bytes]] = []
     peak = [0, 0, 0]
-    cpu = [0.0]
+    cpu: dict[int, float] = {}
+    done = threading.Event()
 
-    def sample() -> None:
-        while proc.poll() is None:
-            total, largest = tree_rss_kb(proc.pid)
-            peak[0], peak[1] = max(peak[0], total), max(peak[1], largest)
-            peak[2] = max(peak[2], len(_tree(proc.pid)))
-            cpu[0] = max(cpu[0], sum(_safe_cpu(p) for p in _tree(proc.pid)))
+    def sample() -> None:  # every adapter process at once, each with its children
+        while not done.is_set():
+            trees = [(p.pid, tree_rss_kb(p.pid)) for p in list(live) if p.poll() is None]
+            peak[0] = max(peak[0], sum(t[1][0] for t in trees))
+            peak[1] = max([peak[1], *(t[1][1] for t in trees)])
+            pids = [q for pid, _ in trees for q in _tree(pid)]
+            peak[2] = max(peak[2], len(pids))
+            for pid, _ in trees:
+                cpu[pid] = max(cpu.get(pid, 0.0), sum(_safe_cpu(q) for q in _tree(pid)))
             time.sleep(0.5)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    if via == "schedule":
-        _wait_for_runs(store_url, n, proc)
+    codes = []
+    with (work / "adapter.err").open("w") as err:
+        for phase in phases(via, cfg, workers):
+            procs = [
+                subprocess.Popen(
+                    [PYTHON, "-m", "adapter", *args],
+                    cwd=work,
+                    env=env,
+                    stdout=subprocess.DEVNULL,
+                    stderr=err,
+                )
+                for args in phase
+            ]
+            live[:] = procs
+            if via == "schedule":
+                _wait_for_runs(store_url, n, procs[0])
+                run.seconds = time.monotonic() - began
+                procs[0].send_signal(signal.SIGTERM)
+            codes += [p.wait() for p in procs]
+    if via != "schedule":
         run.seconds = time.monotonic() - began
-        proc.send_signal(signal.SIGTERM)
-    _out, _ = proc.communicate()
-    if via == "sync":
-        run.seconds = time.monotonic() - began
+    done.set()
     sampler.join()
     run.peak_rss_mb, run.peak_process_mb, run.processes = peak[0] / 1024, peak[1] / 1024, peak[2]
-    run.adapter_cpu = cpu[0]
+    run.adapter_cpu = sum(cpu.values())
     run.server_cpu = cpu_seconds(server.pid)
     run.load = os.getloadavg()[0]
     server.send_signal(signal.SIGTERM)
     server.wait(60)
     run.log = [tuple(json.loads(line)) for line in (work / "requests.jsonl").open()]
     run.statuses = _statuses(store_url)
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"adapter {via} exited {proc.returncode}: see {work / 'adapter.err'}")
+    if any(code not in (0, 1) for code in codes):
+        raise RuntimeError(f"adapter {via} exited {codes}: see {work / 'adapter.err'}")
     return run
+
+
+def phases(via: str, cfg: Path, workers: int) -> list[list[list[str]]]:
+    """The adapter commands of each phase, those of one phase side by side."""
+    if via == "sync":
+        return [[["sync", "--config", str(cfg)]]]
+    if via == "schedule":
+        return [[["schedule", "--config", str(cfg), "--now"]]]
+    work = ["worker", "--config", str(cfg), "--until-idle", "--poll-seconds", "1"]
+    return [[["sync", "--config", str(cfg), "--enqueue-only"]], [work] * workers]
 
 
 def _tree(pid: int) -> list[int]:
@@ -386,6 +409,12 @@ def svg(series: dict[str, list[float]], title: str) -> str:
 # -- the report ---------------------------------------------------------------------------
 
 
+def label(run: Run) -> str:
+    if run.via == "workers":
+        return "`adapter sync --enqueue-only`, then `adapter worker` processes"
+    return f"`adapter {run.via} --config`" + (" `--now`" if run.via == "schedule" else "")
+
+
 def verdict(ok: bool) -> str:
     return "meets" if ok else "misses"
 
@@ -407,7 +436,7 @@ def report(runs: list[tuple[Run, dict[str, Any]]], command: str, memory: list[Ru
         f"two requests to one host closer than its interval less {TOLERANCE * 1000:.0f} ms "
         "(arrival times are the kernel receive timestamps of each request's first segment).",
         "",
-        "| measure | " + " | ".join(f"`adapter {r.via}`" for r, _ in runs) + " | target |",
+        "| measure | " + " | ".join(label(r) for r, _ in runs) + " | target |",
         "| --- | " + " | ".join("---" for _ in runs) + " | --- |",
     ]
 
@@ -490,7 +519,13 @@ def main() -> None:
     ap.add_argument("--nodes", type=int, default=200)
     ap.add_argument("--pages", type=int, default=500)
     ap.add_argument("--rate", type=float, default=1.0, help="requests/s each host allows")
-    ap.add_argument("--via", choices=("sync", "schedule", "both"), default="sync")
+    ap.add_argument(
+        "--via",
+        default="sync",
+        help="comma-separated: sync (one `adapter sync --config`), schedule (one `adapter "
+        "schedule --now`), workers (`sync --enqueue-only`, then --workers `adapter worker`s)",
+    )
+    ap.add_argument("--workers", type=int, default=2, help="adapter worker processes (workers)")
     ap.add_argument("--also-nodes", type=int, help="run this many too (memory flat?)")
     ap.add_argument("--store", help="a PostgreSQL URL (default: a fresh SQLite file)")
     ap.add_argument("--no-write", action="store_true", help="print, do not touch BENCHMARKS.md")
@@ -498,7 +533,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.nodes > 250:
         ap.error("at most 250 nodes (127.0.0.2 to 127.0.0.251)")
-    vias = ["sync", "schedule"] if args.via == "both" else [args.via]
+    vias = args.via.split(",")
+    if not set(vias) <= {"sync", "schedule", "workers"}:
+        ap.error("--via takes sync, schedule and workers")
     command = "python benchmarks/federation.py " + " ".join(sys.argv[1:])
     runs: list[tuple[Run, dict[str, Any]]] = []
     memory: list[Run] = []
@@ -507,14 +544,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="federation-", dir=args.keep) as scratch:
         tmp = tempfile.mkdtemp(dir=args.keep) if args.keep else scratch
         for via in vias:
-            run = measure(via, args.nodes, args.pages, args.rate, Path(tmp), args.store)
+            run = measure(
+                via, args.nodes, args.pages, args.rate, Path(tmp), args.store, args.workers
+            )
             runs.append((run, analyse(run)))
             print(f"{via}: {run.seconds:.1f} s, {runs[-1][1]['rate_end_to_end']:.1f} pages/s, "
                   f"{runs[-1][1]['violations']} violations {runs[-1][1]['where']}, "
                   f"{run.peak_rss_mb:.0f} MB", flush=True)  # fmt: skip
         memory.append(runs[0][0])
         if args.also_nodes:
-            other = measure(vias[0], args.also_nodes, args.pages, args.rate, Path(tmp), args.store)
+            other = measure(
+                vias[0], args.also_nodes, args.pages, args.rate, Path(tmp), args.store, args.workers
+            )
             memory.append(other)
             memory.sort(key=lambda r: r.nodes)
             print(f"{args.also_nodes} nodes: {other.peak_rss_mb:.0f} MB", flush=True)
