@@ -18,7 +18,7 @@ the adapter's whole process tree.
 
     python benchmarks/federation.py --nodes 20 --pages 30          # a minute
     python benchmarks/federation.py                                # 200 x 500, ~9 minutes
-    python benchmarks/federation.py --nodes 50 --also-nodes 200    # memory 50 -> 200
+    python benchmarks/federation.py --memory 50,200 --memory-pages 60   # memory 50 -> 200 too
 """
 
 from __future__ import annotations
@@ -493,14 +493,15 @@ def report(runs: list[tuple[Run, dict[str, Any]]], command: str, memory: list[Ru
     row("load average (1 min) at the end", [f"{r.load:.1f}" for r, _ in runs])
     if len(memory) > 1:
         small, big = memory[0], memory[-1]
+        sizes = ", ".join(f"{r.nodes} repositories {r.peak_rss_mb:.0f} MB" for r in memory)
         lines += [
             "",
             f"Memory from {small.nodes} to {big.nodes} repositories (`adapter {small.via}`, "
-            f"{small.pages} pages each): peak RSS of the tree {small.peak_rss_mb:.0f} MB -> "
-            f"{big.peak_rss_mb:.0f} MB ({big.peak_rss_mb / small.peak_rss_mb:.2f}x for "
-            f"{big.nodes / small.nodes:g}x the repositories; "
+            f"{small.pages} pages each, the same hosts' mix; peak RSS of the tree): {sizes}: "
+            f"{big.peak_rss_mb / small.peak_rss_mb:.2f}x for {big.nodes / small.nodes:g}x the "
+            f"repositories, "
             f"{(big.peak_rss_mb - small.peak_rss_mb) / (big.nodes - small.nodes) * 1024:.0f} KB "
-            "per extra repository).",
+            "per extra repository.",
         ]
     lines += [
         "",
@@ -526,7 +527,8 @@ def main() -> None:
         "schedule --now`), workers (`sync --enqueue-only`, then --workers `adapter worker`s)",
     )
     ap.add_argument("--workers", type=int, default=2, help="adapter worker processes (workers)")
-    ap.add_argument("--also-nodes", type=int, help="run this many too (memory flat?)")
+    ap.add_argument("--memory", help="comma-separated node counts to compare peak RSS (50,200)")
+    ap.add_argument("--memory-pages", type=int, default=60, help="pages per node for --memory")
     ap.add_argument("--store", help="a PostgreSQL URL (default: a fresh SQLite file)")
     ap.add_argument("--no-write", action="store_true", help="print, do not touch BENCHMARKS.md")
     ap.add_argument("--keep", type=Path, help="keep the stores, configs and logs under this folder")
@@ -551,14 +553,14 @@ def main() -> None:
             print(f"{via}: {run.seconds:.1f} s, {runs[-1][1]['rate_end_to_end']:.1f} pages/s, "
                   f"{runs[-1][1]['violations']} violations {runs[-1][1]['where']}, "
                   f"{run.peak_rss_mb:.0f} MB", flush=True)  # fmt: skip
-        memory.append(runs[0][0])
-        if args.also_nodes:
-            other = measure(
-                vias[0], args.also_nodes, args.pages, args.rate, Path(tmp), args.store, args.workers
+        for count in [int(c) for c in args.memory.split(",")] if args.memory else []:
+            size = measure(
+                vias[0], count, args.memory_pages, args.rate, Path(tmp), args.store, args.workers
             )
-            memory.append(other)
-            memory.sort(key=lambda r: r.nodes)
-            print(f"{args.also_nodes} nodes: {other.peak_rss_mb:.0f} MB", flush=True)
+            memory.append(size)
+            print(
+                f"{count} nodes x {args.memory_pages} pages: {size.peak_rss_mb:.0f} MB", flush=True
+            )
     text = report(runs, command, memory)
     print(text)
     if not args.no_write:
