@@ -53,6 +53,7 @@ SLOT_POLL = (0.005, 0.1)  # first and longest wait for a free concurrency slot
 LATE = 0.002  # a reserved start this late is dropped, not used
 MAX_OVERSLEEPS = 3  # starts a request may give up for waking too late
 DEAD_CHECK_AFTER = 0.5  # seconds without a free slot before looking for dead holders
+SEND_SLACK = 0.01  # seconds a request may take from its start to being written, unremarked
 UNWRITTEN_WAIT = 0.05  # seconds between looks while a request let go is not written yet
 LEAD = 0.005  # an idle host's next start is this far ahead: slack for the answer's trip back
 
@@ -183,13 +184,20 @@ class StorePacer:
     # -- rate -------------------------------------------------------------------
 
     def _wait_turn(self, host: str) -> None:
-        """Sleep until a reserved start of `host`; starts too late are dropped."""
+        """Sleep until a reserved start of `host`; starts too late are dropped.
+
+        Another process holds the next start, so a start is used on time or not at
+        all: this process's own conditions (a whole interval after its previous
+        request, none let go and unwritten) are waited for before a start is
+        reserved, and a start they would delay is dropped for a new one.
+        """
         with self._lock:
             self._waiting[host] = self._waiting.get(host, 0) + 1
         late = max(LATE, self.interval(host) / 4)
         oversleeps = 0
         try:
             while True:
+                self._local_turn(host)
                 with self._lock:
                     queue = self._starts.setdefault(host, deque())
                     now = time.monotonic()
@@ -201,40 +209,51 @@ class StorePacer:
                     continue
                 if start > now:
                     time.sleep(start - now)
-                    # overslept (a loaded machine): that start is gone, take a new one;
-                    # a few times at most, so a busy machine still makes progress
-                    if time.monotonic() - start > late and oversleeps < MAX_OVERSLEEPS:
-                        oversleeps += 1
-                        continue
-                self._after_last(host, start)
-                return
+                # overslept (a loaded machine), or this process's previous request left
+                # late: that start is gone, take a new one; a few times at most, so a
+                # busy machine still makes progress
+                retry = oversleeps < MAX_OVERSLEEPS
+                if retry and time.monotonic() - start > late:
+                    oversleeps += 1
+                    continue
+                if self._go(host, start, force=not retry):
+                    return
+                oversleeps += 1
         finally:
             with self._lock:
                 self._waiting[host] -= 1
 
-    def _after_last(self, host: str, start: float) -> None:
-        """Wait for a whole interval after this process's previous start to `host`, then start.
-
-        The reserved `start` was an interval after the previous reserved one; if
-        that one was used late, this one waits as late. A start used later than
-        LATE pushes the host's schedule on, for the starts not reserved yet.
-        """
+    def _local_turn(self, host: str) -> None:
+        """Wait until this process may send to `host`: an interval after its previous request,
+        and none let go that is not written yet (at intervals of RESERVE_SPAN and more)."""
         hold = self.interval(host) >= RESERVE_SPAN  # at high rates a gap is no one's burden
+        with self._turns:
+            while True:
+                floor = self._last.get(host, float("-inf")) + self.interval(host)
+                if hold and self._unwritten.get(host):
+                    self._turns.wait(UNWRITTEN_WAIT)
+                elif (now := time.monotonic()) < floor - LATE:
+                    self._turns.wait(floor - now)
+                else:
+                    return
+
+    def _go(self, host: str, start: float, *, force: bool) -> bool:
+        """Use the start now if this process's own pace allows it (or `force`: a few dropped)."""
+        hold = self.interval(host) >= RESERVE_SPAN
         with self._turns:
             while True:
                 now = time.monotonic()
                 floor = self._last.get(host, float("-inf")) + self.interval(host)
-                if hold and self._unwritten.get(host):  # let go, not yet written: wait for it
-                    self._turns.wait(UNWRITTEN_WAIT)
-                elif now < floor:
-                    self._turns.wait(floor - now)
-                else:
-                    self._last[host] = now
-                    self._unwritten[host] = self._unwritten.get(host, 0) + 1
+                blocked = (hold and self._unwritten.get(host)) or now < floor - LATE
+                if not blocked or force:  # forced: as late as it is, like an overslept start
                     break
+                return False
+            self._last[host] = max(self._last.get(host, float("-inf")), now)
+            self._unwritten[host] = self._unwritten.get(host, 0) + 1
         self._released.at, self._released.host = now, host
         if now - start > LATE:
             self._push(host, now)
+        return True
 
     def sent(self, host: str, when: float) -> None:
         """The fetcher wrote the request at `when` (monotonic); the next waits an interval after.
@@ -242,10 +261,12 @@ class StorePacer:
         On a loaded machine a thread may lose the CPU between its start and its
         request leaving; the host sees the request then, so the pace counts from then.
         """
-        with self._lock:
-            self._last[host] = max(self._last.get(host, float("-inf")), when)
+        lag = when - getattr(self._released, "at", when)
+        if lag > SEND_SLACK:  # within it, the start it was let go at stands for it
+            with self._lock:
+                self._last[host] = max(self._last.get(host, float("-inf")), when)
         self._written(host)
-        if when - getattr(self._released, "at", when) > LATE:
+        if lag > SEND_SLACK:
             self._push(host, when)
 
     def hold(self, host: str, seconds: float) -> None:
