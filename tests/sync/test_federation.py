@@ -76,7 +76,7 @@ def test_a_hanging_repository_holds_no_other_node(
     tmp_path: Path, serve_site: Callable[[str], SiteServer]
 ) -> None:
     stuck, fine = serve_site("sync-slow"), serve_site("page-shacl")
-    slow = "    limits: {read_timeout: 20, total_timeout: 20}\n"
+    slow = "    limits: {read_timeout: 4, total_timeout: 4}\n"
     cfg = config(tmp_path, node("STUCK", stuck, 10, slow), node("FINE", fine, 10))
     order = [s.node_id for s in run_nodes(cfg, cfg.nodes, stop=threading.Event())]
     assert order == ["urn:node:FINE", "urn:node:STUCK"]  # FINE ended while STUCK still waited
