@@ -181,7 +181,7 @@ def test_orcid_check_digits(orcid: str) -> None:
 
 
 @given(st.text(alphabet=string.digits, min_size=15, max_size=15), st.integers(0, 14))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 def test_one_mistyped_digit_always_fails_the_check(base: str, pos: int) -> None:
     orcid = base + orcid_check_digit(base)
     assert orcid_checksum_ok(orcid)
@@ -577,7 +577,7 @@ json_values = st.recursive(
         max_size=8,
     )
 )
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 def test_any_shape_gives_findings_not_exceptions(ds: dict[str, Any]) -> None:
     for f in check_soso({"@type": "Dataset", **ds}, URL):
         assert f.code in PROPERTIES
