@@ -301,12 +301,7 @@ def serve(
     api.serve_nodes([member_node(s, listen_url, public_url) for s in settings])
 
     def announce() -> None:
-        _warn_placeholders(settings)
-        for s in settings:
-            click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
-        click.echo(f"Metrics: {bound}/metrics; health: {bound}/healthz, {bound}/readyz", err=True)
-        click.echo(f"check page: {bound}/check", err=True)
-        click.echo(f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.", err=True)
+        _announce(settings, bound, f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.")
 
     access_log.start()
     try:
@@ -372,18 +367,24 @@ def _serve_granian(
         return app, at_exit
 
     def announce() -> None:
-        _warn_placeholders(settings)
-        for s in settings:
-            click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
-        click.echo(f"Metrics: {bound}/metrics; health: {bound}/healthz, {bound}/readyz", err=True)
-        click.echo(f"check page: {bound}/check", err=True)
-        click.echo(
+        _announce(
+            settings,
+            bound,
             f"Serving {len(settings)} node(s) from {url} with granian, {workers} worker(s) "
             f"of {threads} threads; Ctrl-C stops.",
-            err=True,
         )
 
     serve_forked(build, host, port, workers=workers, threads=threads, announce=announce)
+
+
+def _announce(settings: list[NodeSettings], bound: str, serving: str) -> None:
+    """What a started server tells its operator: the nodes' addresses, then the rest."""
+    _warn_placeholders(settings)
+    for s in settings:
+        click.echo(f"{s.id}: {bound}/{s.short_name}/v2")
+    click.echo(f"Metrics: {bound}/metrics; health: {bound}/healthz, {bound}/readyz", err=True)
+    click.echo(f"check page: {bound}/check", err=True)
+    click.echo(serving, err=True)
 
 
 def _require_existing_file(url: str) -> None:

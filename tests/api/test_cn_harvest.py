@@ -34,7 +34,6 @@ from tests.support.member_node import archive, node_settings, put_dataset, serve
 from tests.sync.test_sync import Site
 from tests.sync.test_versions import (
     APR,
-    FEB,
     JAN,
     MAR,
     NODE_A,
@@ -43,6 +42,7 @@ from tests.sync.test_versions import (
     heads,
     published,
     rule,
+    second_run_changes,
     sitemap,
 )
 
@@ -223,22 +223,7 @@ def test_a_cn_harvesting_while_the_site_changes_misses_nothing(site: Site, store
 
         # run 2 between the first and second page: edit, withdraw (410), move, drop
         # `encoding`, change a DOI, drop one of two Datasets, a mirror of a live DOI
-        site.edit("dataset/flip.html", "Flip, version A", "Flip, version B")
-        rule(site, "/dataset/back", {"status": 410, "body": "<html><body>Withdrawn</body></html>"})
-        rule(site, "/dataset/old-home", {"status": 404, "body": "<html><body>Moved</body></html>"})
-        site.edit("dataset/iso.html", '"encoding"', '"subjectOfNothing"')
-        site.edit("dataset/renamed.html", "10.5072/ver.old", "10.5072/ver.new")
-        pair = (site.root / "dataset" / "pair.html").read_text("utf-8")
-        cut = pair.index(
-            ',\n    {\n      "@type": "Dataset",\n      "@id": "https://repo.example/dataset/pair#b"'
-        )
-        end = pair.index("]", cut)
-        (site.root / "dataset" / "pair.html").write_text(pair[:cut] + "\n  " + pair[end:], "utf-8")
-        for p in ("flip", "back", "old-home", "iso", "renamed", "pair", "mirror"):
-            lastmod[p] = FEB
-        del lastmod["old-home"]
-        lastmod["new-home"] = FEB
-        sitemap(site, "sitemap.xml", lastmod)
+        second_run_changes(site, lastmod)
         known = set(cn.sysmeta)
         cn.last_harvested = None  # a full re-harvest (a new CN, or a node reset on the CN)
         full = cn.harvest(between=run)  # run 2 between its first and second page

@@ -138,6 +138,27 @@ PAGES = ["flip", "back", "old-home", "held", "mirror", "iso", "renamed", "pair",
 JAN, FEB, MAR, APR, MAY = (f"2024-{m:02d}-01" for m in range(1, 6))
 
 
+def second_run_changes(site: Site, lastmod: dict[str, str]) -> None:
+    """Run 2's site: edit, withdraw (410), move, drop `encoding`, change a DOI, drop one of
+    two Datasets, a mirror of a live DOI; the sitemap says which pages changed."""
+    site.edit("dataset/flip.html", "Flip, version A", "Flip, version B")
+    rule(site, "/dataset/back", {"status": 410, "body": "<html><body>Withdrawn</body></html>"})
+    rule(site, "/dataset/old-home", {"status": 404, "body": "<html><body>Moved</body></html>"})
+    site.edit("dataset/iso.html", '"encoding"', '"subjectOfNothing"')
+    site.edit("dataset/renamed.html", "10.5072/ver.old", "10.5072/ver.new")
+    pair = (site.root / "dataset" / "pair.html").read_text("utf-8")
+    cut = pair.index(
+        ',\n    {\n      "@type": "Dataset",\n      "@id": "https://repo.example/dataset/pair#b"'
+    )
+    end = pair.index("]", cut)
+    (site.root / "dataset" / "pair.html").write_text(pair[:cut] + "\n  " + pair[end:], "utf-8")
+    for p in ("flip", "back", "old-home", "iso", "renamed", "pair", "mirror"):
+        lastmod[p] = FEB
+    del lastmod["old-home"]  # the sitemap lists the new URL instead
+    lastmod["new-home"] = FEB
+    sitemap(site, "sitemap.xml", lastmod)
+
+
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Site]:
     s = Site("sync-versions", tmp_path)
@@ -175,22 +196,7 @@ def test_the_store_stays_true_while_the_site_changes(site: Site, store_url: str)
     first = heads(store, NODE_A)
 
     # -- run 2: edit, withdraw, move, a mirror, drop encoding, new DOI, one Dataset less ----
-    site.edit("dataset/flip.html", "Flip, version A", "Flip, version B")
-    rule(site, "/dataset/back", {"status": 410, "body": "<html><body>Withdrawn</body></html>"})
-    rule(site, "/dataset/old-home", {"status": 404, "body": "<html><body>Moved</body></html>"})
-    site.edit("dataset/iso.html", '"encoding"', '"subjectOfNothing"')
-    site.edit("dataset/renamed.html", "10.5072/ver.old", "10.5072/ver.new")
-    pair = (site.root / "dataset" / "pair.html").read_text("utf-8")
-    cut = pair.index(
-        ',\n    {\n      "@type": "Dataset",\n      "@id": "https://repo.example/dataset/pair#b"'
-    )
-    end = pair.index("]", cut)
-    (site.root / "dataset" / "pair.html").write_text(pair[:cut] + "\n  " + pair[end:], "utf-8")
-    for p in ("flip", "back", "old-home", "iso", "renamed", "pair", "mirror"):
-        lastmod[p] = FEB
-    del lastmod["old-home"]  # the sitemap lists the new URL instead
-    lastmod["new-home"] = FEB
-    sitemap(site, "sitemap.xml", lastmod)
+    second_run_changes(site, lastmod)
     a, b = run_both(config)
     assert a.series_findings == {
         "sync/series-moved": 1,
