@@ -154,6 +154,29 @@ def test_demo_serve_keeps_the_repository_up_for_check_dataset(tmp_path: Path) ->
     assert "Stopped." in rest
 
 
+def test_ctrl_c_stops_demo_serve_with_130(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT) ends `adapter demo --serve` with 130, as the README's exit codes say."""
+    import signal
+
+    adapter_bin = str(Path(sys.executable).parent / "adapter")
+    proc = subprocess.Popen(
+        [adapter_bin, "demo", "--serve", "--store", f"sqlite:///{tmp_path / 'd.db'}"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(line)
+        if "Serving the demo repository" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=30)
+    assert proc.returncode == 130, "".join(seen)
+
+
 def _adapter(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "adapter", *args],

@@ -256,7 +256,8 @@ LONG_LIVED: list[tuple[tuple[str, ...], str]] = [
     (("web", "--port", "0"), "Ctrl-C stops"),
     (("worker", "--config", "{cfg_ok}"), "Working on"),
     (("schedule", "--config", "{cfg_info}"), "next run"),
-    (("demo", "--serve", "--store", "sqlite:///{tmp}/demo.db"), "Serving the demo repository"),
+    # `demo --serve` holds the fixed demo port: its Ctrl-C case lives in test_demo.py, whose
+    # tests run one after another on one worker (--dist loadfile), never beside this file's
 ]
 
 
