@@ -33,6 +33,7 @@ from tests.support.fixture_server import stop
 from tests.support.member_node import archive, node_settings, put_dataset, serve_app
 from tests.sync.test_sync import Site
 from tests.sync.test_versions import (
+    AFTER_RUN_ONE,
     APR,
     JAN,
     MAR,
@@ -196,18 +197,7 @@ def test_a_cn_harvesting_while_the_site_changes_misses_nothing(site: Site, store
     sitemap(site, "sitemap.xml", lastmod)
     run()  # run 1: everything new; node B's copy of `shared` is refused
     store = Store.open(store_url, create=False)
-    live = {
-        "doi:10.5072/ver.flip": "flip",
-        "doi:10.5072/ver.back": "back",
-        "doi:10.5072/ver.move": "old-home",
-        "doi:10.5072/ver.held": "held",
-        "doi:10.5072/ver.iso": "iso",
-        "doi:10.5072/ver.iso#iso19139": "",
-        "doi:10.5072/ver.old": "renamed",
-        "doi:10.5072/ver.pair.a": "",
-        "doi:10.5072/ver.pair.b": "",
-        "doi:10.5072/ver.shared": "shared",
-    }
+    live = dict(AFTER_RUN_ONE)
     dead: set[str] = set()
     with serve_app(store, list(config.nodes)) as served:
         cn = CoordinatingNode(
