@@ -38,6 +38,7 @@ and the tables are in `adapter.store.hostrate_db`.
 
 from __future__ import annotations
 
+import bisect
 import threading
 import time
 from collections import deque
@@ -88,6 +89,9 @@ class StorePacer:
         self._starts: dict[str, deque[float]] = {}  # reserved starts, local clock
         self._waiting: dict[str, int] = {}  # threads waiting for a start, per host
         self._last: dict[str, float] = {}  # this process's latest start per host, local clock
+        # per host, `next_at` as this process last wrote it: while the store still holds it,
+        # every start reserved after ours is this process's own (see `_later`)
+        self._tail: dict[str, float] = {}
         self._released = threading.local()  # when this thread's latest start was let go
         self._unwritten: dict[str, int] = {}  # requests let go and not written yet, per host
         self._turns = threading.Condition(self._lock)
@@ -110,11 +114,7 @@ class StorePacer:
             self._starts.pop(host, None)  # starts reserved at the old pace are not ours now
             wider = self.interval(host) - before
         if wider > 0 and host in self._known:  # the next start was reserved at the old pace
-            self._db.run(
-                "UPDATE host_rate SET next_at = next_at + :wider WHERE host = :host",
-                wider=wider,
-                host=host,
-            )
+            self._move_next(host, "next_at + :wider", wider=wider)
 
     def interval(self, host: str) -> float:
         return max(self._interval, self._delay.get(host, 0.0))
@@ -184,12 +184,13 @@ class StorePacer:
     # -- rate -------------------------------------------------------------------
 
     def _wait_turn(self, host: str) -> None:
-        """Sleep until a reserved start of `host`; starts too late are dropped.
+        """Sleep until a reserved start of `host`; starts too late are moved or dropped.
 
-        Another process holds the next start, so a start is used on time or not at
-        all: this process's own conditions (a whole interval after its previous
-        request, none let go and unwritten) are waited for before a start is
-        reserved, and a start they would delay is dropped for a new one.
+        Another process may hold the next start, so a start is used on time, moved
+        (`_later`: only while every start reserved after it is this process's), or
+        not used at all: this process's own conditions (a whole interval after its
+        previous request, none let go and unwritten) are waited for before a start
+        is reserved, and a start they would delay is moved or dropped for a new one.
         """
         with self._lock:
             self._waiting[host] = self._waiting.get(host, 0) + 1
@@ -201,12 +202,16 @@ class StorePacer:
                 with self._lock:
                     queue = self._starts.setdefault(host, deque())
                     now = time.monotonic()
-                    while queue and queue[0] < now - LATE:
+                    while queue and queue[0] < now - late:  # too stale even to move
                         queue.popleft()
                     start = queue.popleft() if queue else None
                 if start is None:
                     self._reserve(host)
                     continue
+                if start < now - LATE:  # this process's own pace held it past the start
+                    start = self._later(host, start, late)
+                    if start is None:
+                        continue
                 if start > now:
                     time.sleep(start - now)
                 # overslept (a loaded machine), or this process's previous request left
@@ -218,6 +223,11 @@ class StorePacer:
                     continue
                 if self._go(host, start, force=not retry):
                     return
+                later = self._later(host, start, late)
+                if later is not None:  # the same start, a little later: no interval lost
+                    with self._lock:
+                        bisect.insort(self._starts.setdefault(host, deque()), later)
+                    continue
                 oversleeps += 1
         finally:
             with self._lock:
@@ -290,13 +300,62 @@ class StorePacer:
         """No reserved start of `host` earlier than an interval after `started` (monotonic)."""
         greatest = "GREATEST" if self._db.pg else "MAX"
         ago = time.monotonic() - started
+        after = self.interval(host) - ago
+        self._move_next(host, f"{greatest}(next_at, {self._db.now} + :after)", after=after)
+
+    def _move_next(self, host: str, value: str, **params: object) -> None:
+        """Set the host's `next_at` to `value`; keep it as ours when it was ours before."""
+        with self._lock:
+            tail = self._tail.pop(host, None)
+        if tail is not None:
+            row = self._db.one(
+                f"UPDATE host_rate SET next_at = {value} "
+                "WHERE host = :host AND next_at = :tail RETURNING next_at",
+                host=host,
+                tail=tail,
+                **params,
+            )
+            if row is not None:
+                with self._lock:
+                    self._tail[host] = float(row[0])
+                return
         self._db.run(
-            f"UPDATE host_rate SET next_at = {greatest}(next_at, {self._db.now} + :after) "
-            "WHERE host = :host",
-            after=self.interval(host) - ago,
-            host=host,
-            now=time.time(),
+            f"UPDATE host_rate SET next_at = {value} WHERE host = :host", host=host, **params
         )
+
+    def _later(self, host: str, start: float, late: float) -> float | None:
+        """A later start instead of `start`, which this process's own pace blocks; or None.
+
+        A thread that wrote its request a little late (the CPU was busy), or was let
+        go a little after its start, moves this process's floor past the next
+        reserved start; a thread that waited for that floor finds its start already
+        past. Dropping that start costs the
+        host a whole interval; using it at the floor is safe when nobody else has
+        reserved since this process last set `next_at` (every start after it is
+        this process's, and waits for the same floor), and `next_at` moves an
+        interval past the floor in the same statement, so other processes' next
+        starts keep their distance too.
+        """
+        with self._lock:
+            floor = self._last.get(host, float("-inf")) + self.interval(host)
+            tail = self._tail.get(host)
+            unwritten = self._unwritten.get(host)
+        floor = max(floor, time.monotonic())
+        if unwritten or tail is None or not start < floor <= start + late:
+            return None
+        greatest = "GREATEST" if self._db.pg else "MAX"
+        row = self._db.one(
+            f"UPDATE host_rate SET next_at = {greatest}(next_at, {self._db.now} + :after) "
+            "WHERE host = :host AND next_at = :tail RETURNING next_at",
+            after=floor - time.monotonic() + self.interval(host),
+            host=host,
+            tail=tail,
+        )
+        if row is None:  # another process reserved after ours: its start stands
+            return None
+        with self._lock:
+            self._tail[host] = float(row[0])
+        return floor
 
     def _reserve(self, host: str) -> None:
         """Reserve the next starts of `host` in the store; queue them on the local clock."""
@@ -308,7 +367,7 @@ class StorePacer:
         now, greatest = self._db.now, "GREATEST" if self._db.pg else "MAX"
         row = self._db.one(
             f"UPDATE host_rate SET next_at = {greatest}(next_at, {now} + :lead) + :span "
-            f"WHERE host = :host RETURNING next_at - :span, {now}",
+            f"WHERE host = :host RETURNING next_at - :span, {now}, next_at",
             lead=min(LEAD, interval / 2),  # slack, but never longer than the pace itself
             span=span,
             host=host,
@@ -317,5 +376,6 @@ class StorePacer:
         first, db_now = float(row[0]), float(row[1])
         local = time.monotonic() + (first - db_now)
         with self._lock:
+            self._tail[host] = float(row[2])
             queue = self._starts.setdefault(host, deque())
             queue.extend(local + i * interval for i in range(count))

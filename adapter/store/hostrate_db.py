@@ -98,6 +98,7 @@ class ScheduleDb:
         return [tuple(r) for r in rows]
 
     def run(self, sql: str, **params: object) -> None:
+        params.setdefault("now", time.time())
         with self._lock:
             cur = self._raw.cursor()
             try:

@@ -170,3 +170,38 @@ def test_a_fetch_that_meets_a_retry_after_holds_the_host() -> None:
         fetcher.close()
         stop(servers)
     assert held == [(host_key(server.origin), 1.0)]
+
+
+def test_a_request_written_a_little_late_costs_the_next_start_no_whole_interval(
+    tmp_path: Path,
+) -> None:
+    """Two threads wait for a host; the first writes its request 0.1 s late. The second's
+    start (reserved before that was known) moves 0.1 s on, where dropping it and reserving
+    anew would cost it a whole interval: a fifth of a busy federation's pace was lost so."""
+    store = Store.open(stores.sqlite_url(tmp_path))
+    pacer = StorePacer(store, owner_id() + ":test", 1.0, 2)  # 1 s apart, two in flight
+    start(pacer)  # the host's first request, on time: both threads below wait an interval
+    pacer.sent(HOST, time.monotonic())
+    released: list[float] = []
+    written: list[float] = []
+    lock = threading.Lock()
+
+    def request() -> None:
+        with pacer.slot(HOST):
+            with lock:
+                released.append(time.monotonic())
+                first = len(released) == 1
+            if first:
+                time.sleep(0.1)  # the CPU was busy: written 0.1 s after the start
+            written.append(time.monotonic())
+            pacer.sent(HOST, written[-1])
+
+    threads = [threading.Thread(target=request) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    pacer.close()
+    store.close()
+    assert released[1] - min(written) >= 1.0 - 0.002  # a whole interval after the late one
+    assert released[1] - released[0] < 1.6  # not two intervals: its start was moved, not lost
