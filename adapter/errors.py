@@ -30,6 +30,10 @@ class FetchError(AdapterError):
         self.message = message
         self.status = status  # the HTTP status when the server answered (a body too large)
 
+    def __reduce__(self) -> tuple[type[FetchError], tuple[str, str, str, int | None]]:
+        # crosses processes (a page fetched here, checked in a child): rebuilt from its fields
+        return (type(self), (self.code, self.url, self.message, self.status))
+
 
 class StoreError(AdapterError):
     """The store cannot be read or written (unreachable, locked, wrong schema)."""

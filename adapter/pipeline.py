@@ -380,16 +380,11 @@ def fetch_page(
 ) -> Fetched | None:
     """The landing page's response, or None with the reason in report.findings."""
     etag, last_modified = validators
-    try:
-        if isinstance(prefetched, FetchError):
-            raise prefetched
-        fetched = prefetched
-        if fetched is None:
-            fetched = fetcher.get(url, accept=ACCEPT_HTML, etag=etag, last_modified=last_modified)
-    except FetchError as exc:
-        report.findings.append(fetch_failure(exc, "The landing page", url))
+    fetched = prefetched if prefetched is not None else get_page(fetcher, url, etag, last_modified)
+    if isinstance(fetched, FetchError):
+        report.findings.append(fetch_failure(fetched, "The landing page", url))
         report.path.append(url)
-        report.status = exc.status  # a body too large was still answered
+        report.status = fetched.status  # a body too large was still answered
         return None
     report.final_url = fetched.final_url
     report.status = fetched.status
@@ -414,6 +409,17 @@ def fetch_page(
         report.findings.append(problem)
         return None
     return fetched
+
+
+def get_page(
+    fetcher: Fetcher, url: str, etag: str | None = None, last_modified: str | None = None
+) -> Fetched | FetchError:
+    """The landing page's GET as `check_landing_page` makes it, or how it failed: a page
+    fetched in one process and checked in another (`prefetched`)."""
+    try:
+        return fetcher.get(url, accept=ACCEPT_HTML, etag=etag, last_modified=last_modified)
+    except FetchError as exc:
+        return exc
 
 
 def fetch_failure(exc: FetchError, what: str, url: str) -> Finding:

@@ -296,6 +296,9 @@ class AdapterConfig(Settings):
     # nodes synced at the same time (scheduler, `adapter sync --config`); default: as many
     # as the cores can check at the nodes' allowed rates (see nodes_at_once)
     parallel_nodes: Annotated[int, Field(ge=1, le=4096)] | None = None
+    # processes that check the pages of side-by-side nodes, one pool for them all; default:
+    # as many cores as the nodes' rates keep busy; 0: checked in the nodes' own threads
+    check_processes: Annotated[int, Field(ge=0, le=256)] | None = None
     auth: AuthSettings = AuthSettings()  # DataONE tokens and trusted node subjects (serve)
     access_log: AccessLogSettings = AccessLogSettings()  # getLogRecords' retention (serve)
     source: Path | None = None  # the file it was loaded from

@@ -40,12 +40,15 @@ class RunJob(Protocol):
 
 
 def run_node(config: AdapterConfig, node: NodeSettings, *, stop: threading.Event) -> Any:
-    """The scheduler's job: one sync run of the node."""
+    """The scheduler's job: one sync run of the node, checked in the process's shared pool
+    while other runs are going (the pool ends with the last of them)."""
     # lazy: `adapter status` and `config check` read schedules from this module, and
     # every command module loads for `adapter --help`; neither needs the sync stack
+    from adapter.sync.checkpool import pool_size, shared_checks
     from adapter.sync.run import run_node as sync_run_node
 
-    return sync_run_node(config, node, stop=stop)
+    with shared_checks(config.store_url, pool_size(config, config.nodes)) as checks:
+        return sync_run_node(config, node, stop=stop, checks=checks)
 
 
 def build_trigger(schedule: ScheduleSettings, *, jitter: bool = True) -> BaseTrigger:

@@ -5,10 +5,10 @@ so nodes run side by side rather than one after another: `adapter sync
 --config` with several nodes and the scheduler both go through here. A node
 that is slow, paused or failing only occupies its own thread; among several,
 a node whose run raises is a `failed` summary, and the others go on (a single
-node's error reaches the caller, as it always did). Child processes (for
-a node fast enough to need more than one core) come out of one budget per
-process, `adapter.sync.pool.PROCESS_BUDGET`, so side-by-side nodes never start
-more checking processes than the machine has cores.
+node's error reaches the caller, as it always did). Their pages are checked
+by one pool of processes shared by them all (`adapter.sync.checkpool`), sized
+by `check_processes` or by what the nodes' allowed rates need, so side-by-side
+nodes never start a pool each.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from datetime import UTC, datetime
 
 from adapter.config.settings import AdapterConfig, NodeSettings
+from adapter.sync.checkpool import pool_size, shared_checks
 from adapter.sync.outcome import RunSummary
 from adapter.sync.run import run_node
 
@@ -40,7 +41,13 @@ def run_nodes(
         return
     options = {**options, "progress": False}  # one bar per node would garble the terminal
     workers = min(len(nodes), config.nodes_at_once())
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="node") as pool:
+    with (
+        shared_checks(config.store_url, pool_size(config, nodes)) as checks,
+        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="node") as pool,
+    ):
+        if checks is not None:
+            log.info("%d nodes side by side, checked in %d processes", len(nodes), checks.processes)
+            options["checks"] = checks
         futures = [pool.submit(_guarded, job, config, node, stop, options) for node in nodes]
         for future in as_completed(futures):
             yield future.result()

@@ -32,7 +32,7 @@ from adapter.dataone.resourcemap import series_id as map_series_id
 from adapter.errors import FetchError
 from adapter.findings import Finding, Severity
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
-from adapter.models import DatasetReport, DatasetResult
+from adapter.models import DatasetReport, DatasetResult, Fetched
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.report import render_text
 from adapter.store.db import Store
@@ -46,7 +46,12 @@ GONE_STATUSES = (404, 410)
 REFUSED = frozenset({"robots/disallowed", "fetch/unsafe-url"})
 
 
-def check_page(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> DatasetReport:
+def check_page(
+    node: NodeSettings,
+    fetcher: Fetcher,
+    row: FrontierRow,
+    prefetched: Fetched | FetchError | None = None,
+) -> DatasetReport:
     options = CheckOptions(
         limits=node.limits(),
         follow=False,
@@ -62,6 +67,7 @@ def check_page(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> Datase
         sitemap_links=row.links,
         etag=row.etag,
         last_modified=row.last_modified,
+        prefetched=prefetched,
     )
 
 
@@ -72,10 +78,17 @@ def process_page(
     return commit_checked(store, node, owner, check_and_plan(node, fetcher, row))
 
 
-def check_and_plan(node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> CheckedPage:
-    """Check one claimed page and decide its writes; never raises for a page's fault."""
+def check_and_plan(
+    node: NodeSettings,
+    fetcher: Fetcher,
+    row: FrontierRow,
+    prefetched: Fetched | FetchError | None = None,
+) -> CheckedPage:
+    """Check one claimed page and decide its writes; never raises for a page's fault.
+
+    `prefetched`: the page's GET, made in another process (`adapter.sync.checkpool`)."""
     try:
-        report = check_page(node, fetcher, row)
+        report = check_page(node, fetcher, row, prefetched)
     except FetchError as exc:
         report = DatasetReport(url=row.url, findings=[_fetch_finding(exc)])
     except Exception as exc:  # the adapter's own fault: keep the run going, say where

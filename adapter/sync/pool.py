@@ -92,6 +92,9 @@ def process_due(
     on_progress: Callable[[int], None] | None = None,
 ) -> None:
     """Process every due page of `node` (see the module docstring) into `summary`."""
+    if options.checks is not None:  # side by side with other nodes: their pool checks
+        _process_due(store, node, fetcher, owner, summary, stop, options, 1, on_progress)
+        return
     if processes:  # asked for by name: as many as asked
         _process_due(store, node, fetcher, owner, summary, stop, options, processes, on_progress)
         return

@@ -34,6 +34,7 @@ from adapter.store.frontier import due_count
 from adapter.store.history import add_to_run
 from adapter.store.ledger import archive_page, pages_without_packages, refresh_packages
 from adapter.store.policy import apply_policy
+from adapter.sync.checkpool import CheckPool
 from adapter.sync.fetchers import node_fetcher
 from adapter.sync.outcome import PAGE_COUNTS, RunSummary
 from adapter.sync.pool import process_due
@@ -104,6 +105,7 @@ def run_node(
     progress: bool = False,
     enqueue_only: bool = False,
     processes: int | None = None,
+    checks: CheckPool | None = None,
 ) -> RunSummary:
     """One sync run of `node` into `config.store_url`; the summary is also stored.
 
@@ -111,6 +113,7 @@ def run_node(
     due, leave them to `adapter worker`s.
     `processes`: how many processes check pages (default: as many as pay, see
     `adapter.sync.pool.choose_processes`).
+    `checks`: the checking pool of the nodes run side by side with this one.
     """
     with shared_store(config.store_url) as store:  # one engine for every node run at once
         return run_with_store(
@@ -120,6 +123,7 @@ def run_node(
             progress=progress,
             enqueue_only=enqueue_only,
             processes=processes,
+            checks=checks,
         )
 
 
@@ -131,6 +135,7 @@ def run_with_store(
     progress: bool = False,
     enqueue_only: bool = False,
     processes: int | None = None,
+    checks: CheckPool | None = None,
 ) -> RunSummary:
     stop = stop or threading.Event()
     began = time.monotonic()
@@ -159,7 +164,7 @@ def run_with_store(
         summary.due = due_count(store, node.id)
         store.note_run(summary.run_id, {"pages_seen": summary.pages_seen, "due": summary.due})
         if not (enqueue_only or node.sync.enqueue_only):
-            _process_due(store, node, fetcher, owner, summary, stop, progress, processes)
+            _process_due(store, node, fetcher, owner, summary, stop, progress, processes, checks)
         summary.status = "interrupted" if stop.is_set() else "ok"
     except Exception as exc:
         summary.status, summary.message = "failed", f"{type(exc).__name__}: {exc}"
@@ -325,11 +330,12 @@ def _process_due(
     stop: threading.Event,
     progress: bool,
     processes: int | None,
+    checks: CheckPool | None,
 ) -> None:
     """Threads per process, one Session each; processes when the node's rate can feed them."""
 
     bar = _bar(summary.due, node.id) if progress else None
-    options = WorkOptions(batch=CLAIM_BATCH, lease=LEASE)
+    options = WorkOptions(batch=CLAIM_BATCH, lease=LEASE, checks=checks)
     try:
         process_due(
             store,

@@ -30,6 +30,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import timedelta
+from typing import TYPE_CHECKING
 
 from adapter.config.settings import NodeSettings
 from adapter.http.fetcher import Fetcher
@@ -42,6 +43,9 @@ from adapter.sync.fetchers import ThreadFetchers, node_fetcher
 from adapter.sync.outcome import CheckedPage, PageOutcome, RunSummary
 from adapter.sync.page import check_and_plan
 from adapter.sync.write import commit_group
+
+if TYPE_CHECKING:  # the pool imports this module's neighbours; only its type is needed here
+    from adapter.sync.checkpool import CheckPool
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +61,9 @@ class WorkOptions:
     threads: int | None = None  # pages in flight per node; default: the node's concurrency
     until_idle: bool = False  # return once nothing of the node is due (else wait for more)
     poll_seconds: float = 5.0  # how often an idle worker looks for due pages
+    # the process's checking pool shared by side-by-side nodes: pages fetched in the node's
+    # threads are checked there (`adapter.sync.checkpool`); None: checked in those threads
+    checks: CheckPool | None = None
 
     def pool_size(self, node: NodeSettings) -> int:
         return max(1, self.threads or node.politeness.concurrency)
@@ -104,6 +111,8 @@ def drain(
     done_count = 0
 
     def one(row: FrontierRow) -> CheckedPage:
+        if options.checks is not None:
+            return options.checks.check(node, fetchers.get(), row)
         return check_and_plan(node, fetchers.get(), row)
 
     with ThreadPoolExecutor(size, thread_name_prefix="page") as pool:

@@ -1,0 +1,403 @@
+"""One pool of checking processes for every node this process syncs side by side.
+
+Hundreds of node runs in one process each wait on their hosts' pace, but
+checking what they fetch (extract, normalize, frame, the checks) is CPU under
+one GIL: 200 nodes at 1 request/s kept one core busy and reached half their
+allowed rate. So node threads here fetch each landing page (the I/O, under the
+node's pacer) and hand the response to this pool; its children check it (a
+linkset or metadata copy the check needs is fetched by the child, under the
+same store-backed pacer) and send back what to write, and the node's thread
+writes it, as before. One pool serves every node, fed fairly: each node has a
+queue of its own and the children are given the nodes' pages in turn, so a
+node with many pages ready never starves the others.
+
+A child that dies hands its pages to the others and is replaced (up to
+`RESTARTS` per child); a page that was in hand when two children died is
+not tried a third time: it is an error outcome naming the cause, and the run
+goes on. With no child left, pages are checked in the node's own thread.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import math
+import multiprocessing
+import os
+import queue
+import signal
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from adapter.config.settings import CPU_PER_PAGE, AdapterConfig, NodeSettings
+from adapter.errors import FetchError
+from adapter.http.fetcher import Fetcher
+from adapter.models import Fetched
+from adapter.pipeline import get_page
+from adapter.signals import install
+from adapter.store import claims
+from adapter.store.db import Store
+from adapter.store.frontier import FrontierRow, PageUpdate
+from adapter.sync.fetchers import ThreadFetchers, node_fetcher
+from adapter.sync.outcome import CheckedPage, PageOutcome
+from adapter.sync.page import check_and_plan
+
+log = logging.getLogger(__name__)
+
+THREADS = 8  # per child: a check that fetches a linkset or copy waits on its host's pace
+AHEAD = 2  # pages handed to a child per thread of it, so none waits for the next
+RESTARTS = 3  # replacements per child before the pool runs with fewer
+DEATHS = 2  # children a page may see die before it is an error outcome
+POLL = 0.2  # seconds between looks at the children while no result arrives
+FROM_CORES = 0.5  # the nodes' checking must need this much of a core for a pool to pay
+
+Response = Fetched | FetchError
+T = TypeVar("T")
+
+
+def pool_size(config: AdapterConfig, nodes: Sequence[NodeSettings], cpus: int | None = None) -> int:
+    """Checking processes for these nodes side by side: `check_processes`, else as many
+    cores as the nodes' allowed rates keep busy (none below half a core, or on one core)."""
+    if config.check_processes is not None:
+        return config.check_processes
+    cores = cpus or os.cpu_count() or 1
+    at_once = sorted((n.politeness.requests_per_second for n in nodes), reverse=True)
+    demand = sum(at_once[: config.nodes_at_once(cores)]) * CPU_PER_PAGE  # cores' worth
+    if cores < 2 or len(nodes) < 2 or demand < FROM_CORES:
+        return 0
+    return min(cores, math.ceil(demand))
+
+
+class FairQueue(Generic[T]):
+    """Items queued per key, taken from the keys in turn: one key with many waiting
+    items never holds back another's first."""
+
+    def __init__(self) -> None:
+        self._queues: dict[str, deque[T]] = {}
+        self._turn: deque[str] = deque()  # keys with items waiting, in the order served
+
+    def __bool__(self) -> bool:
+        return bool(self._turn)
+
+    def put(self, key: str, item: T, *, front: bool = False) -> None:
+        """Queue `item` under `key` (`front`: before that key's others, a retry)."""
+        waiting = self._queues.setdefault(key, deque())
+        if not waiting:
+            self._turn.append(key)
+        if front:
+            waiting.appendleft(item)
+        else:
+            waiting.append(item)
+
+    def take(self) -> T:
+        """The oldest item of the key whose turn it is (IndexError when empty)."""
+        key = self._turn.popleft()
+        waiting = self._queues[key]
+        item = waiting.popleft()
+        if waiting:
+            self._turn.append(key)  # its next item waits for the other keys'
+        else:
+            del self._queues[key]
+        return item
+
+    def drain(self) -> list[T]:
+        """Every item left, the queue emptied."""
+        items = [item for waiting in self._queues.values() for item in waiting]
+        self._queues.clear()
+        self._turn.clear()
+        return items
+
+
+@dataclass(slots=True)
+class _Task:
+    id: int
+    node: NodeSettings
+    fetcher: Fetcher  # the node thread's: checks here when no child is left
+    row: FrontierRow
+    response: Response
+    done: threading.Event = field(default_factory=threading.Event)
+    result: CheckedPage | None = None
+    deaths: int = 0  # children that died with it in hand
+
+
+@dataclass(slots=True)
+class _Child:
+    index: int
+    process: Any
+    tasks: Any
+    nodes: set[str] = field(default_factory=set)  # node settings it was sent
+    held: dict[int, _Task] = field(default_factory=dict)  # handed out, not answered
+    restarts: int = 0
+    gone: bool = False  # died past its restarts, or said goodbye
+
+
+class CheckPool:
+    """Child processes that check the pages node threads fetched; see the module docstring."""
+
+    def __init__(self, store_url: str, processes: int, threads: int = THREADS) -> None:
+        self.store_url, self.threads = store_url, threads
+        self._ctx = multiprocessing.get_context("forkserver")
+        self._ctx.set_forkserver_preload(["adapter.sync.checkpool", "adapter.pipeline"])
+        self._results: Any = self._ctx.Queue()
+        self._cond = threading.Condition()
+        self._waiting: FairQueue[_Task] = FairQueue()  # per node, for a child
+        self._ids = itertools.count()
+        self._closing = False
+        self._children = [self._start(i) for i in range(processes)]
+        self._threads = [
+            threading.Thread(target=self._dispatch, name="checkpool-dispatch", daemon=True),
+            threading.Thread(target=self._receive, name="checkpool-receive", daemon=True),
+        ]
+        for thread in self._threads:
+            thread.start()
+
+    @property
+    def processes(self) -> int:
+        with self._cond:
+            return sum(1 for c in self._children if not c.gone)
+
+    def check(self, node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> CheckedPage:
+        """Fetch the page here (the node's pace), check it in a child, return what to write."""
+        return self.checked(
+            node, fetcher, row, get_page(fetcher, row.url, row.etag, row.last_modified)
+        )
+
+    def checked(
+        self, node: NodeSettings, fetcher: Fetcher, row: FrontierRow, response: Response
+    ) -> CheckedPage:
+        """The page's `response` checked in a child (here, when none is left)."""
+        task = _Task(next(self._ids), node, fetcher, row, response)
+        with self._cond:
+            pooled = not self._closing and any(not c.gone for c in self._children)
+            if pooled:
+                self._queue(task)
+        if not pooled:  # no child left: checked in this thread
+            return check_and_plan(node, fetcher, row, prefetched=response)
+        task.done.wait()
+        assert task.result is not None
+        return task.result
+
+    def close(self) -> None:
+        """Let every child finish what it holds, then stop them."""
+        with self._cond:
+            self._closing = True
+            self._cond.notify_all()
+            live = [c for c in self._children if not c.gone]
+        for child in live:
+            for _ in range(self.threads):
+                child.tasks.put(None)
+        for child in live:
+            child.process.join(30)
+            if child.process.is_alive():
+                child.process.terminate()
+                child.process.join(5)
+        for thread in self._threads:
+            thread.join(5)
+        self._fail_left("adapter/check-pool-closed")
+        self._results.close()
+
+    # -- feeding ------------------------------------------------------------------------
+
+    def _queue(self, task: _Task, *, front: bool = False) -> None:
+        """Under the lock: the task waits for a child, in its node's turn."""
+        self._waiting.put(task.node.id, task, front=front)
+        self._cond.notify_all()
+
+    def _dispatch(self) -> None:
+        """Give the next node in turn's oldest page to the least busy child with room."""
+        room = self.threads * AHEAD
+        while True:
+            with self._cond:
+                while not self._closing:
+                    live = [c for c in self._children if not c.gone and len(c.held) < room]
+                    if self._waiting and live:
+                        break
+                    self._cond.wait()
+                if self._closing:
+                    return
+                task = self._waiting.take()
+                child = min(live, key=lambda c: len(c.held))
+                child.held[task.id] = task
+                first = task.node.id not in child.nodes
+                child.nodes.add(task.node.id)
+            if first:
+                child.tasks.put(("node", task.node))
+            child.tasks.put(("check", task.id, task.node.id, task.row, task.response))
+
+    def _receive(self) -> None:
+        """Results to their tasks; dead children's pages to the others."""
+        reaped = time.monotonic()
+        while True:
+            if time.monotonic() - reaped >= POLL:  # also while results flow
+                reaped = time.monotonic()
+                if self._reap():
+                    return
+            try:
+                message = self._results.get(timeout=POLL)
+            except queue.Empty:
+                continue
+            except (EOFError, OSError):
+                return
+            kind, index, task_id, checked = message
+            with self._cond:
+                child = self._children[index]
+                if kind == "bye":
+                    child.gone = True
+                    self._cond.notify_all()
+                    continue
+                task = child.held.pop(task_id, None)
+                self._cond.notify_all()
+            if task is not None:
+                task.result = checked
+                task.done.set()
+
+    def _reap(self) -> bool:
+        """Replace children that died; True once closing and none is left."""
+        with self._cond:
+            for child in self._children:
+                if child.gone or child.process.exitcode is None:
+                    continue
+                log.warning("check process %s ended with %s; its %d pages go to the others",
+                            child.process.pid, child.process.exitcode, len(child.held))  # fmt: skip
+                held, child.held, child.nodes = list(child.held.values()), {}, set()
+                if self._closing or child.restarts >= RESTARTS:
+                    child.gone = True
+                else:
+                    self._children[child.index] = self._start(child.index, child.restarts + 1)
+                for task in held:
+                    self._retry(task)
+            self._cond.notify_all()
+            return self._closing and all(c.gone for c in self._children)
+
+    def _retry(self, task: _Task) -> None:
+        """Under the lock: a dead child's page to another child, or an error outcome."""
+        task.deaths += 1
+        if task.deaths >= DEATHS or self._closing or all(c.gone for c in self._children):
+            task.result = _error(task.row, "adapter/check-process-died")
+            task.done.set()
+            return
+        self._queue(task, front=True)
+
+    def _fail_left(self, code: str) -> None:
+        """On close: pages never answered are error outcomes, so no node thread waits forever."""
+        with self._cond:
+            left = self._waiting.drain() + [t for c in self._children for t in c.held.values()]
+        for task in left:
+            if not task.done.is_set():
+                task.result = _error(task.row, code)
+                task.done.set()
+
+    def _start(self, index: int, restarts: int = 0) -> _Child:
+        tasks = self._ctx.Queue()
+        args = (index, self.store_url, self.threads, tasks, self._results)
+        process = self._ctx.Process(target=child_main, args=args, name=f"check-{index}")
+        process.start()
+        return _Child(index, process, tasks, restarts=restarts)
+
+
+def _error(row: FrontierRow, code: str) -> CheckedPage:
+    out = PageOutcome(row.url, "error", error=code)
+    return CheckedPage(row, out, PageUpdate("error", keep_validators=True), [])
+
+
+_SHARED: dict[str, tuple[CheckPool, int]] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+@contextmanager
+def shared_checks(store_url: str, processes: int) -> Iterator[CheckPool | None]:
+    """This process's pool for `store_url` (None for 0 processes), closed by its last user."""
+    if processes < 1:
+        yield None
+        return
+    with _SHARED_LOCK:
+        pool, users = _SHARED.get(store_url) or (CheckPool(store_url, processes), 0)
+        _SHARED[store_url] = (pool, users + 1)
+    try:
+        yield pool
+    finally:
+        with _SHARED_LOCK:
+            pool, users = _SHARED[store_url]
+            if users > 1:
+                _SHARED[store_url] = (pool, users - 1)
+            else:
+                del _SHARED[store_url]
+                pool.close()
+
+
+# -- the child --------------------------------------------------------------------------
+
+
+def child_main(index: int, store_url: str, threads: int, tasks: Any, results: Any) -> None:
+    """Check what `tasks` brings until a `None` per thread (or SIGTERM, or the parent's end).
+
+    Messages in: ("node", NodeSettings) before a node's first page; ("check", task id,
+    node id, FrontierRow, response). Out: ("done", index, task id, CheckedPage) per page,
+    ("bye", index, None, None) at the end.
+    """
+    stop = threading.Event()
+    install(None, (signal.SIGINT,))  # Ctrl-C reaches the parent, which closes the pool
+    install(lambda _signum: stop.set(), (signal.SIGTERM,))
+    owner = claims.owner_id()  # the pacer's slots: a killed child's free themselves
+    stores: list[Store] = []  # the pacer's, opened on the first node's first page
+    nodes: dict[str, NodeSettings] = {}
+    fetchers: dict[str, tuple[Fetcher, ThreadFetchers]] = {}
+    lock = threading.Lock()
+    work: queue.Queue[Any] = queue.Queue()
+
+    def fetcher_for(node: NodeSettings) -> Fetcher:
+        with lock:  # built on a node's first page here
+            if not stores:
+                stores.append(Store.open(store_url, create=False))
+            if node.id not in fetchers:
+                base, _robots = node_fetcher(stores[0], node, owner)
+                fetchers[node.id] = (base, ThreadFetchers(base))
+            return fetchers[node.id][1].get()
+
+    def serve() -> None:
+        while not stop.is_set():
+            item = work.get()
+            if item is None:
+                return
+            task_id, node_id, row, response = item
+            node = nodes[node_id]
+            checked = check_and_plan(node, fetcher_for(node), row, prefetched=response)
+            results.put(("done", index, task_id, checked))
+
+    pool = [threading.Thread(target=serve, name=f"check-{i}") for i in range(max(1, threads))]
+    for thread in pool:
+        thread.start()
+    parent = multiprocessing.parent_process()
+    ended = 0
+    try:
+        while ended < len(pool) and not stop.is_set():
+            try:
+                message = tasks.get(timeout=POLL)
+            except queue.Empty:
+                if parent is not None and not parent.is_alive():
+                    break
+                continue
+            if message is None:
+                ended += 1
+                work.put(None)
+            elif message[0] == "node":
+                nodes[message[1].id] = message[1]  # before any of its pages, in this thread
+            else:
+                work.put(message[1:])
+    finally:
+        for _ in range(len(pool) - ended):  # stopped early: the threads finish what they hold
+            work.put(None)
+        for thread in pool:
+            thread.join()
+        for base, per_thread in fetchers.values():
+            per_thread.close()
+            base.close()
+            base.pacer.close()  # type: ignore[attr-defined]
+        for store in stores:
+            store.close()
+        results.put(("bye", index, None, None))

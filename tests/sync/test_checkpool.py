@@ -1,0 +1,176 @@
+"""One checking pool for side-by-side nodes: fed fairly, same writes, a dead child loses nothing.
+
+The pool's children are real processes; the pages come from fixture servers.
+A child is killed (SIGKILL) while it holds a page whose link set hangs on its
+server, so the test knows the page is in its hands when it dies.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import text
+
+from adapter.config.load import parse_config
+from adapter.config.settings import AdapterConfig, NodeSettings
+from adapter.errors import FetchError
+from adapter.store.claims import owner_id
+from adapter.store.db import Store
+from adapter.store.frontier import FrontierRow
+from adapter.sync.checkpool import CheckPool, FairQueue, pool_size
+from adapter.sync.federation import run_nodes
+from adapter.sync.fetchers import node_fetcher
+from adapter.sync.outcome import CheckedPage, RunSummary
+from adapter.sync.run import run_node
+from tests.support import stores
+from tests.support.fixture_server import SiteServer
+
+from .test_federation import many, node
+
+
+def config(tmp_path: Path, *nodes: str, processes: int) -> AdapterConfig:
+    url = stores.sqlite_url(tmp_path)
+    return parse_config(
+        f"store_url: {url}\ncheck_processes: {processes}\nnodes:\n" + "".join(nodes)
+    )
+
+
+def test_the_fair_queue_serves_keys_in_turn() -> None:
+    waiting: FairQueue[str] = FairQueue()
+    for i in range(4):
+        waiting.put("busy", f"busy{i}")
+    waiting.put("quiet", "quiet0")
+    waiting.put("busy", "retry", front=True)  # a dead child's page goes first, in its turn
+    taken = [waiting.take() for _ in range(6)]
+    assert taken == ["retry", "quiet0", "busy0", "busy1", "busy2", "busy3"]
+    assert not waiting
+
+
+def test_the_pool_is_sized_by_what_the_nodes_rates_need() -> None:
+    assert pool_size(many(200, 1.0), many(200, 1.0).nodes, cpus=2) == 1  # 0.9 cores' pages
+    assert pool_size(many(200, 2.0), many(200, 2.0).nodes, cpus=2) == 2  # 1.8
+    assert pool_size(many(200, 1.0), many(200, 1.0).nodes, cpus=1) == 0  # no core to spare
+    assert pool_size(many(3, 2.0), many(3, 2.0).nodes, cpus=8) == 0  # a few polite nodes
+    forced = many(3, 2.0, parallel="check_processes: 3\n")
+    assert pool_size(forced, forced.nodes, cpus=2) == 3
+
+
+def test_a_fetch_error_crosses_processes_whole() -> None:
+    error = FetchError("fetch/timeout", "https://repo.example/x", "read timed out", 503)
+    again = pickle.loads(pickle.dumps(error))
+    assert (again.code, again.url, again.message, again.status) == (
+        "fetch/timeout",
+        "https://repo.example/x",
+        "read timed out",
+        503,
+    )
+
+
+def records(url: str) -> list[tuple[str, str, str]]:
+    store = Store.open(url)
+    try:
+        with store.engine.connect() as conn:
+            rows = conn.execute(text("SELECT series_id, pid, checksum FROM records")).all()
+    finally:
+        store.close()
+    return sorted((str(s), str(p), str(c)) for s, p, c in rows)
+
+
+def test_side_by_side_nodes_checked_in_the_pool_write_what_their_threads_would(
+    tmp_path: Path, serve_site: Callable[[str], SiteServer]
+) -> None:
+    sites = [serve_site("sync-change"), serve_site("sync-versions"), serve_site("real-shapes")]
+    nodes = [node(f"N{i}", site, 50) for i, site in enumerate(sites)]
+    used: list[object] = []
+
+    def job(config: AdapterConfig, n: NodeSettings, **options: object) -> RunSummary:
+        used.append(options.get("checks"))
+        return run_node(config, n, **options)  # type: ignore[arg-type]
+
+    results = {}
+    for processes in (2, 0):
+        (tmp_path / str(processes)).mkdir()
+        cfg = config(tmp_path / str(processes), *nodes, processes=processes)
+        summaries = list(run_nodes(cfg, cfg.nodes, stop=threading.Event(), job=job))
+        assert all(s.status == "ok" for s in summaries), [s.message for s in summaries]
+        counts = {s.node_id: (s.fetched, s.new_objects, s.errors) for s in summaries}
+        results[processes] = (counts, records(cfg.store_url))
+    pooled, threads = used[:3], used[3:]
+    assert all(isinstance(p, CheckPool) for p in pooled) and len({id(p) for p in pooled}) == 1
+    assert threads == [None, None, None]
+    assert results[2] == results[0]
+    assert results[2][1], "the sites published nothing harvestable: the comparison is empty"
+
+
+@pytest.fixture
+def hanging(serve_site: Callable[[str], SiteServer], tmp_path: Path) -> Iterator[tuple[Any, ...]]:
+    """A page whose link set hangs 1.5 s, its node, fetcher, row and a 1-child pool."""
+    site = serve_site("sp-good")
+    site.extra_rules["/linkset/7.json"] = {"mode": "hang", "delay": 1.5}
+    once = "    limits: {max_retries: 0}\n"  # the hung link set is not asked again
+    cfg = config(tmp_path, node("HANG", site, 50, once), processes=1)
+    url = cfg.store_url
+    Store.open(url).close()  # the pool's children open the store the run made
+    store = Store.open(url)
+    fetcher, _robots = node_fetcher(store, cfg.nodes[0], owner_id())
+    row = FrontierRow(1, cfg.nodes[0].id, site.url("/dataset/7"), None, None, (), None, None,
+                      None, None, None, 0)  # fmt: skip
+    pool = CheckPool(url, 1, threads=1)
+    yield pool, cfg.nodes[0], fetcher, row
+    pool.close()
+    fetcher.close()
+    fetcher.pacer.close()  # type: ignore[attr-defined]
+    store.close()
+
+
+def kill_holder(pool: CheckPool) -> int:
+    """SIGKILL the child once it holds a page; its pid."""
+    for _ in range(200):
+        child = pool._children[0]
+        if child.held and child.process.pid:
+            os.kill(child.process.pid, signal.SIGKILL)
+            return int(child.process.pid)
+        time.sleep(0.05)
+    raise AssertionError("no child took the page")
+
+
+def check_in_thread(pool: CheckPool, *args: Any) -> tuple[threading.Thread, list[CheckedPage]]:
+    got: list[CheckedPage] = []
+    thread = threading.Thread(target=lambda: got.append(pool.check(*args)))
+    thread.start()
+    return thread, got
+
+
+def test_a_dead_childs_page_is_checked_by_its_replacement(hanging: tuple[Any, ...]) -> None:
+    pool, *args = hanging
+    thread, got = check_in_thread(pool, *args)
+    killed = kill_holder(pool)
+    thread.join(60)
+    assert got and got[0].out.error != "adapter/check-process-died"
+    assert got[0].out.status in ("harvested", "not-harvestable")
+    assert pool.processes == 1 and pool._children[0].process.pid != killed
+
+
+def test_a_page_two_children_died_holding_is_an_error_and_the_pool_goes_on(
+    hanging: tuple[Any, ...],
+) -> None:
+    pool, *args = hanging
+    thread, got = check_in_thread(pool, *args)
+    first = kill_holder(pool)
+    for _ in range(200):  # the replacement takes the page again
+        if pool._children[0].process.pid != first:
+            break
+        time.sleep(0.05)
+    kill_holder(pool)
+    thread.join(60)
+    assert got and got[0].out.error == "adapter/check-process-died"
+    again = pool.check(*args)  # a third child, the page answered this time
+    assert again.out.error != "adapter/check-process-died"
