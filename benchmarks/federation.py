@@ -493,15 +493,20 @@ def report(runs: list[tuple[Run, dict[str, Any]]], command: str, memory: list[Ru
     row("load average (1 min) at the end", [f"{r.load:.1f}" for r, _ in runs])
     if len(memory) > 1:
         small, big = memory[0], memory[-1]
-        sizes = ", ".join(f"{r.nodes} repositories {r.peak_rss_mb:.0f} MB" for r in memory)
+        sizes = ", ".join(
+            f"{r.nodes} repositories {r.peak_rss_mb:.0f} MB in {r.processes} processes "
+            f"(the syncing process {r.peak_process_mb:.0f} MB)"
+            for r in memory
+        )
+        per_repo = (big.peak_process_mb - small.peak_process_mb) / (big.nodes - small.nodes)
         lines += [
             "",
             f"Memory from {small.nodes} to {big.nodes} repositories (`adapter {small.via}`, "
-            f"{small.pages} pages each, the same hosts' mix; peak RSS of the tree): {sizes}: "
-            f"{big.peak_rss_mb / small.peak_rss_mb:.2f}x for {big.nodes / small.nodes:g}x the "
-            f"repositories, "
-            f"{(big.peak_rss_mb - small.peak_rss_mb) / (big.nodes - small.nodes) * 1024:.0f} KB "
-            "per extra repository.",
+            f"{small.pages} pages each, the same hosts' mix; peak RSS of the tree, whose "
+            f"checking processes start when the nodes' rates need them): {sizes}: the syncing "
+            f"process {big.peak_process_mb / small.peak_process_mb:.2f}x for "
+            f"{big.nodes / small.nodes:g}x the repositories, {per_repo * 1024:.0f} KB per extra "
+            "repository.",
         ]
     lines += [
         "",
