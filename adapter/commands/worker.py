@@ -12,6 +12,7 @@ SIGTERM, 130 after Ctrl-C.
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import timedelta
 
 import click
@@ -87,10 +88,9 @@ def worker(
     as_json: bool,
 ) -> None:
     """Claim and process the due pages of NODEs (all configured nodes when none)."""
-    from adapter.sync.worker import (  # lazy: every command module loads for `adapter --help`
-        WorkOptions,
-        work,
-    )
+    # lazy: every command module loads for `adapter --help`
+    from adapter.sync.checkpool import pool_size, shared_checks
+    from adapter.sync.worker import WorkOptions, work
 
     if (
         batch < 1
@@ -117,14 +117,17 @@ def worker(
         poll_seconds=poll_seconds,
     )
     store = Store.open(tgt.store_url, create=False)
+    processes = pool_size(tgt.config, nodes) if tgt.config is not None else 0
     try:
-        with graceful_stop() as stop:
+        with graceful_stop() as stop, shared_checks(tgt.store_url, processes) as checks:
+            count = checks.processes if checks is not None else 0
+            pooled = f", {count} checking process{'es' * (count != 1)}" if count else ""
             click.echo(
-                f"Working on {len(nodes)} node(s) from {tgt.store_url}; Ctrl-C stops "
+                f"Working on {len(nodes)} node(s) from {tgt.store_url}{pooled}; Ctrl-C stops "
                 "after the pages in flight.",
                 err=True,
             )
-            summaries = work(store, nodes, stop, options)
+            summaries = work(store, nodes, stop, replace(options, checks=checks))
     finally:
         store.close()
     failed = False

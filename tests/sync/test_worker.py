@@ -105,6 +105,22 @@ def test_worker_command_processes_what_enqueue_only_left(tmp_path: Path, site: S
     store.close()
 
 
+def test_a_worker_checks_in_its_pool_when_the_configuration_asks(
+    tmp_path: Path, site: SiteServer
+) -> None:
+    path = config(tmp_path, stores.sqlite_url(tmp_path), site)
+    path.write_text("check_processes: 1\n" + path.read_text())
+    cfg = load_config(path)
+    run_node(cfg, cfg.nodes[0], enqueue_only=True)
+    result = CliRunner().invoke(worker, ["--config", str(path), "--until-idle", "--json"])
+    assert result.exit_code == 0, result.output
+    assert "1 checking process;" in result.output
+    assert f'"new_objects": {2 * PAGES}' in result.output and '"status": "ok"' in result.output
+    store = Store.open(cfg.store_url)
+    check_each_page_once(store, PAGES)
+    store.close()
+
+
 def test_expired_lease_of_another_machine_is_taken_over(tmp_path: Path, site: SiteServer) -> None:
     cfg = load_config(config(tmp_path, stores.sqlite_url(tmp_path), site))
     run_node(cfg, cfg.nodes[0], enqueue_only=True)
