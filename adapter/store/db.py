@@ -29,6 +29,7 @@ from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlche
 
 from adapter.errors import StoreError
 from adapter.models import SyncRecord
+from adapter.shared import Shared
 from adapter.store import schema as t
 from adapter.store.accesslog import AccessLog
 from adapter.store.history import History
@@ -409,28 +410,14 @@ def record_from_row(row: Any) -> SyncRecord:
     )
 
 
-_SHARED: dict[str, tuple[Store, int]] = {}  # url -> (store, users) in this process
-_SHARED_LOCK = threading.Lock()
+_SHARED: Shared[str, Store] = Shared(Store.open, Store.close)
 
 
-@contextmanager
-def shared_store(url: str) -> Iterator[Store]:
+def shared_store(url: str) -> AbstractContextManager[Store]:
     """One `Store` per URL for every node run of this process at once, closed by the last.
 
     Hundreds of node runs side by side, each with its own engine, opened
     hundreds of connection pools (and, on SQLite, as many writers fighting over
     one file's lock); sharing one engine keeps connections to its pool's size.
     """
-    with _SHARED_LOCK:
-        store, users = _SHARED.get(url) or (Store.open(url), 0)
-        _SHARED[url] = (store, users + 1)
-    try:
-        yield store
-    finally:
-        with _SHARED_LOCK:
-            store, users = _SHARED[url]
-            if users > 1:
-                _SHARED[url] = (store, users - 1)
-            else:
-                del _SHARED[url]
-                store.close()
+    return _SHARED.use(url)

@@ -39,6 +39,7 @@ from adapter.errors import FetchError
 from adapter.http.fetcher import Fetcher
 from adapter.models import Fetched
 from adapter.pipeline import get_page
+from adapter.shared import Shared
 from adapter.signals import install
 from adapter.store import claims
 from adapter.store.db import Store
@@ -305,8 +306,7 @@ def _error(row: FrontierRow, code: str) -> CheckedPage:
     return CheckedPage(row, out, PageUpdate("error", keep_validators=True), [])
 
 
-_SHARED: dict[str, tuple[CheckPool, int]] = {}
-_SHARED_LOCK = threading.Lock()
+_SHARED: Shared[tuple[str, int], CheckPool] = Shared(lambda key: CheckPool(*key), CheckPool.close)
 
 
 @contextmanager
@@ -315,19 +315,8 @@ def shared_checks(store_url: str, processes: int) -> Iterator[CheckPool | None]:
     if processes < 1:
         yield None
         return
-    with _SHARED_LOCK:
-        pool, users = _SHARED.get(store_url) or (CheckPool(store_url, processes), 0)
-        _SHARED[store_url] = (pool, users + 1)
-    try:
+    with _SHARED.use((store_url, processes)) as pool:
         yield pool
-    finally:
-        with _SHARED_LOCK:
-            pool, users = _SHARED[store_url]
-            if users > 1:
-                _SHARED[store_url] = (pool, users - 1)
-            else:
-                del _SHARED[store_url]
-                pool.close()
 
 
 # -- the child --------------------------------------------------------------------------
