@@ -28,6 +28,7 @@ import itertools
 import json
 import os
 import platform
+import re
 import signal
 import socket
 import statistics
@@ -131,6 +132,7 @@ class Run:
     began: float = 0.0  # epoch seconds
     peak_rss_mb: float = 0.0
     peak_process_mb: float = 0.0
+    peak_pss_mb: float = 0.0  # the tree's proportional set: shared pages counted once
     processes: int = 0  # most processes in the tree at once
     adapter_cpu: float = 0.0
     server_cpu: float = 0.0
@@ -162,7 +164,7 @@ def measure(
     run.began = time.time()
     began = time.monotonic()
     live: list[subprocess.Popen[bytes]] = []
-    peak = [0, 0, 0]
+    peak = [0, 0, 0, 0]
     cpu: dict[int, float] = {}
     done = threading.Event()
 
@@ -173,6 +175,7 @@ def measure(
             peak[1] = max([peak[1], *(t[1][1] for t in trees)])
             pids = [q for pid, _ in trees for q in _tree(pid)]
             peak[2] = max(peak[2], len(pids))
+            peak[3] = max(peak[3], sum(tree_pss_kb(pid) for pid, _ in trees))
             for pid, _ in trees:
                 cpu[pid] = max(cpu.get(pid, 0.0), sum(_safe_cpu(q) for q in _tree(pid)))
             time.sleep(0.5)
@@ -203,6 +206,7 @@ def measure(
     done.set()
     sampler.join()
     run.peak_rss_mb, run.peak_process_mb, run.processes = peak[0] / 1024, peak[1] / 1024, peak[2]
+    run.peak_pss_mb = peak[3] / 1024
     run.adapter_cpu = sum(cpu.values())
     run.server_cpu = cpu_seconds(server.pid)
     run.load = os.getloadavg()[0]
@@ -236,6 +240,19 @@ def _tree(pid: int) -> list[int]:
         except OSError:
             continue
     return out
+
+
+def tree_pss_kb(pid: int) -> int:
+    """Proportional set of a process tree: pages shared by forked processes counted once
+    (the checking processes share what their fork server loaded)."""
+    total = 0
+    for p in _tree(pid):
+        try:
+            found = re.search(r"^Pss:\s+(\d+)", Path(f"/proc/{p}/smaps_rollup").read_text(), re.M)
+        except OSError:
+            continue
+        total += int(found.group(1)) if found else 0
+    return total
 
 
 def _safe_cpu(pid: int) -> float:
@@ -307,6 +324,7 @@ def analyse(run: Run) -> dict[str, Any]:
         per_host[index].append((t, what, status, early))
     interval = 1 / run.rate
     violations, gaps, kept, ratio, rates10 = 0, [], defaultdict(list), {}, []
+    busy_rate = 0.0  # the hosts' achieved rates while each was busy, summed
     where: Counter[str] = Counter()  # violations by host group and the two requests' kinds
     for host in run.hosts:
         rows = sorted(per_host.get(host["index"], []))
@@ -321,6 +339,7 @@ def analyse(run: Run) -> dict[str, Any]:
             if host["kind"] == "paused":
                 span -= host["pause_seconds"]
             kept[group_of(host)].append(min(1.0, (len(times) - 1) * interval / max(span, 1e-9)))
+            busy_rate += min(run.rate, (len(times) - 1) / max(span, 1e-9))
             rates10.append(_busiest(times, 10.0))
         done = (times[-1] - run.began) if times else float("inf")
         ratio[host["index"]] = done / ideal_seconds(host, run.rate)
@@ -337,6 +356,10 @@ def analyse(run: Run) -> dict[str, Any]:
         "rate_end_to_end": len(pages) / run.seconds,
         "rate_window": len(run.log) / (last - first),
         "ideal_rate": ideal_rate,
+        "busy_rate": busy_rate,
+        # the least wall time: the slowest host's ideal (failing hosts' retried 502s, the
+        # paused hosts' pause), every host kept at its rate from the first instant
+        "ideal_wall": max(ideal_seconds(h, run.rate) for h in run.hosts),
         "violations": violations,
         "where": dict(where.most_common()),
         "min_gap": min(gaps) if gaps else None,
@@ -455,6 +478,22 @@ def report(runs: list[tuple[Run, dict[str, Any]]], command: str, memory: list[Ru
         f">= 90 % ({verdict(main['rate_end_to_end'] >= 0.9 * main['ideal_rate'])})",
     )
     row(
+        "wall time vs the least it can be (the slowest host's ideal, every host at its rate)",
+        [
+            f"{a['ideal_wall']:.0f} s of {r.seconds:.1f} s ({a['ideal_wall'] / r.seconds:.0%})"
+            for r, a in runs
+        ],
+        f">= 90 % ({verdict(main['ideal_wall'] >= 0.9 * main_run.seconds)})",
+    )
+    row(
+        "the hosts' rates while each was busy, summed, vs ideal",
+        [
+            f"{a['busy_rate']:.1f} of {a['ideal_rate']:g} ({a['busy_rate'] / a['ideal_rate']:.0%})"
+            for _, a in runs
+        ],
+        f">= 90 % ({verdict(main['busy_rate'] >= 0.9 * main['ideal_rate'])})",
+    )
+    row(
         "all requests/s, first to last request",
         [f"{a['rate_window']:.1f} ({a['rate_window'] / a['ideal_rate']:.0%})" for _, a in runs],
     )
@@ -480,9 +519,10 @@ def report(runs: list[tuple[Run, dict[str, Any]]], command: str, memory: list[Ru
     row("slowest node of any kind",
         [f"{a['slowest'][1]} {a['slowest'][2]:.2f}x" for _, a in runs])  # fmt: skip
     row(
-        "peak RSS, whole process tree / largest process",
+        "peak RSS, whole process tree / largest process; the tree's PSS",
         [
-            f"{r.peak_rss_mb:.0f} / {r.peak_process_mb:.0f} MB ({r.processes} processes)"
+            f"{r.peak_rss_mb:.0f} / {r.peak_process_mb:.0f} MB ({r.processes} processes); "
+            f"{r.peak_pss_mb:.0f} MB"
             for r, _ in runs
         ],
         f"< 1 GB ({verdict(main_run.peak_rss_mb < 1024)})",
@@ -494,8 +534,8 @@ def report(runs: list[tuple[Run, dict[str, Any]]], command: str, memory: list[Ru
     if len(memory) > 1:
         small, big = memory[0], memory[-1]
         sizes = ", ".join(
-            f"{r.nodes} repositories {r.peak_rss_mb:.0f} MB in {r.processes} processes "
-            f"(the syncing process {r.peak_process_mb:.0f} MB)"
+            f"{r.nodes} repositories {r.peak_rss_mb:.0f} MB in {r.processes} processes, PSS "
+            f"{r.peak_pss_mb:.0f} MB (the syncing process {r.peak_process_mb:.0f} MB)"
             for r in memory
         )
         per_repo = (big.peak_process_mb - small.peak_process_mb) / (big.nodes - small.nodes)
