@@ -14,7 +14,9 @@ node with many pages ready never starves the others.
 A child that dies hands its pages to the others and is replaced (up to
 `RESTARTS` per child); a page that was in hand when two children died is
 not tried a third time: it is an error outcome naming the cause, and the run
-goes on. With no child left, pages are checked in the node's own thread.
+goes on. With no child left, pages are checked in the node's own thread;
+should the pool stop reading results, every page waiting is an error outcome
+(checked again by the next run), never a thread waiting forever.
 """
 
 from __future__ import annotations
@@ -118,11 +120,10 @@ class FairQueue(Generic[T]):
 class _Task:
     id: int
     node: NodeSettings
-    fetcher: Fetcher  # the node thread's: checks here when no child is left
     row: FrontierRow
     response: Response
     done: threading.Event = field(default_factory=threading.Event)
-    result: CheckedPage | None = None
+    result: CheckedPage | None = None  # None when done: no child left, check it here
     deaths: int = 0  # children that died with it in hand
 
 
@@ -172,15 +173,15 @@ class CheckPool:
         self, node: NodeSettings, fetcher: Fetcher, row: FrontierRow, response: Response
     ) -> CheckedPage:
         """The page's `response` checked in a child (here, when none is left)."""
-        task = _Task(next(self._ids), node, fetcher, row, response)
+        task = _Task(next(self._ids), node, row, response)
         with self._cond:
             pooled = not self._closing and any(not c.gone for c in self._children)
             if pooled:
                 self._queue(task)
-        if not pooled:  # no child left: checked in this thread
+        if pooled:
+            task.done.wait()
+        if task.result is None:  # no child left: checked in this thread
             return check_and_plan(node, fetcher, row, prefetched=response)
-        task.done.wait()
-        assert task.result is not None
         return task.result
 
     def close(self) -> None:
@@ -232,6 +233,18 @@ class CheckPool:
 
     def _receive(self) -> None:
         """Results to their tasks; dead children's pages to the others."""
+        try:
+            self._receive_until_closed()
+        finally:
+            with self._cond:
+                broken = not self._closing
+                self._closing = True
+                self._cond.notify_all()
+            if broken:  # no result can arrive now: nobody waits forever
+                log.error("the checking pool stopped reading its processes' results")
+                self._fail_left("adapter/check-pool-failed")
+
+    def _receive_until_closed(self) -> None:
         reaped = time.monotonic()
         while True:
             if time.monotonic() - reaped >= POLL:  # also while results flow
@@ -278,11 +291,13 @@ class CheckPool:
     def _retry(self, task: _Task) -> None:
         """Under the lock: a dead child's page to another child, or an error outcome."""
         task.deaths += 1
-        if task.deaths >= DEATHS or self._closing or all(c.gone for c in self._children):
+        if task.deaths >= DEATHS or self._closing:
             task.result = _error(task.row, "adapter/check-process-died")
             task.done.set()
-            return
-        self._queue(task, front=True)
+        elif all(c.gone for c in self._children):
+            task.done.set()  # no result: the node's thread checks it
+        else:
+            self._queue(task, front=True)
 
     def _fail_left(self, code: str) -> None:
         """On close: pages never answered are error outcomes, so no node thread waits forever."""
@@ -355,7 +370,11 @@ def child_main(index: int, store_url: str, threads: int, tasks: Any, results: An
                 return
             task_id, node_id, row, response = item
             node = nodes[node_id]
-            checked = check_and_plan(node, fetcher_for(node), row, prefetched=response)
+            try:
+                checked = check_and_plan(node, fetcher_for(node), row, prefetched=response)
+            except Exception as exc:  # the store for the pacer: the page waits for a rerun
+                log.exception("checking %s failed", row.url)
+                checked = _error(row, f"adapter/{type(exc).__name__}")
             results.put(("done", index, task_id, checked))
 
     pool = [threading.Thread(target=serve, name=f"check-{i}") for i in range(max(1, threads))]
