@@ -214,7 +214,12 @@ def sync_cost(
                 ("alone", 0, None, 0),
                 ("API paced, 10 clients at ~20 req/s each", 10, 50, 0),
                 ("API at full speed, 20 clients", 20, None, 0),
-                (f"API at full speed, 20 clients, `nice -n {NICE} adapter serve`", 20, None, NICE),
+                (
+                    f"API at full speed, 20 clients, `nice -n {NICE} adapter serve` (and wrk)",
+                    20,
+                    None,
+                    NICE,
+                ),
                 ("alone (again)", 0, None, 0),
             ]
         ):
@@ -229,7 +234,8 @@ def sync_cost(
                     api, _ = stack.enter_context(
                         api_server(url, server, tmp / "serve-sync.log", nice)
                     )
-                    load = apiload.Wrk(api, mixed, conns, delay)
+                    # niced with the API: it stands for a client on another machine
+                    load = apiload.Wrk(api, mixed, conns, delay, nice)
                     time.sleep(1)
                 began = time.perf_counter()
                 proc = subprocess.run(

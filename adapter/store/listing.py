@@ -126,8 +126,12 @@ def _count(shape: Shape, newer: bool) -> ClauseElement:
 
 
 def _page(shape: Shape, anchored: bool) -> ClauseElement:
-    """One page: the entries in the log's order, then their records' fields, by PID."""
+    """One page: the entries in the log's order, then their records' fields, by PID.
+
+    Only entries up to the time the total was counted at, so a page never says more than it.
+    """
     source, where = _source_and_where(shape)
+    where.append(_lg.c.stamp <= bindparam("now", type_=t.Stamp))
     if anchored:  # after the anchor's (time, PID)
         after = bindparam("a_stamp", type_=t.Stamp)
         where += [_lg.c.stamp >= after, or_(_lg.c.stamp > after, _lg.c.pid > bindparam("a_pid"))]
@@ -216,11 +220,11 @@ class Listing:
             key = kept.anchors[at] if kept is not None and at is not None else None
         shape = window.shape
         if key is None or at is None:
-            rows = PAGE[(shape, False)].all(conn, **params, count=count, skip=start)
+            rows = PAGE[(shape, False)].all(conn, **params, now=now, count=count, skip=start)
         else:
             skip = start - at - 1
             rows = PAGE[(shape, True)].all(
-                conn, **params, count=count, skip=skip, a_stamp=key[0], a_pid=key[1]
+                conn, **params, now=now, count=count, skip=skip, a_stamp=key[0], a_pid=key[1]
             )
         listed = [
             ListedObject(pid, fmt, algorithm, checksum, int(size), utc(stamp))
@@ -228,8 +232,7 @@ class Listing:
         ]
         if listed:
             with self._lock:
-                kept = self._kept.get(window)
-                if kept is not None:
+                if kept is not None and self._kept.get(window) is kept:  # not counted anew since
                     last = listed[-1]
                     kept.learn(start + len(listed) - 1, (last.listed, last.pid))
         return total, listed
