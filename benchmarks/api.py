@@ -58,7 +58,7 @@ SAMPLE = 20_000  # PIDs the load cycles through (and nginx holds as files)
 LIST_COUNT = 1000
 METHODS = ("getSystemMetadata", "get", "getChecksum", "describe", "listObjects")
 PLOT = ROOT / "benchmarks" / "api-rps.svg"
-NICE = 19  # the API's CPU priority below the sync's in the sync-cost run (docs/operate.md)
+LOW_PRIORITY = "nice -n 19"  # the API below the sync's CPU priority (docs/operate.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,10 +128,12 @@ def nginx_tree(url: str, pids: list[str], objects: int, root: Path) -> None:
 
 
 @contextmanager
-def api_server(url: str, server: Server, log: Path, nice: int = 0) -> Iterator[tuple[str, int]]:
-    """`adapter serve` on the store at a free port (under `nice`, when given): (origin, pid)."""
+def api_server(
+    url: str, server: Server, log: Path, under: tuple[str, ...] = ()
+) -> Iterator[tuple[str, int]]:
+    """`adapter serve` on the store at a free port (run by `under`, e.g. nice): (origin, pid)."""
     port = apiload.free_port()
-    args = ["nice", "-n", str(nice)] if nice else []
+    args = list(under)
     args += [*ADAPTER, "serve", "--store", url, "--node-id", apistore.NODE, "--port", str(port)]
     args += ["--submitter", SUBJECTS["submitter"], "--rights-holder", SUBJECTS["rights_holder"]]
     args += ["--contact-subject", SUBJECTS["contact_subject"], *server.options]
@@ -197,7 +199,13 @@ def d1_client_pass(origin: str, pids: list[str], objects: int, calls: int) -> di
 
 
 def sync_cost(
-    sqlite: Path, tmp: Path, pages: int, pids: list[str], objects: int, server: Server
+    sqlite: Path,
+    tmp: Path,
+    pages: int,
+    pids: list[str],
+    objects: int,
+    server: Server,
+    low_priority: str = LOW_PRIORITY,
 ) -> list[Any]:
     """A sync of a generated repository into a copy of the store: alone, and under API load."""
     port = synthrepo.free_port()
@@ -208,19 +216,20 @@ def sync_cost(
     meta = paths_for("getSystemMetadata", pids, objects)[1]
     mixed = [p for pair in zip(meta, paths_for("get", pids, objects)[1], strict=True) for p in pair]
     rows: list[Any] = []
+    low = tuple(low_priority.split())
     try:
-        for n, (label, conns, delay, nice) in enumerate(
+        for n, (label, conns, delay, under) in enumerate(
             [
-                ("alone", 0, None, 0),
-                ("API paced, 10 clients at ~20 req/s each", 10, 50, 0),
-                ("API at full speed, 20 clients", 20, None, 0),
+                ("alone", 0, None, ()),
+                ("API paced, 10 clients at ~20 req/s each", 10, 50, ()),
+                ("API at full speed, 20 clients", 20, None, ()),
                 (
-                    f"API at full speed, 20 clients, `nice -n {NICE} adapter serve` (and wrk)",
+                    f"API at full speed, 20 clients, `{low_priority} adapter serve` (and wrk)",
                     20,
                     None,
-                    NICE,
+                    low,
                 ),
-                ("alone (again)", 0, None, 0),
+                ("alone (again)", 0, None, ()),
             ]
         ):
             db = tmp / f"sync-{n}.db"
@@ -232,10 +241,10 @@ def sync_cost(
                 load = None
                 if conns:
                     api, _ = stack.enter_context(
-                        api_server(url, server, tmp / "serve-sync.log", nice)
+                        api_server(url, server, tmp / "serve-sync.log", under)
                     )
                     # niced with the API: it stands for a client on another machine
-                    load = apiload.Wrk(api, mixed, conns, delay, nice)
+                    load = apiload.Wrk(api, mixed, conns, delay, under)
                     time.sleep(1)
                 began = time.perf_counter()
                 proc = subprocess.run(
@@ -290,6 +299,11 @@ def main() -> None:
     ap.add_argument("--servers", default="waitress", help=f"of {', '.join(SERVERS)}")
     ap.add_argument("--d1-calls", type=int, default=300)
     ap.add_argument("--sync-pages", type=int, default=1500, help="0: skip the sync cost")
+    ap.add_argument(
+        "--low-priority",
+        default=LOW_PRIORITY,
+        help="the command the API (and wrk) run under in the last sync-cost row",
+    )
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached SQLite store")
     ap.add_argument(
         "--baseline", type=Path, help="also serve with this checkout's code (e.g. the main branch)"
@@ -370,7 +384,9 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
     sync_rows: list[Any] = []
     if args.sync_pages:
         try:
-            sync_rows = sync_cost(sqlite, tmp, args.sync_pages, pids, args.objects, servers[-1])
+            sync_rows = sync_cost(
+                sqlite, tmp, args.sync_pages, pids, args.objects, servers[-1], args.low_priority
+            )
         except RuntimeError as exc:  # reported, not fatal: the API figures stand
             sync_rows = [("failed: " + str(exc)[:300].replace("\n", " "), 0.0, 0.0)]
     rows: dict[str, Any] = {

@@ -190,7 +190,7 @@ class Wrk:
         paths: list[str],
         connections: int,
         delay_ms: int | None,
-        nice: int = 0,
+        under: tuple[str, ...] = (),
     ) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="wrkbg-"))
         (self.tmp / "paths.txt").write_text("\n".join(paths) + "\n")
@@ -198,7 +198,7 @@ class Wrk:
         (self.tmp / "cycle.lua").write_text(script)
         env = {**os.environ, "WRK_PATHS": str(self.tmp / "paths.txt"), "WRK_VERB": "GET"}
         self.began = time.perf_counter()
-        args = ["nice", "-n", str(nice)] if nice else []
+        args = list(under)  # e.g. nice -n 19
         args += [
             WRK,
             "-t1",
