@@ -20,8 +20,9 @@ appended, never changed or deleted, with each node's times strictly increasing
 in commit order. A new entry therefore sorts after every entry already listed
 and never moves one, and whether an entry is in a window depends on that entry
 (and on its record's immutable PID, seriesId and formatId) alone. If a node's
-newest time ever goes backwards (a store restored from a backup), the kept
-figures for it are dropped.
+newest time ever goes backwards, the kept figures for it are dropped; a store
+restored from a backup under a running server is not otherwise noticed, so
+restart `adapter serve` after a restore.
 """
 
 from __future__ import annotations
