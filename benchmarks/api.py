@@ -239,16 +239,14 @@ def sync_cost(
     served = synthrepo.serve(site, port)
     meta = paths_for("getSystemMetadata", pids, objects)[1]
     mixed = [p for pair in zip(meta, paths_for("get", pids, objects)[1], strict=True) for p in pair]
+    low = tuple(low_priority.split())
+    under = f", `{low_priority} adapter serve` (and wrk)"
     loads = [
         SyncLoad("alone"),
         SyncLoad("API paced, 10 clients at ~20 req/s each", 10, 50),
+        SyncLoad("API paced, 10 clients at ~20 req/s each" + under, 10, 50, low),
         SyncLoad("API at full speed, 20 clients", 20),
-        SyncLoad(
-            f"API at full speed, 20 clients, `{low_priority} adapter serve` (and wrk)",
-            20,
-            None,
-            tuple(low_priority.split()),
-        ),
+        SyncLoad("API at full speed, 20 clients" + under, 20, None, low),
     ]
     runs = [SyncRuns(load) for load in loads]
     order = [run for _ in range(rounds) for run in runs] + [runs[0]]
