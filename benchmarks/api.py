@@ -29,7 +29,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -58,6 +58,7 @@ SAMPLE = 20_000  # PIDs the load cycles through (and nginx holds as files)
 LIST_COUNT = 1000
 METHODS = ("getSystemMetadata", "get", "getChecksum", "describe", "listObjects")
 PLOT = ROOT / "benchmarks" / "api-rps.svg"
+LOW_PRIORITY = "nice -n 19"  # the API below the sync's CPU priority (docs/operate.md)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,10 +128,13 @@ def nginx_tree(url: str, pids: list[str], objects: int, root: Path) -> None:
 
 
 @contextmanager
-def api_server(url: str, server: Server, log: Path) -> Iterator[tuple[str, int]]:
-    """`adapter serve` on the store at a free port: (origin, pid)."""
+def api_server(
+    url: str, server: Server, log: Path, under: tuple[str, ...] = ()
+) -> Iterator[tuple[str, int]]:
+    """`adapter serve` on the store at a free port (run by `under`, e.g. nice): (origin, pid)."""
     port = apiload.free_port()
-    args = [*ADAPTER, "serve", "--store", url, "--node-id", apistore.NODE, "--port", str(port)]
+    args = list(under)
+    args += [*ADAPTER, "serve", "--store", url, "--node-id", apistore.NODE, "--port", str(port)]
     args += ["--submitter", SUBJECTS["submitter"], "--rights-holder", SUBJECTS["rights_holder"]]
     args += ["--contact-subject", SUBJECTS["contact_subject"], *server.options]
     with log.open("ab") as sink:
@@ -194,10 +198,40 @@ def d1_client_pass(origin: str, pids: list[str], objects: int, calls: int) -> di
     return rates
 
 
+@dataclass(frozen=True, slots=True)
+class SyncLoad:
+    """One condition of the sync-cost run: the API load beside the sync, if any."""
+
+    label: str
+    connections: int = 0  # 0: the sync alone
+    delay_ms: int | None = None  # wrk's pause between a connection's requests
+    under: tuple[str, ...] = ()  # the command the API and wrk run under (nice)
+
+
+@dataclass(slots=True)
+class SyncRuns:
+    """The sync's wall seconds (and the API's req/s meanwhile) of every run of one condition."""
+
+    load: SyncLoad
+    seconds: list[float] = field(default_factory=list)
+    rps: list[float] = field(default_factory=list)
+
+
 def sync_cost(
-    sqlite: Path, tmp: Path, pages: int, pids: list[str], objects: int, server: Server
-) -> list[Any]:
-    """A sync of a generated repository into a copy of the store: alone, and under API load."""
+    sqlite: Path,
+    tmp: Path,
+    pages: int,
+    pids: list[str],
+    objects: int,
+    server: Server,
+    low_priority: str = LOW_PRIORITY,
+    rounds: int = 2,
+) -> list[SyncRuns]:
+    """A sync of a generated repository into a copy of the store: alone, and under API load.
+
+    The conditions take turns, `rounds` times, then the sync runs alone once more, so a
+    machine whose other load drifts meanwhile weighs on every condition alike.
+    """
     port = synthrepo.free_port()
     origin = f"http://127.0.0.1:{port}"
     site = tmp / "site"
@@ -205,50 +239,72 @@ def sync_cost(
     served = synthrepo.serve(site, port)
     meta = paths_for("getSystemMetadata", pids, objects)[1]
     mixed = [p for pair in zip(meta, paths_for("get", pids, objects)[1], strict=True) for p in pair]
-    rows: list[Any] = []
+    low = tuple(low_priority.split())
+    under = f", `{low_priority} adapter serve` (and wrk)"
+    loads = [
+        SyncLoad("alone"),
+        SyncLoad("API paced, 10 clients at ~20 req/s each", 10, 50),
+        SyncLoad("API paced, 10 clients at ~20 req/s each" + under, 10, 50, low),
+        SyncLoad("API at full speed, 20 clients", 20),
+        SyncLoad("API at full speed, 20 clients" + under, 20, None, low),
+    ]
+    runs = [SyncRuns(load) for load in loads]
+    order = [run for _ in range(rounds) for run in runs] + [runs[0]]
     try:
-        for n, (label, conns, delay) in enumerate(
-            [
-                ("alone", 0, None),
-                ("API paced, 10 clients at ~20 req/s each", 10, 50),
-                ("API at full speed, 20 clients", 20, None),
-                ("alone (again)", 0, None),
-            ]
-        ):
-            db = tmp / f"sync-{n}.db"
-            shutil.copyfile(sqlite, db)
-            url = f"sqlite:///{db}"
-            cfg = tmp / f"sync-{n}.yaml"
-            cfg.write_text(_sync_config(url, origin))
-            with ExitStack() as stack:
-                load = None
-                if conns:
-                    api, _ = stack.enter_context(api_server(url, server, tmp / "serve-sync.log"))
-                    load = apiload.Wrk(api, mixed, conns, delay)
-                    time.sleep(1)
-                began = time.perf_counter()
-                proc = subprocess.run(
-                    [*ADAPTER, "sync", "--config", str(cfg), "--json"],
-                    cwd=tmp,
-                    capture_output=True,
-                    text=True,
-                    env={**os.environ, "PYTHONPATH": str(ROOT)},
-                )
-                seconds = time.perf_counter() - began
-                rps = load.stop() if load else 0.0
-            summary = [json.loads(x) for x in proc.stdout.splitlines() if x[:1] == "{"]
-            fetched = sum(s.get("new_objects", 0) for s in summary)
-            if proc.returncode not in (0, 1) or fetched != pages:
-                raise RuntimeError(
-                    f"sync {label} wrote {fetched} of {pages} pages (exit {proc.returncode}): "
-                    f"{(proc.stdout + proc.stderr)[-600:]}"
-                )
-            rows.append((label, seconds, rps))
-            print(f"  sync {label}: {seconds:.1f} s, API {rps:,.0f} req/s", flush=True)
-            db.unlink()
+        for n, run in enumerate(order):
+            seconds, rps = _one_sync(sqlite, tmp, n, pages, origin, server, run.load, mixed)
+            run.seconds.append(seconds)
+            run.rps.append(rps)
+            print(f"  sync {run.load.label}: {seconds:.1f} s, API {rps:,.0f} req/s", flush=True)
     finally:
         served.stop()
-    return rows
+    return runs
+
+
+def _one_sync(
+    sqlite: Path,
+    tmp: Path,
+    n: int,
+    pages: int,
+    origin: str,
+    server: Server,
+    load: SyncLoad,
+    mixed: list[str],
+) -> tuple[float, float]:
+    """One sync into a fresh copy of the store: (its wall seconds, the API's req/s meanwhile)."""
+    db = tmp / f"sync-{n}.db"
+    shutil.copyfile(sqlite, db)
+    url = f"sqlite:///{db}"
+    cfg = tmp / f"sync-{n}.yaml"
+    cfg.write_text(_sync_config(url, origin))
+    with ExitStack() as stack:
+        wrk = None
+        if load.connections:
+            api, _ = stack.enter_context(
+                api_server(url, server, tmp / "serve-sync.log", load.under)
+            )
+            # run like the API: wrk stands for a client on another machine
+            wrk = apiload.Wrk(api, mixed, load.connections, load.delay_ms, load.under)
+            time.sleep(1)
+        began = time.perf_counter()
+        proc = subprocess.run(
+            [*ADAPTER, "sync", "--config", str(cfg), "--json"],
+            cwd=tmp,
+            capture_output=True,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(ROOT)},
+        )
+        seconds = time.perf_counter() - began
+        rps = wrk.stop() if wrk else 0.0
+    summary = [json.loads(x) for x in proc.stdout.splitlines() if x[:1] == "{"]
+    fetched = sum(s.get("fetched", 0) for s in summary)  # pages (each writes 2 objects)
+    if proc.returncode not in (0, 1) or fetched != pages:
+        raise RuntimeError(
+            f"sync {load.label} wrote {fetched} of {pages} pages (exit {proc.returncode}): "
+            f"{(proc.stdout + proc.stderr)[-600:]}"
+        )
+    db.unlink()
+    return seconds, rps
 
 
 def _sync_config(url: str, origin: str) -> str:
@@ -279,6 +335,12 @@ def main() -> None:
     ap.add_argument("--servers", default="waitress", help=f"of {', '.join(SERVERS)}")
     ap.add_argument("--d1-calls", type=int, default=300)
     ap.add_argument("--sync-pages", type=int, default=1500, help="0: skip the sync cost")
+    ap.add_argument(
+        "--low-priority",
+        default=LOW_PRIORITY,
+        help="the command the API (and wrk) run under in the last sync-cost row",
+    )
+    ap.add_argument("--sync-rounds", type=int, default=2, help="turns of the sync-cost conditions")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached SQLite store")
     ap.add_argument(
         "--baseline", type=Path, help="also serve with this checkout's code (e.g. the main branch)"
@@ -356,12 +418,21 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
             )
     finally:
         nginx.stop()
-    sync_rows: list[Any] = []
+    sync_rows: list[SyncRuns] | str = []
     if args.sync_pages:
         try:
-            sync_rows = sync_cost(sqlite, tmp, args.sync_pages, pids, args.objects, servers[-1])
+            sync_rows = sync_cost(
+                sqlite,
+                tmp,
+                args.sync_pages,
+                pids,
+                args.objects,
+                servers[-1],
+                args.low_priority,
+                args.sync_rounds,
+            )
         except RuntimeError as exc:  # reported, not fatal: the API figures stand
-            sync_rows = [("failed: " + str(exc)[:300].replace("\n", " "), 0.0, 0.0)]
+            sync_rows = "failed: " + str(exc)[:300].replace("\n", " ")
     rows: dict[str, Any] = {
         k: {m: {c: x.row() for c, x in v.items()} for m, v in r.items()} for k, r in results.items()
     }
@@ -378,7 +449,7 @@ def render(
     engines: list[tuple[str, str, float | None]],
     results: dict[str, dict[str, dict[int, apiload.Load]]],
     d1: dict[str, dict[str, float]],
-    sync_rows: list[Any],
+    sync_rows: list[SyncRuns] | str,
     sampled: int,
     sync_server: str,
 ) -> str:
@@ -410,24 +481,27 @@ def render(
         for engine, rates in d1.items()
     ]
     sync_text = ""
-    if sync_rows and sync_rows[0][0].startswith("failed"):
-        sync_text = f"\nServing while a sync writes: not measured, the runs {sync_rows[0][0]}\n"
+    if isinstance(sync_rows, str):
+        sync_text = f"\nServing while a sync writes: not measured, the runs {sync_rows}\n"
     elif sync_rows:
-        alone = statistics.mean(s for label, s, _ in sync_rows if label.startswith("alone"))
+        alone = statistics.median(sync_rows[0].seconds)
         sync_lines = [
-            f"| {label} | {seconds:.1f} | {(seconds / alone - 1) * 100:+.0f} % | "
-            + (f"{rps:,.0f}" if rps else "")
+            f"| {run.load.label} | {', '.join(f'{x:.1f}' for x in run.seconds)} "
+            f"| {statistics.median(run.seconds):.1f} "
+            f"| {(statistics.median(run.seconds) / alone - 1) * 100:+.0f} % | "
+            + (f"{statistics.median(run.rps):,.0f}" if run.load.connections else "")
             + " |"
-            for label, seconds, rps in sync_rows
+            for run in sync_rows
         ]
         sync_text = f"""
 Serving while a sync writes (`adapter sync` of {args.sync_pages:,} generated landing pages,
 benchmarks/synthrepo.py on nginx, into a copy of the SQLite store that `adapter serve`
-answers from ({sync_server}); wrk asks for getSystemMetadata and get in turns; cost against
-the mean of the two runs alone):
+answers from ({sync_server}); wrk asks for getSystemMetadata and get in turns. The
+conditions take turns ({args.sync_rounds} rounds, then one more run alone); cost: the
+median against the median alone, whose spread says how much the machine's other load moved:
 
-| sync | seconds | cost | API req/s meanwhile |
-| --- | --- | --- | --- |
+| sync | runs (s) | median s | cost | API req/s meanwhile (median) |
+| --- | --- | --- | --- | --- |
 {chr(10).join(sync_lines)}
 """
     ended = os.getloadavg()

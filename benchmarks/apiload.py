@@ -184,15 +184,32 @@ def wrk(
 class Wrk:
     """wrk running in the background until stopped (load beside a sync)."""
 
-    def __init__(self, origin: str, paths: list[str], connections: int, delay_ms: int | None):
+    def __init__(
+        self,
+        origin: str,
+        paths: list[str],
+        connections: int,
+        delay_ms: int | None,
+        under: tuple[str, ...] = (),
+    ) -> None:
         self.tmp = Path(tempfile.mkdtemp(prefix="wrkbg-"))
         (self.tmp / "paths.txt").write_text("\n".join(paths) + "\n")
         script = LUA + (f"function delay() return {delay_ms} end\n" if delay_ms else "")
         (self.tmp / "cycle.lua").write_text(script)
         env = {**os.environ, "WRK_PATHS": str(self.tmp / "paths.txt"), "WRK_VERB": "GET"}
         self.began = time.perf_counter()
+        args = list(under)  # e.g. nice -n 19
+        args += [
+            WRK,
+            "-t1",
+            f"-c{connections}",
+            "-d600s",
+            "-s",
+            str(self.tmp / "cycle.lua"),
+            origin,
+        ]
         self.proc = subprocess.Popen(
-            [WRK, "-t1", f"-c{connections}", "-d600s", "-s", str(self.tmp / "cycle.lua"), origin],
+            args,
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -19,6 +19,7 @@ from adapter.api.xml import NodeInfo
 from adapter.models import SyncRecord
 from adapter.store.accesslog import AccessEvent, LogQuery, LogRetention
 from adapter.store.history import FailureCaps
+from adapter.store.listing import ListedObject, Window
 
 XML = "text/xml; charset=utf-8"
 StartResponse = Callable[[str, list[tuple[str, str]]], Any]
@@ -50,6 +51,10 @@ class RecordStore(Protocol):
         start: int = 0,
         count: int = 1000,
     ) -> tuple[int, list[SyncRecord]]: ...
+
+    def list_entries(
+        self, window: Window, *, start: int = 0, count: int = 1000
+    ) -> tuple[int, list[ListedObject]]: ...
 
     def get_record(
         self, node_id: str, pid: str, *, with_bytes: bool = False

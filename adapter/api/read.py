@@ -4,8 +4,8 @@ Each handler validates its parameters (d1params), reads the store and writes
 the DataONE document (d1xml); errors are `D1Error`s carrying the method's own
 detail codes. listObjects pages over the store's change log (each object at its
 first change in the window, so a sync never shifts the CN's offsets; see
-`Store.list_changes`), ascending by that change's time then PID, `count`
-capped, InvalidRequest when `start >= total > 0`.
+`Store.list_changes`; `Store.list_entries` reads only the ObjectInfo fields),
+ascending by that change's time then PID, `count` capped, InvalidRequest when `start >= total > 0`.
 """
 
 from __future__ import annotations
@@ -36,11 +36,12 @@ from adapter.api.xml import (
     checksum_xml,
     log_xml,
     node_xml,
-    object_list_xml,
+    object_entries_xml,
     sysmeta_v1,
 )
 from adapter.models import SyncRecord
 from adapter.store.accesslog import AccessEvent, LogQuery
+from adapter.store.listing import ListedObject, Window
 
 DEFAULT_COUNT = 100  # d1_common.const.DEFAULT_SLICE_SIZE, GMN's default page
 MAX_COUNT = 1000  # objectInfo per page; the CN pages on with start += len(page)
@@ -95,20 +96,13 @@ def list_objects(call: Call) -> Response:
     node_filter = checked_text(q.get("nodeId"), "nodeId", method)
     listed = call.node.access.may_read(caller(call), call.authority)  # else: none listed
     if (node_filter and node_filter != call.node.info.id) or not listed:
-        total, records = 0, list[SyncRecord]()  # this node holds objects of no other node
+        total, entries = 0, list[ListedObject]()  # this node holds objects of no other node
     else:
-        total, records = call.store.list_changes(
-            call.node.info.id,
-            from_date=from_date,
-            to_date=to_date,
-            format_id=format_id,
-            identifier=identifier,
-            start=start,
-            count=count,
-        )
+        window = Window(call.node.info.id, from_date, to_date, format_id, identifier)
+        total, entries = call.store.list_entries(window, start=start, count=count)
     if start >= total > 0:
         raise invalid_request(method, f"start={start} is past the last of {total} objects")
-    return Response(200, object_list_xml(records, start, total))
+    return Response(200, object_entries_xml(entries, start, total))
 
 
 def get_object(call: Call) -> Response:

@@ -17,6 +17,7 @@ from lxml import etree
 from adapter.api.exceptions import D1Error
 from adapter.api.schedule import Schedule
 from adapter.models import SyncRecord
+from adapter.store.listing import ListedObject
 
 NS_V1 = "http://ns.dataone.org/service/types/v1"
 NS_V2 = "http://ns.dataone.org/service/types/v2.0"
@@ -124,6 +125,15 @@ def node_xml(node: NodeInfo, base_url: str, api: str = "v2") -> bytes:
 
 
 def object_list_xml(records: Sequence[SyncRecord], start: int, total: int) -> bytes:
+    """A v1 ObjectList slice of whole records (listed at their dateSysMetadataModified)."""
+    entries = [
+        ListedObject(r.pid, r.format_id, r.checksum_algorithm, r.checksum, r.size, r.date_modified)
+        for r in records
+    ]
+    return object_entries_xml(entries, start, total)
+
+
+def object_entries_xml(entries: Sequence[ListedObject], start: int, total: int) -> bytes:
     """A v1 ObjectList slice: `count` is what this page holds, `total` the whole match.
 
     Written as text (a page of 1,000 entries cost 15-30 ms through lxml, about 2 ms
@@ -131,24 +141,25 @@ def object_list_xml(records: Sequence[SyncRecord], start: int, total: int) -> by
     """
     head = (
         f"<?xml version='1.0' encoding='UTF-8'?>\n<ns1:objectList xmlns:ns1=\"{NS_V1}\" "
-        f'count="{len(records)}" start="{start}" total="{total}"'
+        f'count="{len(entries)}" start="{start}" total="{total}"'
     )
-    if not records:
+    if not entries:
         return (head + "/>\n").encode("utf-8")
     parts = [head, ">\n"]
-    for r in records:
-        parts.append(
+    append = parts.append
+    for pid, format_id, algorithm, checksum, size, listed in entries:
+        append(
             "  <objectInfo>\n"
-            f"    <identifier>{_text(r.pid)}</identifier>\n"
-            f"    <formatId>{_text(r.format_id)}</formatId>\n"
-            f'    <checksum algorithm="{_attribute(r.checksum_algorithm)}">'
-            f"{_text(r.checksum)}</checksum>\n"
-            f"    <dateSysMetadataModified>{d1_datetime(r.date_modified)}"
+            f"    <identifier>{_text(pid)}</identifier>\n"
+            f"    <formatId>{_text(format_id)}</formatId>\n"
+            f'    <checksum algorithm="{_attribute(algorithm)}">'
+            f"{_text(checksum)}</checksum>\n"
+            f"    <dateSysMetadataModified>{d1_datetime(listed)}"
             "</dateSysMetadataModified>\n"
-            f"    <size>{r.size}</size>\n"
+            f"    <size>{size}</size>\n"
             "  </objectInfo>\n"
         )
-    parts.append("</ns1:objectList>\n")
+    append("</ns1:objectList>\n")
     return "".join(parts).encode("utf-8")
 
 

@@ -177,7 +177,7 @@ def serve_settings(
     default="waitress",
     show_default=True,
     help="waitress: one process; granian: --workers processes, HTTP parsed in Rust "
-    "(about three times the requests per second; see the operator guide's Scaling).",
+    "(3 to 4 times the requests per second: use it in production; see the operator guide).",
 )
 @click.option(
     "--workers",

@@ -3,7 +3,10 @@
 A mixin of `adapter.store.db.Store`. Entries arrive in batches from the Member
 Node API's buffer (`adapter.api.accesslog`), so a `get` never waits on this
 write; each batch also prunes what is past the retention limit (`LogRetention`),
-so the table stays bounded however much the node is read.
+so the table stays bounded however much the node is read. Entries past the age
+limit go with every batch (an index range); the cap on entries per node walks
+the newest `max_entries` of the node, up to hundreds of milliseconds at a million,
+so the caller says when it is applied (`cap`; the API's sink: once a minute).
 """
 
 from __future__ import annotations
@@ -60,9 +63,17 @@ class AccessLog:
         raise NotImplementedError
 
     def append_access_events(
-        self, events: Sequence[AccessEvent], retention: LogRetention, now: datetime
+        self,
+        events: Sequence[AccessEvent],
+        retention: LogRetention,
+        now: datetime,
+        *,
+        cap: bool = True,
     ) -> None:
-        """Store a batch in one transaction, then drop what is past `retention` for its nodes."""
+        """Store a batch in one transaction, then drop what is past `retention` for its nodes.
+
+        Without `cap`, only what is past the age limit; the entry cap waits for a batch with it.
+        """
         if not events:
             return
         a = t.access_log
@@ -81,7 +92,7 @@ class AccessLog:
         with self.write() as conn:
             conn.execute(a.insert(), rows)
             for node_id in sorted({e.node_id for e in events}):
-                _prune(conn, node_id, retention, now)
+                _prune(conn, node_id, retention, now, cap)
 
     def access_events(
         self, node_id: str, query: LogQuery, *, start: int = 0, count: int = 100
@@ -127,10 +138,14 @@ class AccessLog:
         ]
 
 
-def _prune(conn: Connection, node_id: str, retention: LogRetention, now: datetime) -> None:
+def _prune(
+    conn: Connection, node_id: str, retention: LogRetention, now: datetime, cap: bool
+) -> None:
     a = t.access_log
     cutoff = utc(now) - timedelta(days=retention.keep_days)
     conn.execute(delete(a).where(a.c.node_id == node_id, a.c.date_logged < cutoff))
+    if not cap:
+        return
     newest_dropped = conn.execute(
         select(a.c.id)
         .where(a.c.node_id == node_id)

@@ -34,6 +34,7 @@ from adapter.store import schema as t
 from adapter.store.accesslog import AccessLog
 from adapter.store.history import History
 from adapter.store.latency import WRITES
+from adapter.store.listing import ListedObject, Listing, Window
 from adapter.store.outbox import Outbox
 from adapter.store.reads import Reads
 from adapter.store.schema import utc
@@ -160,6 +161,7 @@ class Store(History, Outbox, AccessLog):
         self._writer = engine.execution_options(sqlite_begin="IMMEDIATE")  # see _sqlite_engine
         self._reads: Reads | None = None  # the API's by-PID reads, opened on first use
         self._reads_lock = threading.Lock()
+        self._listing = Listing()  # listObjects' totals and page anchors, kept per process
         # SQLite has one writer per file: this process's threads queue here, woken in
         # turn, rather than in SQLite's busy handler, which polls and let one of 200
         # node runs wait past its 30 s timeout ("database is locked") on a loaded machine
@@ -356,6 +358,18 @@ class Store(History, Outbox, AccessLog):
         return int(total), [
             replace(record_from_row(row), date_modified=utc(row["listed"])) for row in rows
         ]
+
+    def list_entries(
+        self, window: Window, *, start: int = 0, count: int = 1000
+    ) -> tuple[int, list[ListedObject]]:
+        """listObjects' page as `list_changes` gives it, only the ObjectInfo fields, faster.
+
+        On the API's per-thread connection, with the window's total and the
+        page anchors kept between requests (adapter.store.listing).
+        """
+        return self._reader().run(
+            lambda conn: self._listing.page(conn, window, max(0, start), max(0, count))
+        )
 
     def get_record(self, node_id: str, pid: str, *, with_bytes: bool = False) -> SyncRecord | None:
         """One record by PID (adapter.store.reads: prepared, on a connection per thread)."""

@@ -86,3 +86,23 @@ def test_buffer_is_bounded_when_the_store_cannot_take_entries(
     buffer.record(event("after"))
     buffer.flush()
     assert [e.pid for e in written] == ["after"]
+
+
+def test_the_sink_applies_the_entry_cap_once_per_interval(tmp_path: Path) -> None:
+    """The age limit goes with every batch, the entry cap with the first and then per interval."""
+    store = Store.open(stores.sqlite_url(tmp_path))
+    now = [0.0]
+    sink = StoreSink(
+        store, LogRetention(keep_days=10, max_entries=5), cap_seconds=60, clock=lambda: now[0]
+    )
+    listed = datetime.now(UTC)
+    sink([event(f"a{i}", listed) for i in range(7)])
+    assert store.access_events("urn:node:A", LogQuery())[0] == 5  # the first batch caps
+    sink([event(f"b{i}", listed) for i in range(3)])
+    sink([event("old", listed - timedelta(days=11))])  # past the age limit: gone at once
+    assert store.access_events("urn:node:A", LogQuery())[0] == 8  # the cap waits
+    now[0] = 60.0
+    sink([event("c", listed)])
+    total, kept = store.access_events("urn:node:A", LogQuery(), count=100)
+    assert total == 5 and [e.pid for e in kept] == ["a6", "b0", "b1", "b2", "c"]  # the newest
+    store.close()
