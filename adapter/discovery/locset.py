@@ -12,8 +12,9 @@ class LocSet:
     among a million URLs has a chance of about 3 in 100 million.
     """
 
-    def __init__(self, capacity: int = 1 << 16) -> None:
-        self._slots = array("Q", bytes(8 * capacity))
+    # small at first: hundreds of node runs discover at once, most of a few thousand URLs
+    def __init__(self, capacity: int = 1 << 10) -> None:
+        self._slots = array("Q", [0]) * capacity
         self._mask = capacity - 1
         self._count = 0
 
@@ -39,7 +40,7 @@ class LocSet:
 
     def _grow(self) -> None:
         old = self._slots
-        self._slots = array("Q", bytes(16 * len(old)))
+        self._slots = array("Q", [0]) * (2 * len(old))
         self._mask = 2 * len(old) - 1
         slots, mask = self._slots, self._mask
         for h in old:
