@@ -307,21 +307,27 @@ class StorePacer:
         """Set the host's `next_at` to `value`; keep it as ours when it was ours before."""
         with self._lock:
             tail = self._tail.pop(host, None)
-        if tail is not None:
-            row = self._db.one(
-                f"UPDATE host_rate SET next_at = {value} "
-                "WHERE host = :host AND next_at = :tail RETURNING next_at",
-                host=host,
-                tail=tail,
-                **params,
-            )
-            if row is not None:
-                with self._lock:
-                    self._tail[host] = float(row[0])
-                return
+        if tail is not None and self._move_ours(host, tail, value, **params):
+            return
         self._db.run(
             f"UPDATE host_rate SET next_at = {value} WHERE host = :host", host=host, **params
         )
+
+    def _move_ours(self, host: str, tail: float, value: str, **params: object) -> bool:
+        """Set `next_at` to `value` only while it is still `tail`, what this process last
+        wrote (nobody reserved since); True when it was, and the new value is ours."""
+        row = self._db.one(
+            f"UPDATE host_rate SET next_at = {value} "
+            "WHERE host = :host AND next_at = :tail RETURNING next_at",
+            host=host,
+            tail=tail,
+            **params,
+        )
+        if row is None:
+            return False
+        with self._lock:
+            self._tail[host] = float(row[0])
+        return True
 
     def _later(self, host: str, start: float, late: float) -> float | None:
         """A later start instead of `start`, which this process's own pace blocks; or None.
@@ -329,12 +335,11 @@ class StorePacer:
         A thread that wrote its request a little late (the CPU was busy), or was let
         go a little after its start, moves this process's floor past the next
         reserved start; a thread that waited for that floor finds its start already
-        past. Dropping that start costs the
-        host a whole interval; using it at the floor is safe when nobody else has
-        reserved since this process last set `next_at` (every start after it is
-        this process's, and waits for the same floor), and `next_at` moves an
-        interval past the floor in the same statement, so other processes' next
-        starts keep their distance too.
+        past. Dropping that start costs the host a whole interval; using it at the
+        floor is safe when nobody else has reserved since this process last set
+        `next_at` (every start after it is this process's, and waits for the same
+        floor), and `next_at` moves an interval past the floor in the same
+        statement, so other processes' next starts keep their distance too.
         """
         with self._lock:
             floor = self._last.get(host, float("-inf")) + self.interval(host)
@@ -344,18 +349,10 @@ class StorePacer:
         if unwritten or tail is None or not start < floor <= start + late:
             return None
         greatest = "GREATEST" if self._db.pg else "MAX"
-        row = self._db.one(
-            f"UPDATE host_rate SET next_at = {greatest}(next_at, {self._db.now} + :after) "
-            "WHERE host = :host AND next_at = :tail RETURNING next_at",
-            after=floor - time.monotonic() + self.interval(host),
-            host=host,
-            tail=tail,
-        )
-        if row is None:  # another process reserved after ours: its start stands
-            return None
-        with self._lock:
-            self._tail[host] = float(row[0])
-        return floor
+        value = f"{greatest}(next_at, {self._db.now} + :after)"
+        after = floor - time.monotonic() + self.interval(host)
+        # another process reserved after ours: its start stands, ours is dropped
+        return floor if self._move_ours(host, tail, value, after=after) else None
 
     def _reserve(self, host: str) -> None:
         """Reserve the next starts of `host` in the store; queue them on the local clock."""
