@@ -40,18 +40,6 @@ class RecordStore(Protocol):
         count: int = 1000,
     ) -> tuple[int, list[SyncRecord]]: ...
 
-    def list_changes(
-        self,
-        node_id: str,
-        *,
-        from_date: datetime | None = None,
-        to_date: datetime | None = None,
-        format_id: str | None = None,
-        identifier: str | None = None,
-        start: int = 0,
-        count: int = 1000,
-    ) -> tuple[int, list[SyncRecord]]: ...
-
     def list_entries(
         self, window: Window, *, start: int = 0, count: int = 1000
     ) -> tuple[int, list[ListedObject]]: ...

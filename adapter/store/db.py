@@ -299,15 +299,7 @@ class Store(History, Outbox, AccessLog):
         return int(total), [record_from_row(row) for row in rows]
 
     def list_changes(
-        self,
-        node_id: str,
-        *,
-        from_date: datetime | None = None,
-        to_date: datetime | None = None,
-        format_id: str | None = None,
-        identifier: str | None = None,
-        start: int = 0,
-        count: int = 1000,
+        self, window: Window, *, start: int = 0, count: int = 1000
     ) -> tuple[int, list[SyncRecord]]:
         """listObjects: (total, one page) of the objects changed in [from_date, to_date).
 
@@ -317,6 +309,8 @@ class Store(History, Outbox, AccessLog):
         `start` offsets hold while syncs write (docs/sync-and-api.md).
         """
         lg, r = t.sysmeta_log, t.records
+        node_id, from_date, to_date = window.node_id, window.from_date, window.to_date
+        format_id, identifier = window.format_id, window.identifier
         where = [lg.c.node_id == node_id]
         if from_date is not None:  # the object's first change at or after fromDate
             since = utc(from_date)

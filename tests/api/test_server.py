@@ -34,6 +34,7 @@ from adapter.models import SyncRecord
 from adapter.store import schema
 from adapter.store.accesslog import LogQuery
 from adapter.store.db import Store
+from adapter.store.listing import Window
 from tests.support import stores
 from tests.support.d1schemas import pyxb_parse, validate_error, validate_types
 from tests.support.member_node import (
@@ -76,7 +77,7 @@ def build_world(url: str) -> Generator[World, None, None]:
     put_dataset(store, node, "10.5555/d1", "Dataset 1, second version")
     put_dataset(store, node, "10.5555/a+b", "plus in the DOI")
     archive(store, node, "https://repo.example/dataset/10.5555/d3")
-    records = store.list_changes(node.id, count=100)[1]  # each at its first change
+    records = store.list_changes(Window(node.id), count=100)[1]  # each at its first change
     with serve_app(store, [node]) as served:
         yield World(store, url, node, served, records)
     store.close()

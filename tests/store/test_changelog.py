@@ -8,6 +8,8 @@ import json
 import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
+from functools import partial
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -17,6 +19,7 @@ from adapter.models import SyncRecord
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.ledger import Applied, RecordDefaults, apply_candidates, archive_page
+from adapter.store.listing import Window
 from adapter.store.policy import apply_policy
 from tests.support import stores
 
@@ -52,6 +55,13 @@ def log(store: Store, node: str = NODE) -> list[tuple[datetime, str]]:
     return [(t.utc(stamp), pid) for stamp, pid in rows]
 
 
+def changes(
+    store: Store, node_id: str = NODE, *, start: int = 0, count: int = 1000, **window: Any
+) -> tuple[int, list[SyncRecord]]:
+    """`Store.list_changes` for a window given by its filters."""
+    return store.list_changes(Window(node_id, **window), start=start, count=count)
+
+
 def pages(
     lister: object, *, from_date: datetime | None, page: int, between: object = None
 ) -> list[SyncRecord]:
@@ -79,10 +89,10 @@ def test_the_change_log_lists_every_object_when_a_sync_runs_between_pages(store:
         with store.write() as conn:
             new.extend(archive_page(conn, NODE, "https://r/3"))
 
-    first = pages(store.list_changes, from_date=None, page=2, between=sync)
+    first = pages(partial(changes, store), from_date=None, page=2, between=sync)
     assert [r.pid for r in first[:5]] == [dataset(n).pid for n in range(5)]  # created order
     newest = max(r.date_modified for r in first)
-    second = pages(store.list_changes, from_date=newest + MS, page=2)
+    second = pages(partial(changes, store), from_date=newest + MS, page=2)
     listed = {(r.pid, r.date_modified) for r in first + second}
     every = store.list_objects(NODE)[1]
     assert len(every) == 6 and new[0] in {r.pid for r in every}
@@ -95,19 +105,19 @@ def test_an_object_is_listed_once_at_its_first_change_in_the_window(store: Store
     write(store, dataset(1))
     write(store, dataset(2))
     write(store, dataset(1, "v2"))  # d1's first object changes again (obsoletedBy)
-    total, listed = store.list_changes(NODE)
+    total, listed = changes(store)
     assert total == 3
     assert [r.pid for r in listed] == [dataset(1).pid, dataset(2).pid, dataset(1, "v2").pid]
     head = store.get_record(NODE, dataset(1).pid)
     assert head is not None and listed[0].date_modified < head.date_modified
-    later = store.list_changes(NODE, from_date=listed[2].date_modified)[1]
+    later = changes(store, from_date=listed[2].date_modified)[1]
     # from the new version's creation on: it, then the old head's obsoletedBy
     assert [r.pid for r in later] == [dataset(1, "v2").pid, dataset(1).pid]
     assert later[1].date_modified == head.date_modified
-    assert store.list_changes(NODE, to_date=listed[1].date_modified)[0] == 1  # toDate <
-    assert store.list_changes(NODE, identifier="doi:10.5072/d1")[0] == 2
-    assert store.list_changes(NODE, format_id="text/csv")[0] == 0
-    assert store.list_changes("urn:node:OTHER")[0] == 0
+    assert changes(store, to_date=listed[1].date_modified)[0] == 1  # toDate <
+    assert changes(store, identifier="doi:10.5072/d1")[0] == 2
+    assert changes(store, format_id="text/csv")[0] == 0
+    assert changes(store, "urn:node:OTHER")[0] == 0
 
 
 def test_every_change_is_one_log_entry_at_its_date(store: Store) -> None:
@@ -156,7 +166,7 @@ def test_a_policy_change_updates_every_live_record_once(store: Store) -> None:
         else:
             assert rec == old
     newest = max(r.date_modified for r in before.values())
-    assert {r.pid for r in store.list_changes(NODE, from_date=newest + MS)[1]} == live
+    assert {r.pid for r in changes(store, from_date=newest + MS)[1]} == live
     assert len(log(store)) == entries + 2
     with store.write() as conn:
         assert apply_policy(conn, NODE, changed, "CN=new") == 0  # once
@@ -182,7 +192,7 @@ def test_an_upgraded_store_lists_what_it_published_in_the_same_order(store_url: 
     s = Store.open(store_url, create=False)
     try:
         assert s.list_objects(NODE)[1] == before  # PIDs, dates, flags: nothing changed
-        total, listed = s.list_changes(NODE)
+        total, listed = changes(s)
         assert total == len(before) and listed == before  # one entry each, the same order
         assert not [r for r in listed if r.archived and r.pid != dataset(2).pid]
         assert [(r.date_modified, r.pid) for r in listed] == log(s)
@@ -190,7 +200,7 @@ def test_an_upgraded_store_lists_what_it_published_in_the_same_order(store_url: 
         write(s, dataset(0, "v2"))
         assert len(log(s)) == len(before) + 2
         newest = before[-1].date_modified
-        assert {r.pid for r in s.list_changes(NODE, from_date=newest + MS)[1]} == {
+        assert {r.pid for r in changes(s, from_date=newest + MS)[1]} == {
             dataset(0).pid,
             dataset(0, "v2").pid,
         }

@@ -30,15 +30,7 @@ def store(store_url: str) -> Iterator[Store]:
 def expected(
     store: Store, window: Window, start: int, count: int
 ) -> tuple[int, list[ListedObject]]:
-    total, records = store.list_changes(
-        window.node_id,
-        from_date=window.from_date,
-        to_date=window.to_date,
-        format_id=window.format_id,
-        identifier=window.identifier,
-        start=start,
-        count=count,
-    )
+    total, records = store.list_changes(window, start=start, count=count)
     return total, [
         ListedObject(r.pid, r.format_id, r.checksum_algorithm, r.checksum, r.size, r.date_modified)
         for r in records
@@ -49,7 +41,7 @@ def windows(store: Store) -> list[Window]:
     """Every filter the API passes, at times inside the log."""
     stamps = [s for (s,) in _stamps(store)]
     middle, late = stamps[len(stamps) // 2], stamps[-2]
-    head = store.list_changes(NODE, count=1)[1][0]
+    head = store.list_changes(Window(NODE), count=1)[1][0]
     return [
         Window(NODE),
         Window(NODE, from_date=middle),
