@@ -34,12 +34,12 @@ from tests.support.member_node import archive, node_settings, put_dataset, serve
 from tests.sync.test_sync import Site
 from tests.sync.test_versions import (
     AFTER_RUN_ONE,
-    APR,
     JAN,
     MAR,
     NODE_A,
     NODE_B,
     PAGES,
+    fourth_run_changes,
     heads,
     published,
     rule,
@@ -247,19 +247,7 @@ def test_a_cn_harvesting_while_the_site_changes_misses_nothing(site: Site, store
         assert_cn_is_true(cn, store, site, live, dead)
 
         # run 4 in the middle of a harvest again: a changed copy linked again, a DOI moved
-        site.edit("dataset/iso.html", '"subjectOfNothing"', '"encoding"')
-        site.edit(
-            "meta/iso.xml", "<gco:Date>2024-01-01</gco:Date>", "<gco:Date>2024-04-01</gco:Date>"
-        )
-        site.edit("dataset/renamed.html", "10.5072/ver.new", "10.5072/ver.newer")
-        adopter = (site.root / "dataset" / "renamed.html").read_text("utf-8")
-        adopter = adopter.replace("10.5072/ver.newer", "10.5072/ver.new").replace(
-            "dataset/renamed", "dataset/adopter"
-        )
-        (site.root / "dataset" / "adopter.html").write_text(adopter, "utf-8")
-        rule(site, "/dataset/adopter", {"file": "dataset/adopter.html"})
-        lastmod["iso"] = lastmod["renamed"] = lastmod["adopter"] = APR
-        sitemap(site, "sitemap.xml", lastmod)
+        fourth_run_changes(site, lastmod)
         cn.last_harvested = None
         cn.harvest(to_date=datetime.now(UTC) + timedelta(minutes=5), between=run)
         dead.discard("doi:10.5072/ver.iso#iso19139")

@@ -173,6 +173,22 @@ def second_run_changes(site: Site, lastmod: dict[str, str]) -> None:
     sitemap(site, "sitemap.xml", lastmod)
 
 
+def fourth_run_changes(site: Site, lastmod: dict[str, str]) -> None:
+    """Run 4's site: the Dataset links a changed metadata copy again; a Dataset moves to
+    another live page (the page that had it publishes another DOI now)."""
+    site.edit("dataset/iso.html", '"subjectOfNothing"', '"encoding"')
+    site.edit("meta/iso.xml", "<gco:Date>2024-01-01</gco:Date>", "<gco:Date>2024-04-01</gco:Date>")
+    site.edit("dataset/renamed.html", "10.5072/ver.new", "10.5072/ver.newer")
+    adopter = (site.root / "dataset" / "renamed.html").read_text("utf-8")
+    adopter = adopter.replace("10.5072/ver.newer", "10.5072/ver.new").replace(
+        "dataset/renamed", "dataset/adopter"
+    )
+    (site.root / "dataset" / "adopter.html").write_text(adopter, "utf-8")
+    rule(site, "/dataset/adopter", {"file": "dataset/adopter.html"})
+    lastmod["iso"] = lastmod["renamed"] = lastmod["adopter"] = APR
+    sitemap(site, "sitemap.xml", lastmod)
+
+
 @pytest.fixture
 def site(tmp_path: Path) -> Iterator[Site]:
     s = Site("sync-versions", tmp_path)
@@ -250,17 +266,7 @@ def test_the_store_stays_true_while_the_site_changes(site: Site, store_url: str)
 
     # -- run 4: the Dataset links a changed metadata copy again; a Dataset moves to another
     # live page (the page that had it publishes another DOI now), in either order -----------
-    site.edit("dataset/iso.html", '"subjectOfNothing"', '"encoding"')
-    site.edit("meta/iso.xml", "<gco:Date>2024-01-01</gco:Date>", "<gco:Date>2024-04-01</gco:Date>")
-    site.edit("dataset/renamed.html", "10.5072/ver.new", "10.5072/ver.newer")
-    adopter = (site.root / "dataset" / "renamed.html").read_text("utf-8")
-    adopter = adopter.replace("10.5072/ver.newer", "10.5072/ver.new").replace(
-        "dataset/renamed", "dataset/adopter"
-    )
-    (site.root / "dataset" / "adopter.html").write_text(adopter, "utf-8")
-    rule(site, "/dataset/adopter", {"file": "dataset/adopter.html"})
-    lastmod["iso"] = lastmod["renamed"] = lastmod["adopter"] = APR
-    sitemap(site, "sitemap.xml", lastmod)
+    fourth_run_changes(site, lastmod)
     a, b = run_both(config)
     # versions: the Dataset and its copy, the moved Dataset, and their two resource maps;
     # new: ver.newer and its map; archived: the moved Dataset's head and its map, by the page
