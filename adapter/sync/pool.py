@@ -33,9 +33,10 @@ from adapter.store import claims
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow
 from adapter.sync import child as checkchild
+from adapter.sync.leases import lease_keeper
 from adapter.sync.outcome import CheckedPage, PageOutcome, RunSummary
 from adapter.sync.page import process_page
-from adapter.sync.worker import WorkOptions, lease_keeper, process_here
+from adapter.sync.worker import WorkOptions, process_here
 from adapter.sync.write import commit_group
 
 log = logging.getLogger(__name__)

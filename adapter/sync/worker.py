@@ -25,9 +25,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -35,11 +34,11 @@ from typing import TYPE_CHECKING
 from adapter.config.settings import NodeSettings
 from adapter.http.fetcher import Fetcher
 from adapter.store import claims
-from adapter.store.claims import renew_leases
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow, due_count
 from adapter.store.hostrate import StorePacer
 from adapter.sync.fetchers import ThreadFetchers, node_fetcher
+from adapter.sync.leases import lease_keeper
 from adapter.sync.outcome import CheckedPage, PageOutcome, RunSummary
 from adapter.sync.page import check_and_plan
 from adapter.sync.write import commit_group
@@ -67,25 +66,6 @@ class WorkOptions:
 
     def pool_size(self, node: NodeSettings) -> int:
         return max(1, self.threads or node.politeness.concurrency)
-
-
-@contextmanager
-def lease_keeper(store: Store, owner: str, lease: timedelta) -> Iterator[None]:
-    """Renew `owner`'s claims every third of the lease while the block runs."""
-    done = threading.Event()
-
-    def renew() -> None:
-        while not done.wait(lease.total_seconds() / 3):
-            with suppress(Exception):  # a store hiccup: the next renewal tries again
-                renew_leases(store, owner, lease)
-
-    thread = threading.Thread(target=renew, name="lease-keeper", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join(5)
 
 
 def drain(
