@@ -11,7 +11,7 @@ import random
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from email.utils import parsedate_to_datetime
 from typing import Protocol
 
@@ -20,6 +20,36 @@ class Pacer(Protocol):
     def slot(self, host: str) -> AbstractContextManager[None]:
         """Block until a request to `host` may start; hold a concurrency slot."""
         ...
+
+    def interval(self, host: str) -> float:
+        """Seconds between request starts to `host` (rate or Crawl-delay)."""
+        ...
+
+    def waiting(self, host: str) -> int:
+        """Callers inside `slot` for `host` not let go yet (their turn or a free slot to come)."""
+        ...
+
+
+class Waiting:
+    """Per host, how many callers wait inside a pacer's `slot`."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._count: dict[str, int] = {}
+
+    def __call__(self, host: str) -> int:
+        return self._count.get(host, 0)
+
+    @contextmanager
+    def inside(self, host: str) -> Iterator[None]:
+        """Counted from entry until the block ends (before the caller's request goes)."""
+        with self._lock:
+            self._count[host] = self._count.get(host, 0) + 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._count[host] -= 1
 
 
 class HostPacer:
@@ -34,6 +64,7 @@ class HostPacer:
         self._next: dict[str, float] = {}
         self._delay: dict[str, float] = {}
         self._sems: dict[str, threading.BoundedSemaphore] = {}
+        self.waiting = Waiting()
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         """robots.txt Crawl-delay: widens the interval for that host, never narrows it.
@@ -63,21 +94,32 @@ class HostPacer:
     def slot(self, host: str) -> Iterator[None]:
         with self._lock:
             sem = self._sems.setdefault(host, threading.BoundedSemaphore(self._concurrency))
-        with sem:
-            while True:
-                with self._lock:
-                    now = time.monotonic()
-                    due = self._next.get(host, 0.0)
-                    if now >= due:
-                        self._next[host] = now + self.interval(host)
-                        break
-                    wait = due - now
-                time.sleep(wait)
+        with ExitStack() as held:
+            with self.waiting.inside(host):
+                held.enter_context(sem)
+                self._wait_turn(host)
             yield
+
+    def _wait_turn(self, host: str) -> None:
+        while True:
+            with self._lock:
+                now = time.monotonic()
+                due = self._next.get(host, 0.0)
+                if now >= due:
+                    self._next[host] = now + self.interval(host)
+                    return
+                wait = due - now
+            time.sleep(wait)
 
 
 class NoPacer:
     """For `check-dataset`: one person, a handful of requests."""
+
+    def interval(self, host: str) -> float:
+        return 0.0
+
+    def waiting(self, host: str) -> int:
+        return 0
 
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:

@@ -43,8 +43,9 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
+from adapter.http.politeness import Waiting
 from adapter.store.claims import dead_local_owner
 from adapter.store.db import Store
 from adapter.store.hostrate_db import release, shared_schedule
@@ -96,6 +97,7 @@ class StorePacer:
         self._unwritten: dict[str, int] = {}  # requests let go and not written yet, per host
         self._turns = threading.Condition(self._lock)
         self._sems: dict[str, threading.BoundedSemaphore] = {}
+        self.waiting = Waiting()
         self._store = store
         self._db = shared_schedule(store)
         self._closed = False
@@ -123,20 +125,23 @@ class StorePacer:
     def slot(self, host: str) -> Iterator[None]:
         with self._lock:
             sem = self._sems.setdefault(host, threading.BoundedSemaphore(self._concurrency))
-        with sem:
-            number = self._acquire(host)
-            try:
+        with ExitStack() as held:
+            with self.waiting.inside(host):
+                held.enter_context(sem)
+                number = self._acquire(host)
+                held.callback(self._free, host, number)
+                held.callback(self._written, host)  # never written (it failed first): go on
                 self._wait_turn(host)
-                yield
-            finally:
-                self._written(host)  # never written (it failed first): the next may go
-                self._db.run(
-                    "UPDATE host_slots SET holder = NULL, until = NULL "
-                    "WHERE host = :host AND slot = :slot AND holder = :me",
-                    host=host,
-                    slot=number,
-                    me=self.owner,
-                )
+            yield
+
+    def _free(self, host: str, number: int) -> None:
+        self._db.run(
+            "UPDATE host_slots SET holder = NULL, until = NULL "
+            "WHERE host = :host AND slot = :slot AND holder = :me",
+            host=host,
+            slot=number,
+            me=self.owner,
+        )
 
     # -- concurrency ------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -32,7 +33,9 @@ from datetime import timedelta
 from typing import TYPE_CHECKING
 
 from adapter.config.settings import NodeSettings
+from adapter.http.addresses import host_key
 from adapter.http.fetcher import Fetcher
+from adapter.http.politeness import Pacer
 from adapter.store import claims
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow, due_count
@@ -83,9 +86,12 @@ def drain(
     slowest page of a batch. The pool's threads check pages; this thread
     writes the pages that finished together in one transaction (a savepoint
     each, `commit_group`): on PostgreSQL a commit per page, a WAL flush each,
-    was most of a worker's time. On `stop`, pages not started go back to the
-    frontier (their claims are released by the caller) and those in flight
-    finish and are written.
+    was most of a worker's time. A further page starts only once the newest
+    one has been in flight for the host's interval (`_Starts`), so a host that
+    answers within its interval is served by one thread, whatever its
+    concurrency allows. On `stop`, pages not started go back to the frontier
+    (their claims are released by the caller) and those in flight finish and
+    are written.
     """
     size = options.pool_size(node)
     done_count = 0
@@ -96,22 +102,72 @@ def drain(
         return check_and_plan(node, fetchers.get(), row)
 
     with ThreadPoolExecutor(size, thread_name_prefix="page") as pool:
-        pending: set[Future[CheckedPage]] = set()
+        starts = _Starts(size, fetchers.base.pacer)
+        claimed: deque[FrontierRow] = deque()  # not started yet
         exhausted = False
         while True:
-            if not exhausted and not stop.is_set() and len(pending) < size:
+            if not claimed and not exhausted and not stop.is_set():
                 want = max(options.batch, size)
                 rows = claims.claim_due(store, node.id, owner, batch=want, lease=options.lease)
+                claimed.extend(rows)
                 exhausted = not rows
-                pending |= {pool.submit(one, row) for row in rows}
-            if not pending:
+            while claimed and not stop.is_set() and starts.may_start(claimed[0]):
+                starts.add(pool.submit(one, claimed.popleft()))
+            if not starts.pending:
                 return done_count
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for out in commit_group(store, node, owner, [f.result() for f in finished]):
+            timeout = starts.next_start(claimed[0]) if claimed and not stop.is_set() else None
+            finished = [f.result() for f in starts.wait(timeout)]
+            for out in commit_group(store, node, owner, finished) if finished else ():
                 on_outcome(out)
                 done_count += 1
-            if stop.is_set():
-                pending = {p for p in pending if not p.cancel()}
+
+
+class _Starts:
+    """The pages in flight of one node, and when the next may start.
+
+    Every page waits its turn at the host's pacer inside `one`; starting
+    another page while one still waits there would only park another thread
+    at the same pacer (at 200 nodes side by side, hundreds of threads, about
+    40 KB each). So a page starts when fewer than `size` are in flight, the
+    newest has been in flight for the host's interval and no page of the node
+    waits at the pacer: a host that answers within its interval is served by
+    one thread, a slow one gets as many in flight as its concurrency allows.
+    """
+
+    POLL = 0.01  # the shortest wait before looking again (a fast host's interval is less)
+
+    def __init__(self, size: int, pacer: Pacer) -> None:
+        self.size = size
+        self.pacer = pacer
+        self.pending: set[Future[CheckedPage]] = set()
+        self._newest = 0.0  # monotonic time the newest page started
+
+    def may_start(self, row: FrontierRow) -> bool:
+        return self.next_start(row) == 0
+
+    def next_start(self, row: FrontierRow) -> float | None:
+        """Seconds until `row` may start if nothing finishes first (None: only once one does)."""
+        if len(self.pending) >= self.size:
+            return None
+        if not self.pending:  # nothing in flight: the pacer alone says when
+            return 0.0
+        host = host_key(row.url)
+        interval = self.pacer.interval(host)
+        left = self._newest + interval - time.monotonic()
+        if left > 0:
+            return left
+        if self.pacer.waiting(host):  # a page waits for its turn: look again an interval on
+            return max(interval, self.POLL)
+        return 0.0
+
+    def add(self, future: Future[CheckedPage]) -> None:
+        self.pending.add(future)
+        self._newest = time.monotonic()
+
+    def wait(self, timeout: float | None) -> set[Future[CheckedPage]]:
+        """Those finished within `timeout`, taken out of the pending set."""
+        finished, self.pending = wait(self.pending, timeout, return_when=FIRST_COMPLETED)
+        return finished
 
 
 def process_here(

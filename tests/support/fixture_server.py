@@ -10,7 +10,7 @@ Conventions (so fixture files read like real sites and work offline too):
     "content_type": "text/html", "file": "dataset/1.html", "gzip": true,
     "mode": "trickle"}}`. Paths without a rule are served from the file of that
   name (a directory serves its `index.html`). `mode` names a misbehaviour
-  (see `MODES`) for the hostile cases.
+  (see `MODES`) for the hostile cases; `answer_after` (seconds) delays the answer.
 - Every request is logged (`server.log`) with its time, method, path and headers.
 """
 
@@ -121,6 +121,8 @@ class _Handler(BaseHTTPRequestHandler):
         rule = dict(site.rules().get(self.path.split("#")[0], {}))
         if not rule:
             rule = dict(site.rules().get(self.path.split("?")[0], {}))
+        if "answer_after" in rule:  # a slow repository: the answer comes, late
+            time.sleep(float(rule["answer_after"]))
         status = int(rule.get("status", 200))
         file = rule.get("file", self.path.split("?")[0])
         body: bytes | None = None

@@ -8,9 +8,11 @@ and the outbox, the dead worker's pages finished by the others.
 
 from __future__ import annotations
 
+import bisect
 import shutil
 import signal
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -26,7 +28,10 @@ from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.frontier import frontier_rows
+from adapter.sync.fetchers import node_fetcher
+from adapter.sync.outcome import PageOutcome
 from adapter.sync.run import run_node
+from adapter.sync.worker import WorkOptions, process_here
 from benchmarks import synthrepo
 from tests.support import stores
 from tests.support.fixture_server import SiteServer, start_site, stop
@@ -234,3 +239,58 @@ def _four_workers(tmp_path: Path, url: str, robots: str, pages: int) -> None:
         statuses = conn.execute(select(f.c.last_status).where(f.c.id.in_(held))).scalars()
         assert set(statuses) == {"harvested"}
     store.close()
+
+
+def drain_threads(tmp_path: Path, server: SiteServer, rate: float, pages: int) -> set[str]:
+    """Process the site's due pages with `drain` (concurrency 4); the page threads it used."""
+    cfg = load_config(config(tmp_path, stores.sqlite_url(tmp_path), server, rate=rate))
+    node = cfg.nodes[0]
+    run_node(cfg, node, enqueue_only=True)
+    store = Store.open(cfg.store_url)
+    fetcher, _ = node_fetcher(store, node, "drainer")
+    seen: set[str] = set()
+
+    def on_outcome(out: PageOutcome) -> None:
+        seen.update(t.name for t in threading.enumerate() if t.name.startswith("page"))
+        assert out.status == "harvested"
+
+    try:
+        done = process_here(
+            store, node, fetcher, "drainer", threading.Event(), WorkOptions(), on_outcome
+        )
+    finally:
+        store.close()
+    assert done == pages
+    return seen
+
+
+def test_a_host_that_answers_within_its_interval_is_not_given_every_thread(tmp_path: Path) -> None:
+    # concurrency 4 would allow four (and all four used to start at once); a page here asks
+    # for its landing page and its metadata copy, and a second page may start while the
+    # first is checked between the two, never a third
+    fixture_site(tmp_path / "sites", "fast", 12)
+    servers = start_site("fast", tmp_path / "sites")
+    try:
+        assert len(drain_threads(tmp_path, servers[0], rate=10, pages=12)) <= 2
+    finally:
+        stop(servers)
+
+
+def test_a_slow_host_gets_the_pages_in_flight_its_concurrency_allows(tmp_path: Path) -> None:
+    fixture_site(tmp_path / "sites", "slow", 16)
+    rules = {
+        f"/dataset/{i}": {
+            "file": f"dataset/{i}.html",
+            "content_type": "text/html",
+            "answer_after": 0.5,
+        }
+        for i in range(16)
+    }
+    servers = start_site("slow", tmp_path / "sites", rules)
+    try:
+        assert len(drain_threads(tmp_path, servers[0], rate=40, pages=16)) == 4
+        arrivals = sorted(r.time for r in servers[0].log if r.path.startswith("/dataset/"))
+        # four requests in flight at once: a window of half a second holds four arrivals
+        assert max(bisect.bisect(arrivals, t + 0.45) - i for i, t in enumerate(arrivals)) >= 4
+    finally:
+        stop(servers)
