@@ -21,8 +21,8 @@ class Pacer(Protocol):
         """Block until a request to `host` may start; hold a concurrency slot."""
         ...
 
-    def interval(self, host: str) -> float:
-        """Seconds between request starts to `host` (rate or Crawl-delay)."""
+    def next_turn(self, host: str) -> float:
+        """Seconds until a request to `host` may start, as far as this pacer knows (0: now)."""
         ...
 
     def waiting(self, host: str) -> int:
@@ -80,6 +80,10 @@ class HostPacer:
     def interval(self, host: str) -> float:
         return max(self._interval, self._delay.get(host, 0.0))
 
+    def next_turn(self, host: str) -> float:
+        with self._lock:
+            return max(0.0, self._next.get(host, 0.0) - time.monotonic())
+
     def sent(self, host: str, when: float) -> None:
         """A request to `host` left at `when` (monotonic): the next waits an interval after it."""
         with self._lock:
@@ -115,7 +119,7 @@ class HostPacer:
 class NoPacer:
     """For `check-dataset`: one person, a handful of requests."""
 
-    def interval(self, host: str) -> float:
+    def next_turn(self, host: str) -> float:
         return 0.0
 
     def waiting(self, host: str) -> int:

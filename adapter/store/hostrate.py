@@ -121,6 +121,12 @@ class StorePacer:
     def interval(self, host: str) -> float:
         return max(self._interval, self._delay.get(host, 0.0))
 
+    def next_turn(self, host: str) -> float:
+        """An interval after this process's latest request (others' starts are not known here)."""
+        with self._lock:
+            last = self._last.get(host, float("-inf"))
+            return max(0.0, last + self.interval(host) - time.monotonic())
+
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:
         with self._lock:

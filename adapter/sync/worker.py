@@ -27,7 +27,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING
@@ -44,6 +44,7 @@ from adapter.sync.fetchers import ThreadFetchers, node_fetcher
 from adapter.sync.leases import lease_keeper
 from adapter.sync.outcome import CheckedPage, PageOutcome, RunSummary
 from adapter.sync.page import check_and_plan
+from adapter.sync.pagethreads import PageThreads
 from adapter.sync.write import commit_group
 
 if TYPE_CHECKING:  # the pool imports this module's neighbours; only its type is needed here
@@ -101,7 +102,7 @@ def drain(
             return options.checks.check(node, fetchers.get(), row)
         return check_and_plan(node, fetchers.get(), row)
 
-    with ThreadPoolExecutor(size, thread_name_prefix="page") as pool:
+    with PageThreads[FrontierRow, CheckedPage](size) as pool:
         starts = _Starts(size, fetchers.base.pacer)
         claimed: deque[FrontierRow] = deque()  # not started yet
         exhausted = False
@@ -126,21 +127,21 @@ class _Starts:
     """The pages in flight of one node, and when the next may start.
 
     Every page waits its turn at the host's pacer inside `one`; starting
-    another page while one still waits there would only park another thread
-    at the same pacer (at 200 nodes side by side, hundreds of threads, about
-    40 KB each). So a page starts when fewer than `size` are in flight, the
-    newest has been in flight for the host's interval and no page of the node
-    waits at the pacer: a host that answers within its interval is served by
-    one thread, a slow one gets as many in flight as its concurrency allows.
+    another page while one still waits there, or before the host's next turn,
+    would only park another thread at the same pacer (at 200 nodes side by
+    side, hundreds of threads, about 40 KB each). So a page starts when fewer
+    than `size` are in flight, none of the node's pages waits at the pacer and
+    the host's next turn has come: a host that answers within its interval is
+    served by one thread, a slow one gets as many in flight as its concurrency
+    allows.
     """
 
-    POLL = 0.01  # the shortest wait before looking again (a fast host's interval is less)
+    POLL = 0.01  # the shortest wait before looking again
 
     def __init__(self, size: int, pacer: Pacer) -> None:
         self.size = size
         self.pacer = pacer
         self.pending: set[Future[CheckedPage]] = set()
-        self._newest = 0.0  # monotonic time the newest page started
 
     def may_start(self, row: FrontierRow) -> bool:
         return self.next_start(row) == 0
@@ -152,17 +153,13 @@ class _Starts:
         if not self.pending:  # nothing in flight: the pacer alone says when
             return 0.0
         host = host_key(row.url)
-        interval = self.pacer.interval(host)
-        left = self._newest + interval - time.monotonic()
-        if left > 0:
-            return left
-        if self.pacer.waiting(host):  # a page waits for its turn: look again an interval on
-            return max(interval, self.POLL)
-        return 0.0
+        turn = self.pacer.next_turn(host)
+        if self.pacer.waiting(host):  # a page waits for that turn: look again after it
+            return max(turn, self.POLL)
+        return turn
 
     def add(self, future: Future[CheckedPage]) -> None:
         self.pending.add(future)
-        self._newest = time.monotonic()
 
     def wait(self, timeout: float | None) -> set[Future[CheckedPage]]:
         """Those finished within `timeout`, taken out of the pending set."""

@@ -1,0 +1,96 @@
+"""The threads one node's pages run in: a new thread only when every thread is busy.
+
+`ThreadPoolExecutor` starts a thread on `submit` unless one has said it is
+idle, and a thread says so only after its future's result is out. The node's
+loop wakes on that result and submits the next page at once, so it often
+found no idle thread and started another: over a run, a node at one request a
+second that needs one thread ended with two. Here a thread counts itself idle
+before it publishes the result, so a page submitted on that result reuses it.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from types import TracebackType
+from typing import Generic, TypeVar
+
+A = TypeVar("A")
+R = TypeVar("R")
+
+_Item = tuple[Future[R], Callable[[A], R], A]
+
+
+class PageThreads(Generic[A, R]):
+    """Up to `size` threads running `fn(arg)` for submitted args, each into its future."""
+
+    def __init__(self, size: int, name: str = "page") -> None:
+        self._size = max(1, size)
+        self._name = name
+        self._queue: queue.SimpleQueue[_Item[R, A] | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0  # threads free and not yet promised to a queued item
+        self._backlog = 0  # queued items no thread is promised to yet
+
+    def __enter__(self) -> PageThreads[A, R]:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @property
+    def started(self) -> int:
+        """Threads started so far."""
+        return len(self._threads)
+
+    def submit(self, fn: Callable[[A], R], arg: A) -> Future[R]:
+        future: Future[R] = Future()
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+            elif len(self._threads) < self._size:
+                thread = threading.Thread(
+                    target=self._work, name=f"{self._name}_{len(self._threads)}", daemon=True
+                )
+                self._threads.append(thread)
+                thread.start()
+            else:
+                self._backlog += 1
+            self._queue.put((future, fn, arg))
+        return future
+
+    def close(self) -> None:
+        """Let the threads finish what they hold, then end them."""
+        with self._lock:
+            threads = list(self._threads)
+        for _ in threads:
+            self._queue.put(None)
+        for thread in threads:
+            thread.join()
+
+    def _work(self) -> None:
+        while (item := self._queue.get()) is not None:
+            future, fn, arg = item
+            if not future.set_running_or_notify_cancel():
+                self._free()
+                continue
+            try:
+                result = fn(arg)
+            except BaseException as exc:  # the caller sees it through the future
+                self._free()
+                future.set_exception(exc)
+            else:
+                self._free()  # before the result is out: a page submitted on it reuses us
+                future.set_result(result)
+
+    def _free(self) -> None:
+        with self._lock:
+            if self._backlog:
+                self._backlog -= 1  # the next queued item is ours
+            else:
+                self._idle += 1

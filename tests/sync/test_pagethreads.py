@@ -1,0 +1,63 @@
+"""A node's page threads: a new thread only when every one is busy."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+
+import pytest
+
+from adapter.sync.pagethreads import PageThreads
+
+
+def one_after_another(
+    submit: Callable[[Callable[[int], int], int], Future[int]], count: int
+) -> None:
+    """Submit the next call the moment the previous result is out (as a node's loop does)."""
+    for n in range(count):
+        assert submit(lambda x: x * 2, n).result() == n * 2
+
+
+def test_a_call_submitted_on_the_previous_result_reuses_its_thread() -> None:
+    with PageThreads[int, int](4) as pool:
+        one_after_another(pool.submit, 300)
+        assert pool.started == 1
+
+
+def test_busy_threads_grow_up_to_the_size_and_queued_calls_wait_for_them() -> None:
+    gate = threading.Event()
+    with PageThreads[int, int](3) as pool:
+        futures = [pool.submit(lambda x: (gate.wait(10), x)[1], n) for n in range(7)]
+        assert pool.started == 3
+        gate.set()
+        assert [f.result(10) for f in futures] == list(range(7))
+        assert pool.started == 3
+        one_after_another(pool.submit, 50)  # the backlog was paid back: threads are free
+        assert pool.started == 3
+
+
+def test_an_exception_reaches_the_caller_and_the_thread_goes_on() -> None:
+    def fail(x: int) -> int:
+        raise ValueError(f"bad {x}")
+
+    with PageThreads[int, int](2) as pool:
+        with pytest.raises(ValueError, match="bad 1"):
+            pool.submit(fail, 1).result(10)
+        assert pool.submit(lambda x: x + 1, 1).result(10) == 2
+        assert pool.started == 1
+
+
+def test_close_waits_for_calls_in_flight() -> None:
+    done: list[int] = []
+    gate = threading.Event()
+    pool = PageThreads[int, None](2)
+
+    def hold(x: int) -> None:
+        gate.wait(10)
+        done.append(x)
+
+    pool.submit(hold, 5)
+    threading.Timer(0.2, gate.set).start()
+    pool.close()
+    assert done == [5]
