@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Protocol
 
@@ -21,13 +22,21 @@ class Pacer(Protocol):
         """Block until a request to `host` may start; hold a concurrency slot."""
         ...
 
-    def next_turn(self, host: str) -> float:
-        """Seconds until a request to `host` may start, as far as this pacer knows (0: now)."""
+    def turn(self, host: str) -> Turn:
+        """What this pacer knows of `host`'s turns (other processes' starts are not known)."""
         ...
 
-    def waiting(self, host: str) -> int:
-        """Callers inside `slot` for `host` not let go yet (their turn or a free slot to come)."""
-        ...
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """A host's turns as one pacer knows them, in monotonic seconds."""
+
+    last: float  # its latest request start (-inf: none yet)
+    next: float  # the earliest the next may start
+    waiting: int  # callers inside `slot` not let go yet (their turn or a free slot to come)
+
+
+NO_TURN = Turn(float("-inf"), 0.0, 0)
 
 
 class Waiting:
@@ -64,7 +73,8 @@ class HostPacer:
         self._next: dict[str, float] = {}
         self._delay: dict[str, float] = {}
         self._sems: dict[str, threading.BoundedSemaphore] = {}
-        self.waiting = Waiting()
+        self._last: dict[str, float] = {}
+        self._waiting = Waiting()
 
     def set_crawl_delay(self, host: str, seconds: float) -> None:
         """robots.txt Crawl-delay: widens the interval for that host, never narrows it.
@@ -80,9 +90,10 @@ class HostPacer:
     def interval(self, host: str) -> float:
         return max(self._interval, self._delay.get(host, 0.0))
 
-    def next_turn(self, host: str) -> float:
+    def turn(self, host: str) -> Turn:
         with self._lock:
-            return max(0.0, self._next.get(host, 0.0) - time.monotonic())
+            last = self._last.get(host, float("-inf"))
+            return Turn(last, self._next.get(host, 0.0), self._waiting(host))
 
     def sent(self, host: str, when: float) -> None:
         """A request to `host` left at `when` (monotonic): the next waits an interval after it."""
@@ -99,7 +110,7 @@ class HostPacer:
         with self._lock:
             sem = self._sems.setdefault(host, threading.BoundedSemaphore(self._concurrency))
         with ExitStack() as held:
-            with self.waiting.inside(host):
+            with self._waiting.inside(host):
                 held.enter_context(sem)
                 self._wait_turn(host)
             yield
@@ -111,6 +122,7 @@ class HostPacer:
                 due = self._next.get(host, 0.0)
                 if now >= due:
                     self._next[host] = now + self.interval(host)
+                    self._last[host] = now
                     return
                 wait = due - now
             time.sleep(wait)
@@ -119,11 +131,8 @@ class HostPacer:
 class NoPacer:
     """For `check-dataset`: one person, a handful of requests."""
 
-    def next_turn(self, host: str) -> float:
-        return 0.0
-
-    def waiting(self, host: str) -> int:
-        return 0
+    def turn(self, host: str) -> Turn:
+        return NO_TURN
 
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:

@@ -45,7 +45,7 @@ from collections import deque
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
-from adapter.http.politeness import Waiting
+from adapter.http.politeness import Turn, Waiting
 from adapter.store.claims import dead_local_owner
 from adapter.store.db import Store
 from adapter.store.hostrate_db import release, shared_schedule
@@ -97,7 +97,7 @@ class StorePacer:
         self._unwritten: dict[str, int] = {}  # requests let go and not written yet, per host
         self._turns = threading.Condition(self._lock)
         self._sems: dict[str, threading.BoundedSemaphore] = {}
-        self.waiting = Waiting()
+        self._in_slot = Waiting()
         self._store = store
         self._db = shared_schedule(store)
         self._closed = False
@@ -121,18 +121,18 @@ class StorePacer:
     def interval(self, host: str) -> float:
         return max(self._interval, self._delay.get(host, 0.0))
 
-    def next_turn(self, host: str) -> float:
-        """An interval after this process's latest request (others' starts are not known here)."""
+    def turn(self, host: str) -> Turn:
+        """This process's own turns: its latest start, and an interval after it."""
         with self._lock:
             last = self._last.get(host, float("-inf"))
-            return max(0.0, last + self.interval(host) - time.monotonic())
+            return Turn(last, last + self.interval(host), self._in_slot(host))
 
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:
         with self._lock:
             sem = self._sems.setdefault(host, threading.BoundedSemaphore(self._concurrency))
         with ExitStack() as held:
-            with self.waiting.inside(host):
+            with self._in_slot.inside(host):
                 held.enter_context(sem)
                 number = self._acquire(host)
                 held.callback(self._free, host, number)

@@ -127,13 +127,13 @@ class _Starts:
     """The pages in flight of one node, and when the next may start.
 
     Every page waits its turn at the host's pacer inside `one`; starting
-    another page while one still waits there, or before the host's next turn,
-    would only park another thread at the same pacer (at 200 nodes side by
-    side, hundreds of threads, about 40 KB each). So a page starts when fewer
-    than `size` are in flight, none of the node's pages waits at the pacer and
-    the host's next turn has come: a host that answers within its interval is
-    served by one thread, a slow one gets as many in flight as its concurrency
-    allows.
+    another page before the newest has had its turn, while one waits there,
+    or before the host's next turn, would only park another thread at the
+    same pacer (at 200 nodes side by side, hundreds of threads, about 40 KB
+    each). So a page starts when fewer than `size` are in flight, the newest
+    has had its turn, none waits for one and the host's next turn has come:
+    a host that answers within its interval is served by one thread, a slow
+    one gets as many in flight as its concurrency allows.
     """
 
     POLL = 0.01  # the shortest wait before looking again
@@ -142,6 +142,7 @@ class _Starts:
         self.size = size
         self.pacer = pacer
         self.pending: set[Future[CheckedPage]] = set()
+        self._newest = float("-inf")  # monotonic time the newest page was handed over
 
     def may_start(self, row: FrontierRow) -> bool:
         return self.next_start(row) == 0
@@ -152,14 +153,15 @@ class _Starts:
             return None
         if not self.pending:  # nothing in flight: the pacer alone says when
             return 0.0
-        host = host_key(row.url)
-        turn = self.pacer.next_turn(host)
-        if self.pacer.waiting(host):  # a page waits for that turn: look again after it
-            return max(turn, self.POLL)
-        return turn
+        turn = self.pacer.turn(host_key(row.url))
+        left = turn.next - time.monotonic()
+        if turn.waiting or turn.last < self._newest:  # a turn to come: look again after it
+            return max(left, self.POLL)
+        return max(left, 0.0)
 
     def add(self, future: Future[CheckedPage]) -> None:
         self.pending.add(future)
+        self._newest = time.monotonic()
 
     def wait(self, timeout: float | None) -> set[Future[CheckedPage]]:
         """Those finished within `timeout`, taken out of the pending set."""
