@@ -59,6 +59,7 @@ LIST_COUNT = 1000
 METHODS = ("getSystemMetadata", "get", "getChecksum", "describe", "listObjects")
 PLOT = ROOT / "benchmarks" / "api-rps.svg"
 LOW_PRIORITY = "nice -n 19"  # the API below the sync's CPU priority (docs/operate.md)
+SYNC_CONDITIONS = ("paced", "paced-nice", "full", "full-nice")  # beside the sync alone
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,11 +227,13 @@ def sync_cost(
     server: Server,
     low_priority: str = LOW_PRIORITY,
     rounds: int = 2,
+    conditions: tuple[str, ...] = SYNC_CONDITIONS,
 ) -> list[SyncRuns]:
     """A sync of a generated repository into a copy of the store: alone, and under API load.
 
     The conditions take turns, `rounds` times, then the sync runs alone once more, so a
-    machine whose other load drifts meanwhile weighs on every condition alike.
+    machine whose other load drifts meanwhile weighs on every condition alike. The sync
+    alone always runs (the others' cost is against it); `conditions` picks the rest.
     """
     port = synthrepo.free_port()
     origin = f"http://127.0.0.1:{port}"
@@ -241,14 +244,14 @@ def sync_cost(
     mixed = [p for pair in zip(meta, paths_for("get", pids, objects)[1], strict=True) for p in pair]
     low = tuple(low_priority.split())
     under = f", `{low_priority} adapter serve` (and wrk)"
-    loads = [
-        SyncLoad("alone"),
-        SyncLoad("API paced, 10 clients at ~20 req/s each", 10, 50),
-        SyncLoad("API paced, 10 clients at ~20 req/s each" + under, 10, 50, low),
-        SyncLoad("API at full speed, 20 clients", 20),
-        SyncLoad("API at full speed, 20 clients" + under, 20, None, low),
-    ]
-    runs = [SyncRuns(load) for load in loads]
+    loads = {
+        "alone": SyncLoad("alone"),
+        "paced": SyncLoad("API paced, 10 clients at ~20 req/s each", 10, 50),
+        "paced-nice": SyncLoad("API paced, 10 clients at ~20 req/s each" + under, 10, 50, low),
+        "full": SyncLoad("API at full speed, 20 clients", 20),
+        "full-nice": SyncLoad("API at full speed, 20 clients" + under, 20, None, low),
+    }
+    runs = [SyncRuns(load) for key, load in loads.items() if key == "alone" or key in conditions]
     order = [run for _ in range(rounds) for run in runs] + [runs[0]]
     try:
         for n, run in enumerate(order):
@@ -341,6 +344,16 @@ def main() -> None:
         help="the command the API (and wrk) run under in the last sync-cost row",
     )
     ap.add_argument("--sync-rounds", type=int, default=2, help="turns of the sync-cost conditions")
+    ap.add_argument(
+        "--sync-conditions",
+        default=",".join(SYNC_CONDITIONS),
+        help=f"which API loads run beside the sync (of {', '.join(SYNC_CONDITIONS)})",
+    )
+    ap.add_argument(
+        "--only-sync",
+        action="store_true",
+        help="measure only the sync's cost; prints it, writes nothing (the API rows would be lost)",
+    )
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached SQLite store")
     ap.add_argument(
         "--baseline", type=Path, help="also serve with this checkout's code (e.g. the main branch)"
@@ -353,6 +366,12 @@ def main() -> None:
     )
     args = ap.parse_args()
     args.connections = [int(c) for c in args.connections.split(",")]
+    args.sync_conditions = tuple(c for c in args.sync_conditions.split(",") if c)
+    unknown = set(args.sync_conditions) - set(SYNC_CONDITIONS)
+    if unknown:
+        ap.error(f"--sync-conditions: unknown {', '.join(sorted(unknown))}")
+    if args.only_sync and not args.sync_pages:
+        ap.error("--only-sync needs --sync-pages")
     tmp = Path(tempfile.mkdtemp(prefix="bench-api-"))
     try:
         with ExitStack() as cleanup:
@@ -360,7 +379,7 @@ def main() -> None:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(report)
-    if not args.no_write:
+    if not (args.no_write or args.only_sync):
         write_section(SECTION, report)
 
 
@@ -380,6 +399,8 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
         engines.append(("PostgreSQL", pg_url, seconds))
     pids = apistore.sample_pids(f"sqlite:///{sqlite}", max(1, args.objects // SAMPLE))
     random.Random(7).shuffle(pids)
+    if args.only_sync:
+        return only_sync(args, started, loads_at_start, sqlite, tmp, pids)
     results: dict[str, dict[str, dict[int, apiload.Load]]] = {}
     d1: dict[str, dict[str, float]] = {}
     servers = [SERVERS[key] for key in args.servers.split(",")]
@@ -421,16 +442,7 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
     sync_rows: list[SyncRuns] | str = []
     if args.sync_pages:
         try:
-            sync_rows = sync_cost(
-                sqlite,
-                tmp,
-                args.sync_pages,
-                pids,
-                args.objects,
-                servers[-1],
-                args.low_priority,
-                args.sync_rounds,
-            )
+            sync_rows = run_sync_cost(args, sqlite, tmp, pids, servers[-1])
         except RuntimeError as exc:  # reported, not fatal: the API figures stand
             sync_rows = "failed: " + str(exc)[:300].replace("\n", " ")
     rows: dict[str, Any] = {
@@ -440,6 +452,79 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
     return render(
         args, started, loads_at_start, engines, results, d1, sync_rows, len(pids), servers[-1].name
     )
+
+
+def run_sync_cost(
+    args: argparse.Namespace, sqlite: Path, tmp: Path, pids: list[str], server: Server
+) -> list[SyncRuns]:
+    return sync_cost(
+        sqlite,
+        tmp,
+        args.sync_pages,
+        pids,
+        args.objects,
+        server,
+        args.low_priority,
+        args.sync_rounds,
+        args.sync_conditions,
+    )
+
+
+def only_sync(
+    args: argparse.Namespace,
+    started: datetime,
+    loads_at_start: tuple[float, float, float],
+    sqlite: Path,
+    tmp: Path,
+    pids: list[str],
+) -> str:
+    """`--only-sync`: the sync-cost table alone, served by the last of `--servers`."""
+    server = SERVERS[args.servers.split(",")[-1]]
+    table = sync_table(args, run_sync_cost(args, sqlite, tmp, pids, server), server.name)
+    return table + machine_line(args, started, loads_at_start)
+
+
+def sync_table(args: argparse.Namespace, sync_rows: list[SyncRuns] | str, sync_server: str) -> str:
+    """The "Serving while a sync writes" paragraph and table (empty when not measured)."""
+    if isinstance(sync_rows, str):
+        return f"\nServing while a sync writes: not measured, the runs {sync_rows}\n"
+    if not sync_rows:
+        return ""
+    alone = statistics.median(sync_rows[0].seconds)
+    sync_lines = [
+        f"| {run.load.label} | {', '.join(f'{x:.1f}' for x in run.seconds)} "
+        f"| {statistics.median(run.seconds):.1f} "
+        f"| {(statistics.median(run.seconds) / alone - 1) * 100:+.0f} % | "
+        + (f"{statistics.median(run.rps):,.0f}" if run.load.connections else "")
+        + " |"
+        for run in sync_rows
+    ]
+    return f"""
+Serving while a sync writes (`adapter sync` of {args.sync_pages:,} generated landing pages,
+benchmarks/synthrepo.py on nginx, into a copy of the SQLite store that `adapter serve`
+answers from ({sync_server}); wrk asks for getSystemMetadata and get in turns. The
+conditions take turns ({args.sync_rounds} rounds, then one more run alone); cost: the
+median against the median alone, whose spread says how much the machine's other load moved:
+
+| sync | runs (s) | median s | cost | API req/s meanwhile (median) |
+| --- | --- | --- | --- | --- |
+{chr(10).join(sync_lines)}
+"""
+
+
+def machine_line(
+    args: argparse.Namespace, started: datetime, loads_at_start: tuple[float, float, float]
+) -> str:
+    ended = os.getloadavg()
+    command = "PYTHONPATH=. .venv/bin/python benchmarks/api.py " + " ".join(sys.argv[1:])
+    reused = (
+        " (API rows from the previous run: benchmarks/out/api-results.json)" if args.reuse else ""
+    )
+    return f"""
+Machine: {os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()};
+load average {loads_at_start[0]:.1f} at the start, {ended[0]:.1f} at the end (other jobs
+share the machine). Measured {started:%Y-%m-%d %H:%M} UTC with `{command.strip()}`{reused}.
+"""
 
 
 def render(
@@ -480,40 +565,12 @@ def render(
         f"| {engine} | " + " | ".join(f"{rates[m]:,.0f}" for m in METHODS) + " |"
         for engine, rates in d1.items()
     ]
-    sync_text = ""
-    if isinstance(sync_rows, str):
-        sync_text = f"\nServing while a sync writes: not measured, the runs {sync_rows}\n"
-    elif sync_rows:
-        alone = statistics.median(sync_rows[0].seconds)
-        sync_lines = [
-            f"| {run.load.label} | {', '.join(f'{x:.1f}' for x in run.seconds)} "
-            f"| {statistics.median(run.seconds):.1f} "
-            f"| {(statistics.median(run.seconds) / alone - 1) * 100:+.0f} % | "
-            + (f"{statistics.median(run.rps):,.0f}" if run.load.connections else "")
-            + " |"
-            for run in sync_rows
-        ]
-        sync_text = f"""
-Serving while a sync writes (`adapter sync` of {args.sync_pages:,} generated landing pages,
-benchmarks/synthrepo.py on nginx, into a copy of the SQLite store that `adapter serve`
-answers from ({sync_server}); wrk asks for getSystemMetadata and get in turns. The
-conditions take turns ({args.sync_rounds} rounds, then one more run alone); cost: the
-median against the median alone, whose spread says how much the machine's other load moved:
-
-| sync | runs (s) | median s | cost | API req/s meanwhile (median) |
-| --- | --- | --- | --- | --- |
-{chr(10).join(sync_lines)}
-"""
-    ended = os.getloadavg()
+    sync_text = sync_table(args, sync_rows, sync_server)
     plot = {
         label: {m: by_method[m][top].rps for m in METHODS if m in by_method}
         for label, by_method in results.items()
     }
     PLOT.write_text(bar_svg(plot, f"API requests per second by method, {top} clients"))
-    command = "PYTHONPATH=. .venv/bin/python benchmarks/api.py " + " ".join(sys.argv[1:])
-    reused = (
-        " (API rows from the previous run: benchmarks/out/api-results.json)" if args.reuse else ""
-    )
     return f"""{SECTION}
 
 `benchmarks/api.py`: the Member Node API on a store of {args.objects:,} objects written as
@@ -537,11 +594,7 @@ measure of the server:
 | store | {" | ".join(METHODS)} |
 | --- | {" | ".join("---" for _ in METHODS)} |
 {chr(10).join(d1_lines)}
-{sync_text}
-Machine: {os.cpu_count()} CPUs, {platform.machine()}, Python {platform.python_version()};
-load average {loads_at_start[0]:.1f} at the start, {ended[0]:.1f} at the end (other jobs
-share the machine). Measured {started:%Y-%m-%d %H:%M} UTC with `{command.strip()}`{reused}.
-"""
+{sync_text}{machine_line(args, started, loads_at_start)}"""
 
 
 if __name__ == "__main__":

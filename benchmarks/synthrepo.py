@@ -182,6 +182,15 @@ class Served:
     stop: Callable[[], None]
 
 
+def _readable_by_workers(root: Path) -> None:
+    """nginx started as root runs its workers as nobody: open the temporary folders to them."""
+    temp = Path(tempfile.gettempdir()).resolve()
+    for folder in (root.resolve(), *root.resolve().parents):
+        if temp not in folder.parents:  # mkdtemp's 0700 folders only, nothing outside
+            break
+        folder.chmod(folder.stat().st_mode | 0o755)
+
+
 def serve(root: Path, port: int) -> Served:
     """Serve `root` with nginx when it is installed, else a threaded stdlib server."""
     origin = f"http://127.0.0.1:{port}"
@@ -189,6 +198,7 @@ def serve(root: Path, port: int) -> Served:
         "/usr/sbin/nginx" if os.path.exists("/usr/sbin/nginx") else None
     )
     if nginx:
+        _readable_by_workers(root)
         tmp = Path(tempfile.mkdtemp(prefix="nginx-"))
         conf = tmp / "nginx.conf"
         conf.write_text(NGINX_CONF.format(tmp=tmp, port=port, root=root, origin=origin))

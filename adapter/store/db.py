@@ -88,13 +88,23 @@ def _sqlite_engine(url: str) -> Engine:
         # writer fails at once with "database is locked" instead of waiting.
         # On the driver's connection: `exec_driver_sql` cost more CPU than the page's
         # statements (see adapter.store.prepared); its errors are wrapped as it would.
-        statement = f"BEGIN {conn.get_execution_options().get('sqlite_begin', 'DEFERRED')}"
+        mode = conn.get_execution_options().get("sqlite_begin", "DEFERRED")
+        if mode is None:  # Store.each_statement: every statement commits by itself
+            return
+        statement = f"BEGIN {mode}"
         try:
             conn.connection.driver_connection.execute(statement)  # type: ignore[union-attr]
         except sqlite3.Error as exc:
             raise DBAPIError.instance(statement, (), exc, sqlite3.Error) from exc
 
     return engine
+
+
+def _autocommit_options(engine: Engine) -> dict[str, Any]:
+    """No BEGIN on SQLite (see _sqlite_engine: its isolation levels reset the driver's mode)."""
+    if engine.dialect.name == "sqlite":
+        return {"sqlite_begin": None}
+    return {"isolation_level": "AUTOCOMMIT"}
 
 
 def sqlite_file(url: str, host: str | None, database: str | None, *, create: bool) -> Path:
@@ -159,6 +169,7 @@ class Store(History, Outbox, AccessLog):
         self.engine = engine
         self.url = url
         self._writer = engine.execution_options(sqlite_begin="IMMEDIATE")  # see _sqlite_engine
+        self._autocommit = engine.execution_options(**_autocommit_options(engine))
         self._reads: Reads | None = None  # the API's by-PID reads, opened on first use
         self._reads_lock = threading.Lock()
         self._listing = Listing()  # listObjects' totals and page anchors, kept per process
@@ -251,6 +262,22 @@ class Store(History, Outbox, AccessLog):
             raise store_error(self.url, exc) from exc
         finally:
             WRITES.observe(self.engine.dialect.name, time.perf_counter() - start)
+
+    @contextmanager
+    def each_statement(self) -> Iterator[Connection]:
+        """A connection on which every statement commits by itself, for writes that need
+        no transaction around them (the access log).
+
+        Why: SQLite has one write lock per file. Held by a transaction, it stays held
+        while this thread waits for the GIL between statements, which a busy API
+        process stretched to hundreds of milliseconds while the sync's writer queued.
+        Taken by one statement, it is held only inside SQLite's own code.
+        """
+        try:
+            with self._autocommit.connect() as conn:
+                yield conn
+        except SQLAlchemyError as exc:
+            raise store_error(self.url, exc) from exc
 
     def _turn(self) -> AbstractContextManager[Any]:
         return self._write_turn if self._write_turn is not None else nullcontext()

@@ -6,17 +6,20 @@ import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
+import sqlalchemy
 
 import adapter.api.accesslog
 from adapter.api.accesslog import EventBuffer, StoreSink
 from adapter.errors import StoreError
-from adapter.store.accesslog import AccessEvent, LogQuery, LogRetention
+from adapter.store.accesslog import AccessEvent, LogQuery, LogRetention, insert_sizes
 from adapter.store.db import Store
 from tests.support import stores
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
+store_url = stores.store_url  # the tests that take it run on SQLite and on PostgreSQL
 
 
 def event(pid: str, moment: datetime = T0, node_id: str = "urn:node:A") -> AccessEvent:
@@ -106,3 +109,46 @@ def test_the_sink_applies_the_entry_cap_once_per_interval(tmp_path: Path) -> Non
     total, kept = store.access_events("urn:node:A", LogQuery(), count=100)
     assert total == 5 and [e.pid for e in kept] == ["a6", "b0", "b1", "b2", "c"]  # the newest
     store.close()
+
+
+def test_a_batch_never_holds_sqlite_s_write_lock_between_statements(tmp_path: Path) -> None:
+    """No BEGIN: each INSERT and DELETE takes the file's one write lock by itself, and the
+    cap's walk is a plain read, so a busy API never keeps the sync's writer queued."""
+    store = Store.open(stores.sqlite_url(tmp_path))
+    run: list[str] = []
+
+    @sqlalchemy.event.listens_for(store.engine, "connect")
+    def _trace(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.set_trace_callback(run.append)
+
+    store.engine.dispose()  # the next connection is traced
+    retention = LogRetention(keep_days=10, max_entries=100)
+    store.append_access_events([event(f"p{i:03d}") for i in range(500)], retention, T0)
+    assert not [s for s in run if s.split()[0].upper() in ("BEGIN", "COMMIT", "SAVEPOINT")]
+    inserts = [s for s in run if s.startswith("INSERT")]
+    assert len(inserts) == len(insert_sizes(500)) <= 8  # not one per entry
+    assert any(s.startswith("SELECT") and "OFFSET" in s for s in run)  # the cap's walk
+    total, kept = store.access_events("urn:node:A", LogQuery(), count=1000)
+    assert total == 100 and [e.pid for e in kept] == [f"p{i:03d}" for i in range(400, 500)]
+    store.close()
+
+
+def test_a_large_batch_keeps_its_order_and_dates_on_both_engines(store_url: str) -> None:
+    store = Store.open(store_url)
+    moments = [T0 + timedelta(microseconds=7 * i) for i in range(700)]  # 256+256+128+...+4
+    batch = [event(f"p{i:03d}", moment) for i, moment in enumerate(moments)]
+    retention = LogRetention(keep_days=3650, max_entries=650)
+    store.append_access_events(batch, retention, T0)
+    total, kept = store.access_events("urn:node:A", LogQuery(), count=1000)
+    assert total == 650
+    assert [(e.pid, e.date_logged) for e in kept] == [(e.pid, e.date_logged) for e in batch[50:]]
+    assert [e.entry_id for e in kept] == sorted(e.entry_id for e in kept)
+    store.close()
+
+
+@pytest.mark.parametrize("rows", [0, 1, 7, 255, 256, 500, 10_000])
+def test_insert_sizes_cover_the_batch_with_few_distinct_statements(rows: int) -> None:
+    sizes = insert_sizes(rows)
+    assert sum(sizes) == rows
+    assert set(sizes) <= {1 << bit for bit in range(9)}  # at most nine statements to compile
+    assert len(sizes) <= rows // 256 + 8
