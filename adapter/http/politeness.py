@@ -34,9 +34,10 @@ class Turn:
     last: float  # its latest request start (-inf: none yet)
     next: float  # the earliest the next may start
     waiting: int  # callers inside `slot` not let go yet (their turn or a free slot to come)
+    interval: float  # between starts (rate or Crawl-delay)
 
 
-NO_TURN = Turn(float("-inf"), 0.0, 0)
+NO_TURN = Turn(float("-inf"), 0.0, 0, 0.0)
 
 
 class Waiting:
@@ -93,7 +94,7 @@ class HostPacer:
     def turn(self, host: str) -> Turn:
         with self._lock:
             last = self._last.get(host, float("-inf"))
-            return Turn(last, self._next.get(host, 0.0), self._waiting(host))
+            return Turn(last, self._next.get(host, 0.0), self._waiting(host), self.interval(host))
 
     def sent(self, host: str, when: float) -> None:
         """A request to `host` left at `when` (monotonic): the next waits an interval after it."""

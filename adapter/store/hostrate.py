@@ -124,8 +124,8 @@ class StorePacer:
     def turn(self, host: str) -> Turn:
         """This process's own turns: its latest start, and an interval after it."""
         with self._lock:
-            last = self._last.get(host, float("-inf"))
-            return Turn(last, last + self.interval(host), self._in_slot(host))
+            last, interval = self._last.get(host, float("-inf")), self.interval(host)
+            return Turn(last, last + interval, self._in_slot(host), interval)
 
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:

@@ -87,12 +87,11 @@ def drain(
     slowest page of a batch. The pool's threads check pages; this thread
     writes the pages that finished together in one transaction (a savepoint
     each, `commit_group`): on PostgreSQL a commit per page, a WAL flush each,
-    was most of a worker's time. A further page starts only once the newest
-    one has been in flight for the host's interval (`_Starts`), so a host that
-    answers within its interval is served by one thread, whatever its
-    concurrency allows. On `stop`, pages not started go back to the frontier
-    (their claims are released by the caller) and those in flight finish and
-    are written.
+    was most of a worker's time. A further page starts only when the host's
+    turn for it has come (`_Starts`), so a host that answers within its
+    interval is served by one thread, whatever its concurrency allows. On
+    `stop`, pages not started go back to the frontier (their claims are
+    released by the caller) and those in flight finish and are written.
     """
     size = options.pool_size(node)
     done_count = 0
@@ -137,6 +136,9 @@ class _Starts:
     """
 
     POLL = 0.01  # the shortest wait before looking again
+    # at shorter intervals (20 requests/s and more) a page held back would wait longer than
+    # a thread parked at the pacer: every page starts at once, as many as `size`
+    UNGATED = 0.05
 
     def __init__(self, size: int, pacer: Pacer) -> None:
         self.size = size
@@ -154,6 +156,8 @@ class _Starts:
         if not self.pending:  # nothing in flight: the pacer alone says when
             return 0.0
         turn = self.pacer.turn(host_key(row.url))
+        if turn.interval < self.UNGATED:
+            return 0.0
         left = turn.next - time.monotonic()
         if turn.waiting or turn.last < self._newest:  # a turn to come: look again after it
             return max(left, self.POLL)
