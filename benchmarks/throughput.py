@@ -330,7 +330,7 @@ def measure_all(args: argparse.Namespace, tmp: Path, served: list[Any]) -> list[
         n = change_one_percent(site, origin, pages, i)
         m = run([*ADAPTER, "sync", "--config", str(cfg), "--json"], tmp)
         s = summary_of(m)
-        assert s["fetched"] == n and s["new_versions"] == n, m.output
+        assert s["fetched"] == n and s["new_versions"] == 2 * n, m.output  # Dataset and map
         return m
 
     changed, changed_runs = median_of(runs, one_percent)
