@@ -44,7 +44,7 @@ def test_one_thread_renews_each_owner_until_its_block_ends(tmp_path: Path) -> No
                 assert renewed["a"] >= 4 and renewed["b"] >= 2
             gone = renewed["b"]
             since = renewed["a"]
-            time.sleep(0.5)
+            time.sleep(0.3)
             assert renewed["b"] == gone  # b's block ended: no more renewals
             assert renewed["a"] > since
         assert keeper.holding() == 0
@@ -57,10 +57,10 @@ def test_nested_blocks_of_one_owner_renew_once_per_cadence(tmp_path: Path) -> No
     keeper = LeaseKeeper(renew=lambda _store, owner, _lease: renewed.update([owner]))
     store = Store.open(sqlite_url(tmp_path))
     try:
-        with keeper.keep(store, "a", timedelta(seconds=0.6)):
-            with keeper.keep(store, "a", timedelta(seconds=0.6)):
+        with keeper.keep(store, "a", timedelta(seconds=0.3)):
+            with keeper.keep(store, "a", timedelta(seconds=0.3)):
                 assert keeper.holding() == 1
-                time.sleep(0.9)  # renewals at 0.2 s intervals: about 4, not 8
+                time.sleep(0.45)  # renewals at 0.1 s intervals: about 4, not 8
             assert keeper.holding() == 1  # the outer block still holds it
         assert 2 <= renewed["a"] <= 6
         assert keeper.holding() == 0
@@ -75,13 +75,13 @@ def test_claims_in_a_real_store_outlive_their_first_lease(tmp_path: Path) -> Non
             SitemapEntry(f"https://r/{n}", "https://r/sitemap.xml", None, ()) for n in (1, 2)
         ]
         fr.upsert_entries(store, NODE, 1, entries)
-        lease = timedelta(seconds=0.9)
+        lease = timedelta(seconds=0.45)
         assert len(claims.claim_due(store, NODE, "w", batch=5, lease=lease)) == 2
         with LeaseKeeper().keep(store, "w", lease):
-            time.sleep(1.5)  # past the first lease: renewed twice or more meanwhile
+            time.sleep(0.75)  # past the first lease: renewed twice or more meanwhile
             taken = claims.claim_due(store, NODE, "other", batch=5, lease=lease)
         assert taken == []
-        time.sleep(1.0)  # no longer renewed: the lease runs out
+        time.sleep(0.5)  # no longer renewed: the lease runs out
         assert len(claims.claim_due(store, NODE, "other", batch=5, lease=lease)) == 2
     finally:
         store.close()

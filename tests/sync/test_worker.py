@@ -268,27 +268,27 @@ def test_a_host_that_answers_within_its_interval_is_not_given_every_thread(tmp_p
     # concurrency 4 would allow four (and all four used to start at once); a page here asks
     # for its landing page and its metadata copy, and a second page may start while the
     # first is checked between the two, never a third
-    fixture_site(tmp_path / "sites", "fast", 12)
+    fixture_site(tmp_path / "sites", "fast", 8)
     servers = start_site("fast", tmp_path / "sites")
     try:
-        assert len(drain_threads(tmp_path, servers[0], rate=10, pages=12)) <= 2
+        assert len(drain_threads(tmp_path, servers[0], rate=10, pages=8)) <= 2
     finally:
         stop(servers)
 
 
 def test_a_slow_host_gets_the_pages_in_flight_its_concurrency_allows(tmp_path: Path) -> None:
-    fixture_site(tmp_path / "sites", "slow", 16)
+    fixture_site(tmp_path / "sites", "slow", 12)
     rules = {
         f"/dataset/{i}": {
             "file": f"dataset/{i}.html",
             "content_type": "text/html",
             "answer_after": 0.5,
         }
-        for i in range(16)
+        for i in range(12)
     }
     servers = start_site("slow", tmp_path / "sites", rules)
     try:
-        assert len(drain_threads(tmp_path, servers[0], rate=10, pages=16)) == 4
+        assert len(drain_threads(tmp_path, servers[0], rate=10, pages=12)) == 4
         arrivals = sorted(r.time for r in servers[0].log if r.path.startswith("/dataset/"))
         # four requests in flight at once: a window of half a second holds four arrivals
         assert max(bisect.bisect(arrivals, t + 0.45) - i for i, t in enumerate(arrivals)) >= 4
