@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adapter.api.xml import checksum_xml, object_list_xml  # noqa: E402
-from adapter.commands.serve import member_node  # noqa: E402
+from adapter.commands.serve import DEFAULT_NICE, member_node  # noqa: E402
 from adapter.config.load import quick_node  # noqa: E402
 from adapter.store.db import Store  # noqa: E402
 from benchmarks import apiload, apistore, synthrepo  # noqa: E402
@@ -59,7 +59,9 @@ LIST_COUNT = 1000
 METHODS = ("getSystemMetadata", "get", "getChecksum", "describe", "listObjects")
 PLOT = ROOT / "benchmarks" / "api-rps.svg"
 LOW_PRIORITY = "nice -n 19"  # the API below the sync's CPU priority (docs/operate.md)
-SYNC_CONDITIONS = ("paced", "paced-nice", "full", "full-nice")  # beside the sync alone
+# beside the sync alone; "default": `adapter serve` at its own default niceness (DEFAULT_NICE),
+# wrk below it (it stands for a client on another machine); the others run `--nice 0`
+SYNC_CONDITIONS = ("paced", "paced-nice", "paced-default", "full", "full-nice", "full-default")
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,12 +132,16 @@ def nginx_tree(url: str, pids: list[str], objects: int, root: Path) -> None:
 
 @contextmanager
 def api_server(
-    url: str, server: Server, log: Path, under: tuple[str, ...] = ()
+    url: str, server: Server, log: Path, under: tuple[str, ...] = (), nice: int | None = 0
 ) -> Iterator[tuple[str, int]]:
-    """`adapter serve` on the store at a free port (run by `under`, e.g. nice): (origin, pid)."""
+    """`adapter serve` on the store at a free port (run by `under`, e.g. nice; at `--nice
+    nice`, None: its default): (origin, pid). Measured at 0 unless said: wrk, on the same
+    cores, would otherwise take the CPU a server on its own machine has."""
     port = apiload.free_port()
     args = list(under)
     args += [*ADAPTER, "serve", "--store", url, "--node-id", apistore.NODE, "--port", str(port)]
+    if nice is not None and server.pythonpath == ROOT:  # a --baseline checkout may predate it
+        args += ["--nice", str(nice)]
     args += ["--submitter", SUBJECTS["submitter"], "--rights-holder", SUBJECTS["rights_holder"]]
     args += ["--contact-subject", SUBJECTS["contact_subject"], *server.options]
     with log.open("ab") as sink:
@@ -207,6 +213,8 @@ class SyncLoad:
     connections: int = 0  # 0: the sync alone
     delay_ms: int | None = None  # wrk's pause between a connection's requests
     under: tuple[str, ...] = ()  # the command the API and wrk run under (nice)
+    api_nice: int | None = 0  # `adapter serve --nice`; None: its default
+    wrk_under: tuple[str, ...] | None = None  # wrk's own command, if not `under`
 
 
 @dataclass(slots=True)
@@ -244,12 +252,19 @@ def sync_cost(
     mixed = [p for pair in zip(meta, paths_for("get", pids, objects)[1], strict=True) for p in pair]
     low = tuple(low_priority.split())
     under = f", `{low_priority} adapter serve` (and wrk)"
+    default = f", `adapter serve` at its default `--nice {DEFAULT_NICE}` (wrk under {low_priority})"
     loads = {
         "alone": SyncLoad("alone"),
         "paced": SyncLoad("API paced, 10 clients at ~20 req/s each", 10, 50),
         "paced-nice": SyncLoad("API paced, 10 clients at ~20 req/s each" + under, 10, 50, low),
         "full": SyncLoad("API at full speed, 20 clients", 20),
         "full-nice": SyncLoad("API at full speed, 20 clients" + under, 20, None, low),
+        "paced-default": SyncLoad(
+            "API paced, 10 clients at ~20 req/s each" + default, 10, 50, (), None, low
+        ),
+        "full-default": SyncLoad(
+            "API at full speed, 20 clients" + default, 20, None, (), None, low
+        ),
     }
     runs = [SyncRuns(load) for key, load in loads.items() if key == "alone" or key in conditions]
     order = [run for _ in range(rounds) for run in runs] + [runs[0]]
@@ -284,10 +299,11 @@ def _one_sync(
         wrk = None
         if load.connections:
             api, _ = stack.enter_context(
-                api_server(url, server, tmp / "serve-sync.log", load.under)
+                api_server(url, server, tmp / "serve-sync.log", load.under, load.api_nice)
             )
-            # run like the API: wrk stands for a client on another machine
-            wrk = apiload.Wrk(api, mixed, load.connections, load.delay_ms, load.under)
+            # wrk stands for a client on another machine: run like the API, or below it
+            wrk_under = load.under if load.wrk_under is None else load.wrk_under
+            wrk = apiload.Wrk(api, mixed, load.connections, load.delay_ms, wrk_under)
             time.sleep(1)
         began = time.perf_counter()
         proc = subprocess.run(

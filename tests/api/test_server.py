@@ -27,7 +27,7 @@ from sqlalchemy import create_engine, select
 import adapter.api.read
 import adapter.api.syncfailed
 from adapter.api.app import MemberNodeApp
-from adapter.commands.serve import member_node
+from adapter.commands.serve import DEFAULT_NICE, member_node
 from adapter.config.load import PLACEHOLDER_SUBJECTS
 from adapter.config.settings import NodeSettings
 from adapter.models import SyncRecord
@@ -693,6 +693,32 @@ def start_serve(*args: str, nodes: int = 1) -> tuple[subprocess.Popen[str], dict
 def stop_serve(process: subprocess.Popen[str]) -> int:
     process.send_signal(signal.SIGTERM)
     return process.wait(timeout=10)
+
+
+def niceness(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+
+
+@pytest.mark.parametrize(
+    ("under", "args", "expected"),
+    [((), (), DEFAULT_NICE), ((), ("--nice", "0"), 0), (("nice", "-n", "15"), ("--nice", "5"), 15)],
+    ids=["default", "nice 0: as started", "never lowered"],
+)
+def test_adapter_serve_yields_the_cpu_to_a_sync_unless_told(
+    world: World, under: tuple[str, ...], args: tuple[str, ...], expected: int
+) -> None:
+    process = subprocess.Popen(
+        [*under, sys.executable, "-m", "adapter", "serve", "--port", "0", "--store", world.url,
+         "--node-id", world.node.id, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert process.stdout is not None and world.node.id in process.stdout.readline()
+        assert niceness(process.pid) == expected
+    finally:
+        assert stop_serve(process) == 0
 
 
 def test_adapter_serve_from_a_store_url(world: World) -> None:
