@@ -101,7 +101,7 @@ def _versionless(url: str) -> str:
 
 NO_AUTH = AuthSettings()
 # the API's CPU niceness unless told: measured beside a sync on 2 shared cores, an API at full
-# speed doubled the sync's time at 0 and cost it 8 % niced (benchmarks/api.py, operate.md)
+# speed doubled the sync's time at 0 and cost it 8-14 % niced (benchmarks/api.py, operate.md)
 DEFAULT_NICE = 10
 DEFAULT_ACCESS_LOG = AccessLogSettings()
 
@@ -247,7 +247,7 @@ def serve(
     with_ops: bool = False,
     server_kind: str = "waitress",
     workers: int = 1,
-    niceness: int = 0,
+    niceness: int = DEFAULT_NICE,
 ) -> None:
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
 
