@@ -20,6 +20,7 @@ import requests
 
 from adapter.store.accesslog import LogQuery
 from tests.api.test_server import World, world  # noqa: F401  (the module's fixture)
+from tests.support import SERVE_AS_STARTED
 
 HEADERS = (
     "Content-Type",
@@ -43,6 +44,7 @@ def _start(served: World, port: int) -> tuple[subprocess.Popen[str], str]:
             "-m",
             "adapter",
             "serve",
+            *SERVE_AS_STARTED,
             "--store",
             served.url,
             "--node-id",
@@ -117,7 +119,8 @@ def test_granian_needs_a_fixed_free_port(world: World) -> None:  # noqa: F811
         for given in ("0", str(port)):
             result = subprocess.run(
                 [
-                    *(sys.executable, "-m", "adapter", "serve", "--store", world.url),
+                    *(sys.executable, "-m", "adapter", "serve", *SERVE_AS_STARTED),
+                    *("--store", world.url),
                     *("--port", given, "--node-id", world.node.id, "--server", "granian"),
                 ],
                 capture_output=True,

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import SERVE_AS_STARTED
 from tests.support.fixture_server import start_site, stop
 from tests.support.workersite import fixture_site, write_config
 
@@ -252,7 +253,7 @@ class Running:
 
 
 LONG_LIVED: list[tuple[tuple[str, ...], str]] = [
-    (("serve", "--store", "{store}", "--port", "0"), "Serving"),
+    (("serve", *SERVE_AS_STARTED, "--store", "{store}", "--port", "0"), "Serving"),
     (("web", "--port", "0"), "Ctrl-C stops"),
     (("worker", "--config", "{cfg_ok}"), "Working on"),
     (("schedule", "--config", "{cfg_info}"), "next run"),

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests.support import SERVE_AS_STARTED
 from tests.support.fixture_server import SiteServer
 from tests.support.hostile import ADAPTER, NODE_ID, argv_for, node_config, start_corpus, stop
 
@@ -41,6 +42,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         [
             str(ADAPTER),
             "serve",
+            *SERVE_AS_STARTED,
             "--store",
             f"sqlite:///{db}",
             "--node-id",

@@ -26,7 +26,7 @@ from adapter.service.metrics import Metrics, OpsApp, page_outcomes, serve_in_bac
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.sync.outcome import RunSummary
-from tests.support import stores
+from tests.support import SERVE_AS_STARTED, stores
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.member_node import node_settings, put_dataset
 
@@ -241,6 +241,7 @@ def test_adapter_serve_exposes_metrics_and_health_beside_the_nodes(tmp_path: Pat
             "-m",
             "adapter",
             "serve",
+            *SERVE_AS_STARTED,
             "--port",
             "0",
             "--store",

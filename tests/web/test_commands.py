@@ -12,7 +12,7 @@ from typing import Any
 import requests
 
 from adapter.store.db import Store
-from tests.support import stores
+from tests.support import SERVE_AS_STARTED, stores
 from tests.support.member_node import node_settings, put_dataset
 from tests.web.conftest import origins
 
@@ -72,7 +72,7 @@ def test_adapter_serve_has_the_check_page_beside_the_api(tmp_path: Path) -> None
     node = node_settings()
     put_dataset(store, node, "10.5555/w1", "Dataset w1")
     store.close()
-    process, base = start("serve", "--store", url, "--node-id", node.id)
+    process, base = start("serve", *SERVE_AS_STARTED, "--store", url, "--node-id", node.id)
     origin = base.removesuffix(f"/{node.short_name}/v2")
     try:
         assert requests.get(base + "/monitor/ping", timeout=10).status_code == 200
@@ -83,7 +83,7 @@ def test_adapter_serve_has_the_check_page_beside_the_api(tmp_path: Path) -> None
         assert requests.get(origin + "/ops", timeout=10).status_code == 404  # not without --ops
     finally:
         assert stop(process) == 0
-    process, base = start("serve", "--store", url, "--node-id", node.id, "--ops")
+    process, base = start("serve", *SERVE_AS_STARTED, "--store", url, "--node-id", node.id, "--ops")
     origin = base.removesuffix(f"/{node.short_name}/v2")
     try:
         ops = requests.get(origin + "/ops", timeout=10)
