@@ -145,6 +145,7 @@ class _Starts:
         self.pacer = pacer
         self.pending: set[Future[CheckedPage]] = set()
         self._newest = float("-inf")  # monotonic time the newest page was handed over
+        self._host = ("", "")  # the latest row's URL and host key (the next looks' row, mostly)
 
     def may_start(self, row: FrontierRow) -> bool:
         return self.next_start(row) == 0
@@ -155,13 +156,20 @@ class _Starts:
             return None
         if not self.pending:  # nothing in flight: the pacer alone says when
             return 0.0
-        turn = self.pacer.turn(host_key(row.url))
+        turn = self.pacer.turn(self._host_of(row.url))
         if turn.interval < self.UNGATED:
             return 0.0
         left = turn.next - time.monotonic()
         if turn.waiting or turn.last < self._newest:  # a turn to come: look again after it
             return max(left, self.POLL)
         return max(left, 0.0)
+
+    def _host_of(self, url: str) -> str:
+        """`host_key` parses the URL: in a profile of 200 nodes side by side it was 9 % of the
+        syncing process's GIL time, every look at a node's next start parsing its row again."""
+        if self._host[0] != url:
+            self._host = (url, host_key(url))
+        return self._host[1]
 
     def add(self, future: Future[CheckedPage]) -> None:
         self.pending.add(future)
