@@ -166,7 +166,7 @@ class History:
         pages committed (this run's and any worker's): the row's values win.
         """
         with self.write() as conn:
-            stored = _stored_summary(conn, run_id, lock=True)
+            stored = _stored_summary(conn, run_id)
             merged = {**summary, **{k: v for k, v in stored.items() if k in counted}}
             conn.execute(
                 update(t.runs)
@@ -183,7 +183,7 @@ class History:
     def note_run(self, run_id: int, values: dict[str, Any]) -> None:
         """Set summary fields of a running run (pages seen, due), so a kill keeps them."""
         with self.write() as conn:
-            stored = _stored_summary(conn, run_id, lock=True)
+            stored = _stored_summary(conn, run_id)
             _write_summary(conn, run_id, {**stored, **values})
 
     def close_dead_runs(self, node_id: str, is_dead: Callable[[str], bool]) -> int:
@@ -253,10 +253,7 @@ def add_to_run(conn: Connection, node_id: str, counts: dict[str, Any]) -> int | 
     run_id = found[0] if found else None
     if run_id is None:
         return None
-    row = _SUMMARY_LOCKED.first(conn, run=run_id)
-    stored = json.loads(row[0]) if row and row[0] else {}
-    summary = json.dumps(merge_counts(stored, counts), sort_keys=True)
-    _SUMMARY_WRITE.rowcount(conn, run=run_id, summary=summary)
+    _write_summary(conn, run_id, merge_counts(_stored_summary(conn, run_id), counts))
     return int(run_id)
 
 
@@ -276,18 +273,14 @@ def merge_counts(into: dict[str, Any], counts: dict[str, Any]) -> dict[str, Any]
     return out
 
 
-def _stored_summary(conn: Connection, run_id: int, *, lock: bool = False) -> dict[str, Any]:
-    q = select(t.runs.c.summary).where(t.runs.c.id == run_id)
-    text = conn.execute(q.with_for_update() if lock else q).scalar()
-    return json.loads(text) if text else {}
+def _stored_summary(conn: Connection, run_id: int) -> dict[str, Any]:
+    """The run's summary, its row locked until the caller's transaction ends."""
+    row = _SUMMARY_LOCKED.first(conn, run=run_id)
+    return json.loads(row[0]) if row and row[0] else {}
 
 
 def _write_summary(conn: Connection, run_id: int, summary: dict[str, Any]) -> None:
-    conn.execute(
-        update(t.runs)
-        .where(t.runs.c.id == run_id)
-        .values(summary=json.dumps(summary, sort_keys=True))
-    )
+    _SUMMARY_WRITE.rowcount(conn, run=run_id, summary=json.dumps(summary, sort_keys=True))
 
 
 def _new_id(key: Any) -> int:
