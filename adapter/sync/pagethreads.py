@@ -74,19 +74,29 @@ class PageThreads(Generic[A, R]):
             thread.join()
 
     def _work(self) -> None:
-        while (item := self._queue.get()) is not None:
-            future, fn, arg = item
-            if not future.set_running_or_notify_cancel():
-                self._free()
-                continue
-            try:
-                result = fn(arg)
-            except BaseException as exc:  # the caller sees it through the future
-                self._free()
-                future.set_exception(exc)
-            else:
-                self._free()  # before the result is out: a page submitted on it reuses us
-                future.set_result(result)
+        while self._run_next():
+            pass
+
+    def _run_next(self) -> bool:
+        """Run the next item; False at the end. Its own frame, so that nothing of the
+        page (arg, future, result) stays referenced while the thread waits for the next:
+        with the node loop's written pages (`worker._write_finished`), 6 MB of 200 nodes."""
+        item = self._queue.get()
+        if item is None:
+            return False
+        future, fn, arg = item
+        if not future.set_running_or_notify_cancel():
+            self._free()
+            return True
+        try:
+            result = fn(arg)
+        except BaseException as exc:  # the caller sees it through the future
+            self._free()
+            future.set_exception(exc)
+        else:
+            self._free()  # before the result is out: a page submitted on it reuses us
+            future.set_result(result)
+        return True
 
     def _free(self) -> None:
         with self._lock:

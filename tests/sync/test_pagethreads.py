@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 
@@ -61,3 +62,28 @@ def test_close_waits_for_calls_in_flight() -> None:
     threading.Timer(0.2, gate.set).start()
     pool.close()
     assert done == [5]
+
+
+class Page:
+    """A result that can be watched for being freed."""
+
+
+def test_an_idle_thread_holds_nothing_of_its_last_call() -> None:
+    """At 200 nodes side by side every node has an idle page thread: each must not keep
+    its last page (argument, future, result) alive while it waits for the next."""
+    import gc
+    import weakref
+
+    arg = Page()
+    with PageThreads[Page, Page](1) as pool:
+        future = pool.submit(lambda a: Page(), arg)
+        result = weakref.ref(future.result(10))
+        given = weakref.ref(arg)
+        del future, arg
+        for _ in range(500):  # the thread may still be leaving the call it just answered
+            gc.collect()
+            if result() is None and given() is None:
+                break
+            time.sleep(0.01)
+        assert pool.started == 1  # the thread is alive and idle, waiting for a call
+        assert result() is None and given() is None
