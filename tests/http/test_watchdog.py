@@ -41,3 +41,42 @@ def test_a_finished_exchange_keeps_its_sockets() -> None:
     assert not done.expired
     left.close()
     right.close()
+
+
+def test_finished_exchanges_leave_the_heap_long_before_their_deadlines() -> None:
+    """Every fetch puts an exchange on the heap for the fetch's whole deadline (60 s by
+    default); finished ones are dropped once they outnumber the rest, so the heap follows
+    the fetches in flight, not the fetch rate times the deadline."""
+    dog = Watchdog()
+    policy = AddressPolicy()
+    running = [Exchange(policy, time.monotonic() + 60) for _ in range(100)]
+    for ex in running:
+        dog.add(ex)
+    for _ in range(5000):
+        ex = Exchange(policy, time.monotonic() + 60)
+        dog.add(ex)
+        ex.finish()
+        dog.finished()
+    assert len(dog) <= 2 * max(Watchdog.COMPACT_AT, len(running)) + 1
+    assert all(any(entry is ex for _, _, entry in dog._heap) for ex in running)
+
+
+def test_a_running_exchange_still_expires_after_the_heap_is_rebuilt() -> None:
+    dog = Watchdog()
+    policy = AddressPolicy()
+    soon = Exchange(policy, time.monotonic() + 0.5)
+    left, right = socket.socketpair()
+    soon.attach(left)
+    dog.add(soon)
+    for _ in range(3 * Watchdog.COMPACT_AT):
+        ex = Exchange(policy, time.monotonic() + 0.2)
+        dog.add(ex)
+        ex.finish()
+        dog.finished()
+    left.settimeout(10)
+    began = time.monotonic()
+    assert left.recv(1) == b""  # shut down by the watchdog at its deadline
+    assert time.monotonic() - began < 5
+    assert soon.expired
+    left.close()
+    right.close()
