@@ -151,6 +151,9 @@ def run_with_store(
         complete, first_error = _discover_into(
             store, node, fetcher, robots, summary, stop, progress
         )
+        # pages are fetched by fetchers of their own threads: discovery's keep-alive
+        # connection would idle, open at the host and held here, for the rest of the run
+        fetcher.close()
         failure = None if stop.is_set() else _start_failure(summary, first_error, previous_seen)
         if failure:
             summary.status, summary.message = "failed", failure
