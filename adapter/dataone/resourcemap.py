@@ -41,6 +41,7 @@ from dataclasses import dataclass
 import d1_common.resource_map as d1_ore
 import rdflib
 from d1_common.const import ORE_NAMESPACE_DICT
+from rdflib.namespace import NamespaceManager
 
 from adapter import USER_AGENT
 
@@ -93,6 +94,9 @@ def pid_for(package: Package, n: int = 1) -> str:
 def build(map_pid: str, package: Package) -> bytes:
     """The map's RDF/XML, built with `d1_common.resource_map`; same input, same bytes."""
     ore = d1_ore.ResourceMap()
+    # a scratch graph whose prefixes are never written: without rdflib's thirty default
+    # bindings, made per map, a map costs a fifth less (written under the store's write turn)
+    ore.namespace_manager = NamespaceManager(ore, bind_namespaces="none")
     ore.initialize(map_pid, USER_AGENT)
     ore.addMetadataDocument(package.metadata_pid)
     for pid in package.documented:  # addDataDocuments' triples, without its SPARQL (5 ms)
