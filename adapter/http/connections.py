@@ -87,7 +87,9 @@ class Watchdog:
         self._counter = itertools.count()
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
-        self._finished = 0  # about how many entries of the heap are finished exchanges
+        # exchanges finished since the last rebuild; an upper bound on the finished entries
+        # (a few reach their deadline first), so at worst a rebuild comes early
+        self._finished = 0
 
     def __len__(self) -> int:
         """Exchanges on the heap, finished ones included."""
@@ -129,8 +131,6 @@ class Watchdog:
                     self._cv.wait(deadline - now)
                     continue
                 heapq.heappop(self._heap)
-                if exchange.done:  # finished in time, and counted so
-                    self._finished = max(0, self._finished - 1)
             exchange.expire()
 
 
