@@ -35,6 +35,7 @@ TOP_KEYS = (
     "log_format",
     "log_level",
     "parallel_nodes",
+    "parallel_discoveries",
     "check_processes",
     "auth",
     "access_log",

@@ -35,6 +35,7 @@ from adapter.config.types import (
 from adapter.limits import DEFAULT_LIMITS, ZERO_ALLOWED, Limits
 
 CPU_PER_PAGE = 0.0045  # seconds of CPU per landing page, checked and written (BENCHMARKS.md)
+DISCOVERIES_PER_CORE = 32  # default `parallel_discoveries`: a node's walk mostly waits on its host
 CORE_SHARE = 0.75  # of each core, what side-by-side node runs may plan to use (`parallel_nodes`)
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -296,6 +297,9 @@ class AdapterConfig(Settings):
     # nodes synced at the same time (scheduler, `adapter sync --config`); default: as many
     # as the cores can check at the nodes' allowed rates (see nodes_at_once)
     parallel_nodes: Annotated[int, Field(ge=1, le=4096)] | None = None
+    # of those, how many may discover (robots.txt, sitemaps) at the same time, a thread each;
+    # the pages of them all are fetched by one loop; default: DISCOVERIES_PER_CORE a core
+    parallel_discoveries: Annotated[int, Field(ge=1, le=4096)] | None = None
     # processes that check the pages of side-by-side nodes, one pool for them all; default:
     # as many cores as the nodes' rates keep busy; 0: checked in the nodes' own threads
     check_processes: Annotated[int, Field(ge=0, le=256)] | None = None
@@ -318,6 +322,14 @@ class AdapterConfig(Settings):
         mean_rate = sum(n.politeness.requests_per_second for n in self.nodes) / len(self.nodes)
         fits = int(cores * CORE_SHARE / (CPU_PER_PAGE * mean_rate))
         return max(1, min(len(self.nodes), max(2 * cores, fits)))
+
+    def discoveries_at_once(self, cpus: int | None = None) -> int:
+        """`parallel_discoveries`, else DISCOVERIES_PER_CORE a core; never above
+        `nodes_at_once`. A discovery holds a thread for its whole walk of the sitemaps,
+        about 40 KB with its stacks: at 200 nodes side by side, 8 MB for the walks alone."""
+        cores = cpus or os.cpu_count() or 1
+        wanted = self.parallel_discoveries or DISCOVERIES_PER_CORE * cores
+        return max(1, min(wanted, self.nodes_at_once(cores)))
 
     @model_validator(mode="after")
     def _unique_ids(self) -> AdapterConfig:

@@ -18,6 +18,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future
 from datetime import UTC, datetime
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
@@ -128,14 +129,22 @@ class Metrics:
     def observe_job(self, job: Callable[..., Any]) -> Callable[..., Any]:
         """A scheduler job that counts the RunSummary each run returns."""
 
-        def counted(*args: Any, **kwargs: Any) -> Any:
-            summary = job(*args, **kwargs)
+        def count(summary: Any) -> None:
             if summary is not None:
                 try:
                     self.observe_run(summary)
                 except Exception:  # a metrics fault must never fail a run
                     log.exception("could not count a run in the metrics")
-            return summary
+
+        def counted(*args: Any, **kwargs: Any) -> Any:
+            outcome = job(*args, **kwargs)
+            if isinstance(outcome, Future):  # a run whose pages go on in the drain loop
+                outcome.add_done_callback(
+                    lambda f: count(f.result() if f.exception() is None else None)
+                )
+            else:
+                count(outcome)
+            return outcome
 
         return counted
 

@@ -15,6 +15,8 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import Future, wait
+from contextlib import ExitStack
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -40,15 +42,21 @@ class RunJob(Protocol):
 
 
 def run_node(config: AdapterConfig, node: NodeSettings, *, stop: threading.Event) -> Any:
-    """The scheduler's job: one sync run of the node, checked in the process's shared pool
+    """The scheduler's job: one sync run of the node. Among several nodes, its pages go to
+    the process's drain loop and the job returns a future of the summary (the job's
+    thread is free for the next start); they are checked in the process's shared pool
     while other runs are going (the pool ends with the last of them)."""
     # lazy: `adapter status` and `config check` read schedules from this module, and
     # every command module loads for `adapter --help`; neither needs the sync stack
     from adapter.sync.checkpool import pool_size, shared_checks
     from adapter.sync.run import run_node as sync_run_node
+    from adapter.sync.run import start_node
 
-    with shared_checks(config.store_url, pool_size(config, config.nodes)) as checks:
-        return sync_run_node(config, node, stop=stop, checks=checks)
+    if len(config.nodes) == 1:  # its own processes, when its rate can feed them
+        return sync_run_node(config, node, stop=stop)
+    held = ExitStack()
+    checks = held.enter_context(shared_checks(config.store_url, pool_size(config, config.nodes)))
+    return start_node(config, node, stop=stop, checks=checks, held=held)
 
 
 def build_trigger(schedule: ScheduleSettings, *, jitter: bool = True) -> BaseTrigger:
@@ -113,16 +121,24 @@ def summary_counts(summary: Any) -> dict[str, Any]:
 
 
 class NodeScheduler:
-    """The jobs of one configuration, swapped in place on reload."""
+    """The jobs of one configuration, swapped in place on reload.
+
+    A job may return its summary or a future of it (`run_node` among several nodes),
+    so a run lasts until that future is done: a node's next run is skipped until then
+    (APScheduler's `max_instances` sees only the job's call), and at most
+    `nodes_at_once` runs are going, their starts (discovery) `discoveries_at_once` at once.
+    """
 
     def __init__(self, config: AdapterConfig, job: RunJob = run_node) -> None:
         self.config = config
         self.job = job
         self.stop = threading.Event()
         self._running: dict[str, float] = {}
+        self._ending: set[Future[Any]] = set()
         self._lock = threading.Lock()
+        self._going = threading.BoundedSemaphore(config.nodes_at_once())
         self._scheduler = BackgroundScheduler(
-            executors={"default": ThreadPoolExecutor(config.nodes_at_once())}, timezone=UTC
+            executors={"default": ThreadPoolExecutor(config.discoveries_at_once())}, timezone=UTC
         )
         self._scheduler.add_listener(self._on_event, EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED)
 
@@ -139,6 +155,9 @@ class NodeScheduler:
         for job in self._scheduler.get_jobs():
             job.remove()
         self._scheduler.shutdown(wait=True)
+        with self._lock:
+            ending = list(self._ending)
+        wait(ending)
 
     def reload(self, config: AdapterConfig) -> list[str]:
         """Apply a new configuration; what changed, in words for the log."""
@@ -196,39 +215,66 @@ class NodeScheduler:
         node = next((n for n in config.nodes if n.id == node_id), None)
         if node is None or self.stop.is_set():
             return
-        base = {"node": node.id}
         with self._lock:
+            if node.id in self._running:  # its previous run's pages are still going
+                self._skipped(node.id)
+                return
             self._running[node.id] = time.monotonic()
-        log.info("run started: %s", node.id, extra={"event": "run-start", **base})
+        self._going.acquire()
+        log.info("run started: %s", node.id, extra={"event": "run-start", "node": node.id})
         started = time.monotonic()
         try:
-            summary = self.job(config, node, stop=self.stop)
+            outcome = self.job(config, node, stop=self.stop)
         except Exception as exc:
-            seconds = round(time.monotonic() - started, 3)
+            self._ended(node.id, started, None, exc)
+            return
+        if not isinstance(outcome, Future):
+            self._ended(node.id, started, outcome, None)
+            return
+        with self._lock:
+            self._ending.add(outcome)
+
+        def done(future: Future[Any]) -> None:
+            error = future.exception()
+            self._ended(node.id, started, None if error else future.result(), error)
+            with self._lock:
+                self._ending.discard(future)
+
+        outcome.add_done_callback(done)
+
+    def _ended(
+        self, node_id: str, started: float, summary: Any, error: BaseException | None
+    ) -> None:
+        """The run-end (or run-failed) log line; the node free for its next run."""
+        with self._lock:
+            self._running.pop(node_id, None)
+        self._going.release()
+        seconds = round(time.monotonic() - started, 3)
+        base = {"node": node_id, "seconds": seconds}
+        if error is not None:
             log.error(
                 "run failed: %s: %s",
-                node.id,
-                exc,
-                exc_info=not isinstance(exc, AdapterError),
-                extra={"event": "run-failed", **base, "seconds": seconds},
+                node_id,
+                error,
+                exc_info=error if not isinstance(error, AdapterError) else None,
+                extra={"event": "run-failed", **base},
             )
             return
-        finally:
-            with self._lock:
-                self._running.pop(node.id, None)
-        seconds = round(time.monotonic() - started, 3)
         counts = summary_counts(summary)
         stopped = " (stopped early)" if self.stop.is_set() else ""
-        extra = {"event": "run-end", **base, "seconds": seconds, "counts": counts}
-        log.info("run finished: %s in %.1f s%s", node.id, seconds, stopped, extra=extra)
+        extra = {"event": "run-end", **base, "counts": counts}
+        log.info("run finished: %s in %.1f s%s", node_id, seconds, stopped, extra=extra)
+
+    def _skipped(self, node_id: str) -> None:
+        log.warning(
+            "run of %s skipped: its previous run is still going",
+            node_id,
+            extra={"event": "run-skipped", "node": node_id},
+        )
 
     def _on_event(self, event: JobEvent) -> None:
         if event.code == EVENT_JOB_MAX_INSTANCES:
-            log.warning(
-                "run of %s skipped: its previous run is still going",
-                event.job_id,
-                extra={"event": "run-skipped", "node": event.job_id},
-            )
+            self._skipped(event.job_id)
         elif event.code == EVENT_JOB_MISSED:
             log.warning(
                 "run of %s missed: the process was busy or asleep past the misfire grace time",

@@ -32,6 +32,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
@@ -125,6 +126,14 @@ class _Task:
     done: threading.Event = field(default_factory=threading.Event)
     result: CheckedPage | None = None  # None when done: no child left, check it here
     deaths: int = 0  # children that died with it in hand
+    future: Future[CheckedPage] | None = None  # `CheckPool.start`'s: nobody waits on `done`
+
+    def finish(self) -> None:
+        """Done: to a thread waiting on `done`, or into `future` (a page whose check found
+        no child left is then an error outcome: nobody is waiting to check it here)."""
+        self.done.set()
+        if self.future is not None and not self.future.done():
+            self.future.set_result(self.result or _error(self.row, "adapter/check-process-died"))
 
 
 @dataclass(slots=True)
@@ -168,6 +177,22 @@ class CheckPool:
         return self.checked(
             node, fetcher, row, get_page(fetcher, row.url, row.etag, row.last_modified)
         )
+
+    def start(
+        self, node: NodeSettings, fetcher: Fetcher, row: FrontierRow
+    ) -> CheckedPage | Future[CheckedPage]:
+        """`check` without waiting for the child: the future of what to write, so the
+        fetching thread is free for the next page (checked here when no child is left)."""
+        response = get_page(fetcher, row.url, row.etag, row.last_modified)
+        task = _Task(next(self._ids), node, row, response, future=Future())
+        with self._cond:
+            pooled = not self._closing and any(not c.gone for c in self._children)
+            if pooled:
+                self._queue(task)
+        if not pooled:
+            return check_and_plan(node, fetcher, row, prefetched=response)
+        assert task.future is not None
+        return task.future
 
     def checked(
         self, node: NodeSettings, fetcher: Fetcher, row: FrontierRow, response: Response
@@ -268,7 +293,7 @@ class CheckPool:
                 self._cond.notify_all()
             if task is not None:
                 task.result = checked
-                task.done.set()
+                task.finish()
 
     def _reap(self) -> bool:
         """Replace children that died; True once closing and none is left."""
@@ -293,9 +318,9 @@ class CheckPool:
         task.deaths += 1
         if task.deaths >= DEATHS or self._closing:
             task.result = _error(task.row, "adapter/check-process-died")
-            task.done.set()
+            task.finish()
         elif all(c.gone for c in self._children):
-            task.done.set()  # no result: the node's thread checks it
+            task.finish()  # no result: the node's thread checks it
         else:
             self._queue(task, front=True)
 
@@ -306,7 +331,7 @@ class CheckPool:
         for task in left:
             if not task.done.is_set():
                 task.result = _error(task.row, code)
-                task.done.set()
+                task.finish()
 
     def _start(self, index: int, restarts: int = 0) -> _Child:
         tasks = self._ctx.Queue()

@@ -1,28 +1,31 @@
-"""Several nodes at once: each in its own thread, none holding back the others.
+"""Several nodes at once, none holding back the others.
 
 A node's pace is set by its hosts' politeness (a request or two per second),
 so nodes run side by side rather than one after another: `adapter sync
---config` with several nodes and the scheduler both go through here. A node
-that is slow, paused or failing only occupies its own thread; among several,
-a node whose run raises is a `failed` summary, and the others go on (a single
-node's error reaches the caller, as it always did). Their pages are checked
-by one pool of processes shared by them all (`adapter.sync.checkpool`), sized
-by `check_processes` or by what the nodes' allowed rates need, so side-by-side
-nodes never start a pool each.
+--config` with several nodes goes through here. A node's discovery takes a
+thread of a bounded pool; its pages are then driven by the process's drain
+loop (`adapter.sync.drains`), so a node that is slow, paused or failing holds
+only its own pages back. Among several, a node whose run raises is a
+`failed` summary, and the others go on (a single node's error reaches the
+caller, as it always did). Their pages are checked by one pool of processes
+shared by them all (`adapter.sync.checkpool`), sized by `check_processes` or
+by what the nodes' allowed rates need, so side-by-side nodes never start a
+pool each.
 """
 
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.sync.checkpool import pool_size, shared_checks
 from adapter.sync.outcome import RunSummary
-from adapter.sync.run import run_node
+from adapter.sync.run import run_node, start_node
 
 log = logging.getLogger(__name__)
 
@@ -32,41 +35,79 @@ def run_nodes(
     nodes: Sequence[NodeSettings],
     *,
     stop: threading.Event,
-    job: Callable[..., RunSummary] = run_node,
+    job: Callable[..., RunSummary | Future[RunSummary]] | None = None,
     **options: object,
 ) -> Iterator[RunSummary]:
-    """Each node's summary as its run ends (in that order), `config.nodes_at_once()` at once."""
+    """Each node's summary as its run ends (in that order), `config.nodes_at_once()` at once.
+
+    Runs start in `config.discoveries_at_once()` threads; a job may return its summary or a
+    future of it (`start_node`: the pages in the process's drain loop), which frees the
+    thread for the next node's start. Default: `start_node`, or `run_node` for one."""
     if len(nodes) == 1:  # one node: its run in this thread, as before (its bar, its errors)
-        yield job(config, nodes[0], stop=stop, **options)
+        single: Callable[..., RunSummary | Future[RunSummary]] = job or run_node
+        outcome = single(config, nodes[0], stop=stop, **options)
+        yield outcome.result() if isinstance(outcome, Future) else outcome
         return
     options = {**options, "progress": False}  # one bar per node would garble the terminal
-    workers = min(len(nodes), config.nodes_at_once())
+    ends: queue.SimpleQueue[RunSummary] = queue.SimpleQueue()
+    going = threading.BoundedSemaphore(min(len(nodes), config.nodes_at_once()))
+    starts = min(len(nodes), config.discoveries_at_once())
     with (
         shared_checks(config.store_url, pool_size(config, nodes)) as checks,
-        ThreadPoolExecutor(max_workers=workers, thread_name_prefix="node") as pool,
+        ThreadPoolExecutor(max_workers=starts, thread_name_prefix="node") as pool,
     ):
         if checks is not None:
             log.info("%d nodes side by side, checked in %d processes", len(nodes), checks.processes)
             options["checks"] = checks
-        futures = [pool.submit(_guarded, job, config, node, stop, options) for node in nodes]
-        for future in as_completed(futures):
-            yield future.result()
+        for node in nodes:
+            pool.submit(_start, job or start_node, config, node, stop, options, going, ends.put)
+        left = len(nodes)
+        try:
+            while left:
+                summary = ends.get()
+                left -= 1
+                yield summary
+        finally:  # the pool of checks and the store outlive every run
+            for _ in range(left):
+                ends.get()
 
 
-def _guarded(
-    job: Callable[..., RunSummary],
+def _start(
+    job: Callable[..., RunSummary | Future[RunSummary]],
     config: AdapterConfig,
     node: NodeSettings,
     stop: threading.Event,
     options: dict[str, object],
-) -> RunSummary:
-    """The node's run; an exception is its own failed summary, never the others' problem."""
+    going: threading.BoundedSemaphore,
+    end: Callable[[RunSummary], None],
+) -> None:
+    """Start the node's run once fewer than `nodes_at_once` are going; `end` its summary."""
+    going.acquire()
     began = datetime.now(UTC)
+
+    def ended(summary: RunSummary) -> None:
+        going.release()
+        end(summary)
+
     try:
-        return job(config, node, stop=stop, **options)
+        outcome = job(config, node, stop=stop, **options)
     except Exception as exc:
-        log.exception("%s: the run failed", node.id)
-        summary = RunSummary(node.id, started_at=began.isoformat(timespec="seconds"))
-        summary.status, summary.message = "failed", f"{type(exc).__name__}: {exc}"
-        summary.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
-        return summary
+        ended(_failed(node, began, exc))
+        return
+    if not isinstance(outcome, Future):
+        ended(outcome)
+        return
+    outcome.add_done_callback(
+        lambda f: ended(
+            f.result() if f.exception() is None else _failed(node, began, f.exception())
+        )
+    )
+
+
+def _failed(node: NodeSettings, began: datetime, exc: BaseException | None) -> RunSummary:
+    """An exception is the node's own failed summary, never the others' problem."""
+    log.error("%s: the run failed", node.id, exc_info=exc)
+    summary = RunSummary(node.id, started_at=began.isoformat(timespec="seconds"))
+    summary.status, summary.message = "failed", f"{type(exc).__name__}: {exc}"
+    summary.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+    return summary

@@ -7,6 +7,8 @@ multi-process sync, so each builds its fetchers the same way.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from adapter.config.settings import NodeSettings
@@ -40,30 +42,50 @@ def node_fetcher(store: Store, node: NodeSettings, owner: str) -> tuple[Fetcher,
 
 
 class ThreadFetchers:
-    """One Fetcher (one pool manager) per thread, sharing `base`'s pacer, gate and host health."""
+    """A node's Fetchers (a pool manager each), sharing `base`'s pacer, gate and host health:
+    one per thread (`get`), or one per page in flight (`borrow`)."""
 
     def __init__(self, base: Fetcher) -> None:
         self.base = base
         self._local = threading.local()
         self._all: list[Fetcher] = []
+        self._idle: list[Fetcher] = []  # borrowed and given back
         self._lock = threading.Lock()
 
     def get(self) -> Fetcher:
+        """This thread's own."""
         fetcher: Fetcher | None = getattr(self._local, "fetcher", None)
         if fetcher is None:
-            b = self.base
-            fetcher = Fetcher(
-                b.limits,
-                user_agent=b.user_agent,
-                policy=b.policy,
-                pacer=b.pacer,
-                gate=b.gate,
-                retry_base_delay=b.retry_base_delay,
-            )
-            fetcher.health = b.health  # a host paused by one thread is paused for all
-            self._local.fetcher = fetcher
+            fetcher = self._local.fetcher = self._new()
+        return fetcher
+
+    @contextmanager
+    def borrow(self) -> Iterator[Fetcher]:
+        """One no other page holds meanwhile. Threads shared by many nodes would otherwise
+        each build one of every node they served: a kept-alive connection per node and
+        thread. A node gets as many as it has pages in flight at once (mostly one)."""
+        with self._lock:
+            fetcher = self._idle.pop() if self._idle else None
+        fetcher = fetcher or self._new()
+        try:
+            yield fetcher
+        finally:
             with self._lock:
-                self._all.append(fetcher)
+                self._idle.append(fetcher)
+
+    def _new(self) -> Fetcher:
+        b = self.base
+        fetcher = Fetcher(
+            b.limits,
+            user_agent=b.user_agent,
+            policy=b.policy,
+            pacer=b.pacer,
+            gate=b.gate,
+            retry_base_delay=b.retry_base_delay,
+        )
+        fetcher.health = b.health  # a host paused by one page is paused for all
+        with self._lock:
+            self._all.append(fetcher)
         return fetcher
 
     def close(self) -> None:
@@ -71,3 +93,4 @@ class ThreadFetchers:
             for fetcher in self._all:
                 fetcher.close()
             self._all.clear()
+            self._idle.clear()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from types import TracebackType
@@ -24,16 +25,28 @@ _Item = tuple[Future[R], Callable[[A], R], A]
 
 
 class PageThreads(Generic[A, R]):
-    """Up to `size` threads running `fn(arg)` for submitted args, each into its future."""
+    """Up to `size` threads running `fn(arg)` for submitted args, each into its future.
 
-    def __init__(self, size: int, name: str = "page") -> None:
+    With `grow_after`, a call that finds every thread busy waits for one to free,
+    and further threads start (`grow`, one a twentieth of that apart) only while
+    calls have been waiting for that long without a break. The pages of
+    hundreds of nodes come in bursts of short calls, every node's turn come at
+    once, which a few threads serve in turn: a thread each would be hundreds,
+    as many as the nodes. Calls that wait on slow hosts keep the backlog from
+    ever emptying, so they still get as many threads as they hold.
+    """
+
+    def __init__(self, size: int, name: str = "page", grow_after: float | None = None) -> None:
         self._size = max(1, size)
         self._name = name
+        self.grow_after = grow_after
         self._queue: queue.SimpleQueue[_Item[R, A] | None] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._threads: list[threading.Thread] = []
         self._idle = 0  # threads free and not yet promised to a queued item
         self._backlog = 0  # queued items no thread is promised to yet
+        self._backlog_since = 0.0  # monotonic time the backlog last went from none to some
+        self._grown_at = 0.0
 
     def __enter__(self) -> PageThreads[A, R]:
         return self
@@ -53,16 +66,38 @@ class PageThreads(Generic[A, R]):
         with self._lock:
             if self._idle:
                 self._idle -= 1
-            elif len(self._threads) < self._size:
-                thread = threading.Thread(
-                    target=self._work, name=f"{self._name}_{len(self._threads)}", daemon=True
-                )
-                self._threads.append(thread)
-                thread.start()
+            elif len(self._threads) < self._size and (self.grow_after is None or not self._threads):
+                self._start()
             else:
+                if not self._backlog:
+                    self._backlog_since = time.monotonic()
                 self._backlog += 1
             self._queue.put((future, fn, arg))
         return future
+
+    def grow(self) -> float | None:
+        """Start a thread if calls have waited `grow_after` without a break; seconds until
+        one may start (None: no call waits, or no thread may be added)."""
+        with self._lock:
+            if not self._backlog or len(self._threads) >= self._size:
+                return None
+            after = self.grow_after or 0.0
+            now = time.monotonic()
+            wait = max(self._backlog_since + after, self._grown_at + after / 20) - now
+            if wait > 0:
+                return wait
+            self._backlog -= 1  # the new thread's
+            self._grown_at = now
+            self._start()
+            return after / 20 if self._backlog else None
+
+    def _start(self) -> None:
+        """Under the lock."""
+        thread = threading.Thread(
+            target=self._work, name=f"{self._name}_{len(self._threads)}", daemon=True
+        )
+        self._threads.append(thread)
+        thread.start()
 
     def close(self) -> None:
         """Let the threads finish what they hold, then end them."""
@@ -80,7 +115,7 @@ class PageThreads(Generic[A, R]):
     def _run_next(self) -> bool:
         """Run the next item; False at the end. Its own frame, so that nothing of the
         page (arg, future, result) stays referenced while the thread waits for the next:
-        with the node loop's written pages (`worker._write_finished`), 6 MB of 200 nodes."""
+        with the node loop's written pages (`worker.NodeDrain.write`), 6 MB of 200 nodes."""
         item = self._queue.get()
         if item is None:
             return False

@@ -15,6 +15,9 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
+from concurrent.futures import Future
+from contextlib import ExitStack
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -35,6 +38,7 @@ from adapter.store.history import add_to_run
 from adapter.store.ledger import archive_page, pages_without_packages, refresh_packages
 from adapter.store.policy import apply_policy
 from adapter.sync.checkpool import CheckPool
+from adapter.sync.drains import drain_side_by_side
 from adapter.sync.fetchers import node_fetcher
 from adapter.sync.outcome import PAGE_COUNTS, RunSummary
 from adapter.sync.pool import process_due
@@ -127,6 +131,37 @@ def run_node(
         )
 
 
+def start_node(
+    config: AdapterConfig,
+    node: NodeSettings,
+    *,
+    stop: threading.Event,
+    progress: bool = False,
+    enqueue_only: bool = False,
+    processes: int | None = None,
+    checks: CheckPool | None = None,
+    held: ExitStack | None = None,
+) -> RunSummary | Future[RunSummary]:
+    """`run_node` side by side with other nodes: `start_run` into the process's store engine,
+    which (with `held`) is kept until the run ends. `processes` asks for a pool of the
+    node's own: that run is `run_node`, in this thread, and its summary is returned."""
+    if processes:
+        with held or ExitStack():
+            return run_node(
+                config, node, stop=stop, progress=progress, enqueue_only=enqueue_only,
+                processes=processes, checks=checks,
+            )  # fmt: skip
+    held = held or ExitStack()
+    try:
+        store = held.enter_context(shared_store(config.store_url))
+        future = start_run(store, node, stop=stop, checks=checks, enqueue_only=enqueue_only)
+    except BaseException:
+        held.close()
+        raise
+    future.add_done_callback(lambda _future: held.close())
+    return future
+
+
 def run_with_store(
     store: Store,
     node: NodeSettings,
@@ -137,56 +172,139 @@ def run_with_store(
     processes: int | None = None,
     checks: CheckPool | None = None,
 ) -> RunSummary:
-    stop = stop or threading.Event()
+    run = _begin(store, node, stop or threading.Event())
+    try:
+        if _prepare(run, progress, enqueue_only):
+            _process_due(run, progress, processes, checks)
+        _set_status(run)
+    except Exception as exc:
+        run.summary.status, run.summary.message = "failed", f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        _finish(run)
+    return run.summary
+
+
+def start_run(
+    store: Store,
+    node: NodeSettings,
+    *,
+    stop: threading.Event,
+    checks: CheckPool | None,
+    enqueue_only: bool = False,
+) -> Future[RunSummary]:
+    """A run side by side with others: its discovery in this thread, its pages in the
+    process's drain loop (`adapter.sync.drains`), so no thread waits on the node's pace
+    meanwhile. The future holds the summary, or the error that failed the run."""
+    result: Future[RunSummary] = Future()
+    run = _begin(store, node, stop)
+
+    def end(error: BaseException | None) -> None:
+        if error is None:
+            _set_status(run)
+        else:
+            run.summary.status = "failed"
+            run.summary.message = f"{type(error).__name__}: {error}"
+        try:
+            _finish(run)
+        except Exception as exc:
+            error = error or exc
+        if error is None:
+            result.set_result(run.summary)
+        else:
+            result.set_exception(error)
+
+    try:
+        wanted = _prepare(run, False, enqueue_only)
+    except Exception as exc:
+        end(exc)
+        return result
+    if not wanted:
+        end(None)
+        return result
+    options = WorkOptions(batch=CLAIM_BATCH, lease=LEASE, checks=checks)
+    drain_side_by_side(store, node, run.fetcher, run.owner, stop, options, run.summary.add, end)
+    return result
+
+
+@dataclass(slots=True)
+class _Run:
+    """A node's run between its phases."""
+
+    store: Store
+    node: NodeSettings
+    stop: threading.Event
+    summary: RunSummary
+    owner: str
+    fetcher: Fetcher
+    robots: Any
+    began: float
+
+
+def _begin(store: Store, node: NodeSettings, stop: threading.Event) -> _Run:
+    """The run's row in the store, its policy applied and its fetcher."""
     began = time.monotonic()
     summary = RunSummary(node.id, started_at=datetime.now(UTC).isoformat(timespec="seconds"))
     summary.notices = placeholder_notices(node)
     store.close_dead_runs(node.id, claims.dead_local_owner)
-    previous_seen = _previous_pages_seen(store, node.id)
     summary.run_id = store.start_run(node.id, claims.owner_id())
     owner = claims.owner_id(summary.run_id)
-    summary.policy_updates = _apply_policy(store, node)
-    fetcher, robots = node_fetcher(store, node, owner)  # politeness shared with every worker
+    run = _Run(store, node, stop, summary, owner, *node_fetcher(store, node, owner), began)
     try:
-        complete, first_error = _discover_into(
-            store, node, fetcher, robots, summary, stop, progress
-        )
-        # pages are fetched by fetchers of their own threads: discovery's keep-alive
-        # connection would idle, open at the host and held here, for the rest of the run
-        fetcher.close()
-        failure = None if stop.is_set() else _start_failure(summary, first_error, previous_seen)
-        if failure:
-            summary.status, summary.message = "failed", failure
-            return summary
-        if complete and not stop.is_set():
-            _archive_missing(store, node, summary)
-        if not stop.is_set():
-            _publish_missing_packages(store, node, summary)
-        fr.mark_stale_due(store, node.id, timedelta(hours=node.sync.recheck_after_hours))
-        claims.release_stale_claims(store, node.id)
-        summary.due = due_count(store, node.id)
-        store.note_run(summary.run_id, {"pages_seen": summary.pages_seen, "due": summary.due})
-        if not (enqueue_only or node.sync.enqueue_only):
-            _process_due(store, node, fetcher, owner, summary, stop, progress, processes, checks)
-        summary.status = "interrupted" if stop.is_set() else "ok"
+        summary.policy_updates = _apply_policy(store, node)
     except Exception as exc:
         summary.status, summary.message = "failed", f"{type(exc).__name__}: {exc}"
+        _finish(run)
         raise
-    finally:
-        fetcher.close()
-        fetcher.pacer.close()  # type: ignore[attr-defined]
-        summary.duration_s = round(time.monotonic() - began, 3)
-        summary.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
-        written = store.finish_run(
-            summary.run_id,
-            summary.status,
-            summary.as_dict(),
-            summary.message,
-            counted=PAGE_COUNTS,
-        )
-        for key in PAGE_COUNTS:  # workers may have added pages to this run meanwhile
-            setattr(summary, key, written.get(key, getattr(summary, key)))
-    return summary
+    return run
+
+
+def _prepare(run: _Run, progress: bool, enqueue_only: bool) -> bool:
+    """Discover, archive what went missing, mark pages due; whether to process them now."""
+    store, node, summary, stop = run.store, run.node, run.summary, run.stop
+    previous_seen = _previous_pages_seen(store, node.id)
+    complete, first_error = _discover_into(
+        store, node, run.fetcher, run.robots, summary, stop, progress
+    )
+    # pages are fetched by fetchers of their own: discovery's keep-alive connection
+    # would idle, open at the host and held here, for the rest of the run
+    run.fetcher.close()
+    failure = None if stop.is_set() else _start_failure(summary, first_error, previous_seen)
+    if failure:
+        summary.status, summary.message = "failed", failure
+        return False
+    if complete and not stop.is_set():
+        _archive_missing(store, node, summary)
+    if not stop.is_set():
+        _publish_missing_packages(store, node, summary)
+    fr.mark_stale_due(store, node.id, timedelta(hours=node.sync.recheck_after_hours))
+    claims.release_stale_claims(store, node.id)
+    summary.due = due_count(store, node.id)
+    store.note_run(summary.run_id, {"pages_seen": summary.pages_seen, "due": summary.due})
+    return not (enqueue_only or node.sync.enqueue_only)
+
+
+def _set_status(run: _Run) -> None:
+    if run.summary.status != "failed":
+        run.summary.status = "interrupted" if run.stop.is_set() else "ok"
+
+
+def _finish(run: _Run) -> None:
+    """Close the run's fetcher and its row in the store, with the counts workers added."""
+    summary = run.summary
+    run.fetcher.close()
+    run.fetcher.pacer.close()  # type: ignore[attr-defined]
+    summary.duration_s = round(time.monotonic() - run.began, 3)
+    summary.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
+    written = run.store.finish_run(
+        summary.run_id,
+        summary.status,
+        summary.as_dict(),
+        summary.message,
+        counted=PAGE_COUNTS,
+    )
+    for key in PAGE_COUNTS:  # workers may have added pages to this run meanwhile
+        setattr(summary, key, written.get(key, getattr(summary, key)))
 
 
 def policy_json(node: NodeSettings) -> str:
@@ -325,28 +443,20 @@ def _publish_missing_packages(store: Store, node: NodeSettings, summary: RunSumm
 
 
 def _process_due(
-    store: Store,
-    node: NodeSettings,
-    fetcher: Fetcher,
-    owner: str,
-    summary: RunSummary,
-    stop: threading.Event,
-    progress: bool,
-    processes: int | None,
-    checks: CheckPool | None,
+    run: _Run, progress: bool, processes: int | None, checks: CheckPool | None
 ) -> None:
     """Threads per process, one Session each; processes when the node's rate can feed them."""
-
-    bar = _bar(summary.due, node.id) if progress else None
+    summary = run.summary
+    bar = _bar(summary.due, run.node.id) if progress else None
     options = WorkOptions(batch=CLAIM_BATCH, lease=LEASE, checks=checks)
     try:
         process_due(
-            store,
-            node,
-            fetcher,
-            owner,
+            run.store,
+            run.node,
+            run.fetcher,
+            run.owner,
             summary,
-            stop,
+            run.stop,
             options,
             processes=processes,
             on_progress=bar.update if bar is not None else None,

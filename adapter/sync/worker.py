@@ -23,14 +23,15 @@ or `adapter sync --enqueue-only` marked due, until stopped.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from adapter.config.settings import NodeSettings
 from adapter.http.addresses import host_key
@@ -83,59 +84,111 @@ def drain(
 ) -> int:
     """Claim and process the node's due pages until none is left to claim; pages done.
 
-    Claims are refilled as pages finish, so the pool never waits for the
-    slowest page of a batch. The pool's threads check pages; this thread
-    writes the pages that finished together in one transaction (a savepoint
-    each, `commit_group`): on PostgreSQL a commit per page, a WAL flush each,
-    was most of a worker's time. A further page starts only when the host's
-    turn for it has come (`_Starts`), so a host that answers within its
-    interval is served by one thread, whatever its concurrency allows. On
-    `stop`, pages not started go back to the frontier (their claims are
-    released by the caller) and those in flight finish and are written.
+    The node's own pool of threads, driven from this thread (`NodeDrain` says
+    what to start and when, and writes what finished). Side-by-side nodes are
+    driven instead by one loop for them all (`adapter.sync.drains`).
     """
-    size = options.pool_size(node)
-    done_count = 0
-
-    def one(row: FrontierRow) -> CheckedPage:
-        if options.checks is not None:
-            return options.checks.check(node, fetchers.get(), row)
-        return check_and_plan(node, fetchers.get(), row)
-
-    with PageThreads[FrontierRow, CheckedPage](size) as pool:
-        starts = _Starts(size, fetchers.base.pacer)
-        claimed: deque[FrontierRow] = deque()  # not started yet
-        exhausted = False
+    node_drain = NodeDrain(store, node, fetchers, owner, stop, options, on_outcome)
+    with PageThreads[FrontierRow, Any](node_drain.size) as pool:
         while True:
-            if not claimed and not exhausted and not stop.is_set():
-                want = max(options.batch, size)
-                rows = claims.claim_due(store, node.id, owner, batch=want, lease=options.lease)
-                claimed.extend(rows)
-                exhausted = not rows
-            while claimed and not stop.is_set() and starts.may_start(claimed[0]):
-                starts.add(pool.submit(one, claimed.popleft()))
-            if not starts.pending:
-                return done_count
-            timeout = starts.next_start(claimed[0]) if claimed and not stop.is_set() else None
-            done_count += _write_finished(store, node, owner, starts, timeout, on_outcome)
+            timeout = node_drain.start_ready(pool.submit)
+            if node_drain.ended:
+                return node_drain.done
+            node_drain.write(node_drain.starts.wait(timeout))
 
 
-def _write_finished(
-    store: Store,
-    node: NodeSettings,
-    owner: str,
-    starts: _Starts,
-    timeout: float | None,
-    on_outcome: Callable[[PageOutcome], None],
-) -> int:
-    """Write the pages that finish within `timeout`; how many. Its own frame, so the
-    written pages are freed before the node's thread waits again (at 200 nodes side by
-    side, each holding its last pages while it waited grew memory with the nodes)."""
-    finished = [f.result() for f in starts.wait(timeout)]
-    if not finished:
-        return 0
-    for out in commit_group(store, node, owner, finished):
-        on_outcome(out)
-    return len(finished)
+Page = Callable[[FrontierRow], "CheckedPage | Future[CheckedPage]"]
+Submit = Callable[[Page, FrontierRow], "Future[CheckedPage]"]
+
+
+class NodeDrain:
+    """One node's claimed pages: which may start now, and writing those that finished.
+
+    Claims are refilled as pages finish, so the pool never waits for the
+    slowest page of a batch. Pages that finished together are written in one
+    transaction (a savepoint each, `commit_group`): on PostgreSQL a commit per
+    page, a WAL flush each, was most of a worker's time. A further page starts
+    only when the host's turn for it has come (`_Starts`), so a host that
+    answers within its interval is served by one thread, whatever its
+    concurrency allows. On `stop`, pages not started go back to the frontier
+    (their claims are released by the caller) and those in flight finish and
+    are written.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        node: NodeSettings,
+        fetchers: ThreadFetchers,
+        owner: str,
+        stop: threading.Event,
+        options: WorkOptions,
+        on_outcome: Callable[[PageOutcome], None],
+        *,
+        hand_off: bool = False,
+    ) -> None:
+        self.store, self.node, self.fetchers, self.owner = store, node, fetchers, owner
+        self.hand_off = hand_off  # a page's check in the pool returns as a future of it
+        self.stop, self.options, self.on_outcome = stop, options, on_outcome
+        self.size = options.pool_size(node)
+        self.starts = _Starts(self.size, fetchers.base.pacer)
+        self.batch = claim_batch(node, options)
+        self.claimed: deque[FrontierRow] = deque()  # not started yet
+        self.exhausted = False
+        self.ended = False  # nothing in flight and nothing more to start
+        self.done = 0
+
+    def start_ready(self, submit: Submit) -> float | None:
+        """Start the pages that may start now; seconds until the next may (None: only once
+        one in flight finishes). Sets `ended` when nothing is in flight or left to start."""
+        if not self.claimed and not self.exhausted and not self.stop.is_set():
+            rows = claims.claim_due(
+                self.store, self.node.id, self.owner, batch=self.batch, lease=self.options.lease
+            )
+            self.claimed.extend(rows)
+            self.exhausted = not rows
+        while self._more() and self.starts.may_start(self.claimed[0]):
+            self.starts.add(submit(self._one, self.claimed.popleft()))
+        if self._more():
+            return self.starts.next_start(self.claimed[0])
+        self.ended = not self.starts.pending
+        return None
+
+    def write(self, finished: Iterable[Future[CheckedPage]]) -> None:
+        """Write the pages that finished, in one transaction. Its own frame (with the
+        caller's loop holding nothing of them), so the written pages are freed before the
+        node waits again: at 200 nodes side by side, each holding its last pages while it
+        waited grew memory with the nodes."""
+        pages = [f.result() for f in finished]
+        if not pages:
+            return
+        for out in commit_group(self.store, self.node, self.owner, pages):
+            self.on_outcome(out)
+        self.done += len(pages)
+
+    def _more(self) -> bool:
+        return bool(self.claimed) and not self.stop.is_set()
+
+    def _one(self, row: FrontierRow) -> CheckedPage | Future[CheckedPage]:
+        with self.fetchers.borrow() as fetcher:
+            checks = self.options.checks
+            if checks is not None and self.hand_off:
+                return checks.start(self.node, fetcher, row)
+            if checks is not None:
+                return checks.check(self.node, fetcher, row)
+            return check_and_plan(self.node, fetcher, row)
+
+
+CLAIM_AHEAD = 5.0  # seconds of a node's allowed rate claimed at once (with its batch as most)
+
+
+def claim_batch(node: NodeSettings, options: WorkOptions) -> int:
+    """Pages claimed at once: a few seconds' worth at the node's rate, up to `batch`.
+
+    A node at 1 request/s that claimed 20 held them for 20 s; at 200 nodes
+    side by side that was 4,000 rows, each with its URL and links, waiting."""
+    ahead = math.ceil(node.politeness.requests_per_second * CLAIM_AHEAD)
+    return max(options.pool_size(node), min(options.batch, ahead))
 
 
 class _Starts:
@@ -170,13 +223,14 @@ class _Starts:
         """Seconds until `row` may start if nothing finishes first (None: only once one does)."""
         if len(self.pending) >= self.size:
             return None
-        if not self.pending:  # nothing in flight: the pacer alone says when
-            return 0.0
         turn = self.pacer.turn(self._host_of(row.url))
         if turn.interval < self.UNGATED:
             return 0.0
         left = turn.next - time.monotonic()
-        if turn.waiting or turn.last < self._newest:  # a turn to come: look again after it
+        # a turn to come (a page of ours in flight not yet asked, or anyone's page waiting at
+        # the pacer): look again after it; with none in flight, the host's next turn alone
+        # says when, so no page waits at the pacer holding a thread
+        if turn.waiting or (self.pending and turn.last < self._newest):
             return max(left, self.POLL)
         return max(left, 0.0)
 
@@ -195,6 +249,13 @@ class _Starts:
         """Those finished within `timeout`, taken out of the pending set."""
         finished, self.pending = wait(self.pending, timeout, return_when=FIRST_COMPLETED)
         return finished
+
+    def take(self, future: Future[CheckedPage]) -> bool:
+        """Take a finished page out of the pending set (False: it was not pending)."""
+        if future not in self.pending:
+            return False
+        self.pending.discard(future)
+        return True
 
 
 def process_here(

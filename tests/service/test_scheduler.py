@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -659,3 +660,28 @@ def test_a_scheduled_enqueue_only_node_leaves_the_pages_to_workers(
         assert len(check_records(store, "urn:node:COASTAL")) == STATIONS
     finally:
         store.close()
+
+
+def test_a_run_whose_pages_go_on_after_its_job_returned_is_never_overlapped(
+    scheduler_of: Callable[..., NodeScheduler], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A job may return a future of its summary (its pages in the drain loop): the run
+    lasts until that is done, for the skip rule, the run-end line and shutdown."""
+    caplog.set_level(logging.INFO, logger="adapter.service.scheduler")
+    runs: list[Future[Counts]] = []
+
+    def job(config: AdapterConfig, node: NodeSettings, *, stop: threading.Event) -> Any:
+        runs.append(Future())
+        return runs[-1]
+
+    config = make_config(node_yaml("LOOP", "{interval_minutes: 0.001}"))  # every 0.06 s
+    scheduler = scheduler_of(config, job)
+    scheduler.start(run_now=True)
+    wait_until(lambda: len(events(caplog, "run-skipped")) >= 2)
+    assert len(runs) == 1 and scheduler.running() == ["urn:node:LOOP"]
+    assert not events(caplog, "run-end")
+    threading.Timer(0.3, lambda: runs[0].set_result(Counts("urn:node:LOOP", 7))).start()
+    scheduler.shutdown()  # waits for the run's future
+    [end] = events(caplog, "run-end")
+    assert vars(end)["counts"] == {"pages": 7}
+    assert scheduler.running() == []

@@ -1,0 +1,158 @@
+"""The drain loop: side-by-side nodes' pages driven by one thread, none by a thread of its own.
+
+The loop's own rules are read with small stand-in drains (pages that are
+plain numbers); the runs' with real fixture sites, whose request logs say
+who was asked when.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from adapter.sync.drains import DrainLoop
+from adapter.sync.federation import run_nodes
+from adapter.sync.pagethreads import PageThreads
+from tests.support.fixture_server import SiteServer
+from tests.sync.test_federation import config, node, window
+
+WAIT = 30.0
+
+
+class Pending:
+    def __init__(self) -> None:
+        self.pending: set[Future[Any]] = set()
+
+    def take(self, future: Future[Any]) -> bool:
+        if future not in self.pending:
+            return False
+        self.pending.discard(future)
+        return True
+
+
+class Numbers:
+    """A drain of `count` pages, two in flight; `fail` raises on the first look."""
+
+    def __init__(self, name: str, count: int, fail: bool = False) -> None:
+        self.node = SimpleNamespace(id=name)
+        self.left, self.fail = count, fail
+        self.starts = Pending()
+        self.ended = False
+        self.written: list[int] = []
+
+    def start_ready(self, submit: Callable[..., Future[Any]]) -> float | None:
+        if self.fail:
+            raise RuntimeError(f"{self.node.id}: the store vanished")
+        while self.left and len(self.starts.pending) < 2:
+            self.starts.pending.add(submit(lambda n: n * 10, self.left))
+            self.left -= 1
+        self.ended = not self.starts.pending
+        return None
+
+    def write(self, finished: list[Future[int]]) -> None:
+        self.written += [f.result() for f in finished]
+
+
+def test_a_failing_drain_ends_its_run_alone_and_the_loop_ends_when_idle() -> None:
+    loop = DrainLoop(threads=4)
+    ends: dict[str, BaseException | None] = {}
+    done = threading.Event()
+
+    def on_end(name: str) -> Callable[[BaseException | None], None]:
+        def end(error: BaseException | None) -> None:
+            ends[name] = error
+            if len(ends) == 3:
+                done.set()
+
+        return end
+
+    good, broken, more = Numbers("good", 25), Numbers("broken", 5, fail=True), Numbers("more", 7)
+    for drain in (good, broken, more):
+        loop.add(drain, on_end(drain.node.id))  # type: ignore[arg-type]
+    assert done.wait(WAIT)
+    assert sorted(good.written) == [n * 10 for n in range(1, 26)]
+    assert sorted(more.written) == [n * 10 for n in range(1, 8)]
+    assert ends["good"] is None and ends["more"] is None
+    assert str(ends["broken"]) == "broken: the store vanished"
+    deadline = time.monotonic() + WAIT
+    while loop.running:  # nothing left to drive: its thread ends
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    again = threading.Event()
+    loop.add(Numbers("later", 3), lambda error: again.set())  # type: ignore[arg-type]
+    assert again.wait(WAIT), "a drain added after the loop ended starts it again"
+
+
+def test_a_page_whose_work_returns_a_future_is_written_once_that_is_done() -> None:
+    loop = DrainLoop(threads=2)
+    checks: list[Future[int]] = []
+
+    class HandsOff(Numbers):
+        def start_ready(self, submit: Callable[..., Future[Any]]) -> float | None:
+            while self.left:
+                self.starts.pending.add(submit(self.hand_off, self.left))
+                self.left -= 1
+            self.ended = not self.starts.pending
+            return None
+
+        def hand_off(self, n: int) -> Future[int]:
+            check: Future[int] = Future()
+            checks.append(check)
+            return check
+
+    drain, ended = HandsOff("pool", 3), threading.Event()
+    loop.add(drain, lambda error: ended.set())  # type: ignore[arg-type]
+    deadline = time.monotonic() + WAIT
+    while len(checks) < 3:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert not ended.wait(0.2) and drain.written == []  # handed off: not written yet
+    for n, check in enumerate(checks):
+        check.set_result(n)
+    assert ended.wait(WAIT)
+    assert sorted(drain.written) == [0, 1, 2]
+
+
+def test_a_burst_of_short_calls_reuses_the_threads_there_are() -> None:
+    with PageThreads[int, int](64, grow_after=10.0) as pool:
+        futures = [pool.submit(lambda n: n + 1, n) for n in range(200)]
+        assert [f.result(WAIT) for f in futures] == [n + 1 for n in range(200)]
+        assert pool.grow() is None  # nothing waits
+        assert pool.started == 1
+
+
+def test_calls_that_keep_waiting_get_a_further_thread() -> None:
+    gate = threading.Event()
+    with PageThreads[int, int](4, grow_after=0.05) as pool:
+        held = pool.submit(lambda n: (gate.wait(WAIT), n)[1], 1)
+        queued = pool.submit(lambda n: n, 2)
+        wait = pool.grow()
+        assert wait is not None and 0 < wait <= 0.05  # not yet: it has not waited long enough
+        time.sleep(wait)
+        assert pool.grow() is None  # a thread started for it: none waits now
+        assert queued.result(WAIT) == 2 and not held.done()  # served while the first holds
+        assert pool.started == 2
+        gate.set()
+        assert held.result(WAIT) == 1
+
+
+def test_runs_side_by_side_while_discoveries_go_one_at_a_time(
+    tmp_path: Path, serve_site: Callable[[str], SiteServer]
+) -> None:
+    """A run's start thread is free once its discovery is done: with one discovery at a
+    time the nodes' pages still interleave (a thread held for a whole run would serialise
+    them)."""
+    sites = [serve_site("sync-change"), serve_site("sync-change"), serve_site("page-shacl")]
+    nodes = [node(f"D{i}", site, 3) for i, site in enumerate(sites)]
+    cfg = config(tmp_path, *nodes, parallel="parallel_discoveries: 1\ncheck_processes: 0\n")
+    assert cfg.discoveries_at_once() == 1
+    summaries = list(run_nodes(cfg, cfg.nodes, stop=threading.Event()))
+    assert all(s.status == "ok" for s in summaries), [s.message for s in summaries]
+    assert sum(s.fetched for s in summaries) > 10
+    (a_first, a_last), (b_first, b_last) = window(sites[0]), window(sites[1])
+    assert b_first < a_last and a_first < b_last  # their requests interleave
