@@ -43,6 +43,9 @@ PAGE_THREADS = 256  # the most pages in flight at once, over every node of the l
 # a further page thread starts only once pages have waited for one this long without a
 # break: bursts of short pages (every node's turn come at once) reuse the threads there are
 GROW_AFTER = 1.0
+# a drain waiting for its host's turn is looked at again at least this often, so a stop
+# is seen within it even behind a long pause (Retry-After)
+LOOK_AT_LEAST = 1.0
 
 OnEnd = Callable[[BaseException | None], None]
 
@@ -179,7 +182,7 @@ def _step(entry: _Entry, submit: Callable[..., Future[CheckedPage]]) -> bool:
     if entry.drain.ended:
         _end(entry, None)
         return False
-    entry.wake = None if timeout is None else time.monotonic() + timeout
+    entry.wake = None if timeout is None else time.monotonic() + min(timeout, LOOK_AT_LEAST)
     return True
 
 
