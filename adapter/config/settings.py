@@ -35,7 +35,7 @@ from adapter.config.types import (
 from adapter.limits import DEFAULT_LIMITS, ZERO_ALLOWED, Limits
 
 CPU_PER_PAGE = 0.0045  # seconds of CPU per landing page, checked and written (BENCHMARKS.md)
-DISCOVERIES_PER_CORE = 32  # default `parallel_discoveries`: a node's walk mostly waits on its host
+DISCOVERIES_PER_CORE = 32  # default `parallel_discoveries`: a walk mostly waits on its host
 CORE_SHARE = 0.75  # of each core, what side-by-side node runs may plan to use (`parallel_nodes`)
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
@@ -301,7 +301,7 @@ class AdapterConfig(Settings):
     # the pages of them all are fetched by one loop; default: DISCOVERIES_PER_CORE a core
     parallel_discoveries: Annotated[int, Field(ge=1, le=4096)] | None = None
     # processes that check the pages of side-by-side nodes, one pool for them all; default:
-    # as many cores as the nodes' rates keep busy; 0: checked in the nodes' own threads
+    # as many cores as the nodes' rates keep busy; 0: checked in the threads that fetch
     check_processes: Annotated[int, Field(ge=0, le=256)] | None = None
     auth: AuthSettings = AuthSettings()  # DataONE tokens and trusted node subjects (serve)
     access_log: AccessLogSettings = AccessLogSettings()  # getLogRecords' retention (serve)

@@ -3,18 +3,19 @@
 Hundreds of node runs in one process each wait on their hosts' pace, but
 checking what they fetch (extract, normalize, frame, the checks) is CPU under
 one GIL: 200 nodes at 1 request/s kept one core busy and reached half their
-allowed rate. So node threads here fetch each landing page (the I/O, under the
+allowed rate. So page threads here fetch each landing page (the I/O, under the
 node's pacer) and hand the response to this pool; its children check it (a
 linkset or metadata copy the check needs is fetched by the child, under the
-same store-backed pacer) and send back what to write, and the node's thread
-writes it, as before. One pool serves every node, fed fairly: each node has a
+same store-backed pacer) and send back what to write, which the drain loop
+(`adapter.sync.drains`, through `start`'s future) or the waiting thread
+(`check`) writes. One pool serves every node, fed fairly: each node has a
 queue of its own and the children are given the nodes' pages in turn, so a
 node with many pages ready never starves the others.
 
 A child that dies hands its pages to the others and is replaced (up to
 `RESTARTS` per child); a page that was in hand when two children died is
 not tried a third time: it is an error outcome naming the cause, and the run
-goes on. With no child left, pages are checked in the node's own thread;
+goes on. With no child left, pages are checked in the thread that fetched them;
 should the pool stop reading results, every page waiting is an error outcome
 (checked again by the next run), never a thread waiting forever.
 """
@@ -148,7 +149,7 @@ class _Child:
 
 
 class CheckPool:
-    """Child processes that check the pages node threads fetched; see the module docstring."""
+    """Child processes that check the pages page threads fetched; see the module docstring."""
 
     def __init__(self, store_url: str, processes: int, threads: int = THREADS) -> None:
         self.store_url, self.threads = store_url, threads
@@ -320,12 +321,12 @@ class CheckPool:
             task.result = _error(task.row, "adapter/check-process-died")
             task.finish()
         elif all(c.gone for c in self._children):
-            task.finish()  # no result: the node's thread checks it
+            task.finish()  # no result: the fetching thread checks it (`start`: an error)
         else:
             self._queue(task, front=True)
 
     def _fail_left(self, code: str) -> None:
-        """On close: pages never answered are error outcomes, so no node thread waits forever."""
+        """On close: pages never answered are error outcomes, so no thread waits forever."""
         with self._cond:
             left = self._waiting.drain() + [t for c in self._children for t in c.held.values()]
         for task in left:

@@ -223,7 +223,10 @@ def start_run(
         end(None)
         return result
     options = WorkOptions(batch=CLAIM_BATCH, lease=LEASE, checks=checks)
-    drain_side_by_side(store, node, run.fetcher, run.owner, stop, options, run.summary.add, end)
+    try:
+        drain_side_by_side(store, node, run.fetcher, run.owner, stop, options, run.summary.add, end)
+    except Exception as exc:  # not handed over: nobody else will end the run
+        end(exc)
     return result
 
 

@@ -15,9 +15,12 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from adapter.http.politeness import Turn
+from adapter.store.frontier import FrontierRow
 from adapter.sync.drains import DrainLoop
 from adapter.sync.federation import run_nodes
 from adapter.sync.pagethreads import PageThreads
+from adapter.sync.worker import _Starts
 from tests.support.fixture_server import SiteServer
 from tests.sync.test_federation import config, node, window
 
@@ -156,3 +159,36 @@ def test_runs_side_by_side_while_discoveries_go_one_at_a_time(
     assert sum(s.fetched for s in summaries) > 10
     (a_first, a_last), (b_first, b_last) = window(sites[0]), window(sites[1])
     assert b_first < a_last and a_first < b_last  # their requests interleave
+
+
+class FixedTurns:
+    """A pacer whose host's next turn is `ahead` seconds from now, nobody waiting."""
+
+    def __init__(self, ahead: float, interval: float = 1.0) -> None:
+        self.ahead, self.interval = ahead, interval
+
+    def turn(self, host: str) -> Turn:
+        now = time.monotonic()
+        return Turn(now - self.interval + self.ahead, now + self.ahead, 0, self.interval)
+
+
+def row(url: str = "https://repo.example/a") -> FrontierRow:
+    return FrontierRow(1, "n", url, None, None, (), None, None, None, None, None, 0)
+
+
+def test_with_nothing_in_flight_a_page_waits_in_the_loop_for_its_hosts_turn() -> None:
+    """Not at the pacer in a thread: a page handed over as soon as nothing was in flight
+    held a thread there for most of an interval, a thread per node."""
+    starts = _Starts(2, FixedTurns(ahead=0.6))  # type: ignore[arg-type]
+    wait = starts.next_start(row())
+    assert wait is not None and 0.6 - _Starts.LEAD - 0.05 < wait <= 0.6 - _Starts.LEAD
+    assert not starts.may_start(row())
+    assert _Starts(2, FixedTurns(ahead=_Starts.LEAD / 2)).may_start(row())  # type: ignore[arg-type]
+
+
+def test_fast_hosts_start_at_once_up_to_their_concurrency() -> None:
+    starts = _Starts(2, FixedTurns(ahead=0.02, interval=0.02))  # type: ignore[arg-type]
+    assert starts.may_start(row())
+    starts.add(Future())
+    starts.add(Future())
+    assert starts.next_start(row()) is None  # full: only once one finishes
