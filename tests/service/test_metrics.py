@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 
 import pytest
@@ -102,6 +103,20 @@ def test_a_failed_run_does_not_move_the_last_success() -> None:
     found = samples(metrics.exposition().decode())
     assert sample(found, "adapter_runs_total", node="urn:node:A", status="failed") == 1
     assert sample(found, "adapter_last_success_timestamp_seconds", node="urn:node:A") is None
+
+
+def test_a_run_whose_job_returns_a_future_is_counted_when_it_ends() -> None:
+    """Side by side, the scheduler's job returns once discovery is done (its pages go on in
+    the drain loop): the run is counted from the future, when it ends, not before."""
+    metrics = Metrics()
+    ending: Future[RunSummary] = Future()
+    counted = metrics.observe_job(lambda: ending)
+    assert counted() is ending
+    found = samples(metrics.exposition().decode())
+    assert sample(found, "adapter_runs_total", node="urn:node:L", status="ok") is None
+    ending.set_result(RunSummary("urn:node:L", status="ok", fetched=3))
+    found = samples(metrics.exposition().decode())
+    assert sample(found, "adapter_runs_total", node="urn:node:L", status="ok") == 1
 
 
 def test_member_node_requests_are_counted_by_dataone_method_and_status(
