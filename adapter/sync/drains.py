@@ -193,12 +193,7 @@ def _end(entry: _Entry, error: BaseException | None) -> None:
         log.exception("%s: ending the node's run failed", entry.drain.node.id)
 
 
-_LOOP = DrainLoop()
-
-
-def drain_loop() -> DrainLoop:
-    """This process's loop (its thread runs while it has drains)."""
-    return _LOOP
+_LOOP = DrainLoop()  # this process's (its thread runs while it has drains)
 
 
 def drain_side_by_side(
