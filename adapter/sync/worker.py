@@ -94,6 +94,9 @@ def drain(
             timeout = node_drain.start_ready(pool.submit)
             if node_drain.ended:
                 return node_drain.done
+            if not node_drain.starts.pending:  # nothing to wait on but the host's next turn
+                stop.wait(timeout)
+                continue
             node_drain.write(node_drain.starts.wait(timeout))
 
 

@@ -15,11 +15,14 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from adapter.http.politeness import Turn
 from adapter.store.frontier import FrontierRow
 from adapter.sync.drains import DrainLoop
 from adapter.sync.federation import run_nodes
 from adapter.sync.pagethreads import PageThreads
+from adapter.sync.run import run_node
 from adapter.sync.worker import _Starts
 from tests.support.fixture_server import SiteServer
 from tests.sync.test_federation import config, node, window
@@ -192,3 +195,23 @@ def test_fast_hosts_start_at_once_up_to_their_concurrency() -> None:
     starts.add(Future())
     starts.add(Future())
     assert starts.next_start(row()) is None  # full: only once one finishes
+
+
+def test_a_node_driven_by_its_own_thread_sleeps_until_its_hosts_turn(
+    tmp_path: Path, serve_site: Callable[[str], SiteServer], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With nothing in flight and the host's turn to come, `drain` waits for it (or a
+    stop) instead of looking again at once: that spun a core for the whole of a paced run."""
+    looks = [0]
+    original = _Starts.next_start
+
+    def counted(self: _Starts, row: FrontierRow) -> float | None:
+        looks[0] += 1
+        return original(self, row)
+
+    monkeypatch.setattr(_Starts, "next_start", counted)
+    site = serve_site("sync-change")
+    cfg = config(tmp_path, node("PACED", site, 3))
+    summary = run_node(cfg, cfg.nodes[0], stop=threading.Event())
+    assert summary.status == "ok" and summary.fetched >= 5
+    assert looks[0] < 20 * summary.fetched, looks[0]
