@@ -22,20 +22,16 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future
-from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 from adapter.config.settings import NodeSettings
 from adapter.http.fetcher import Fetcher
-from adapter.store import claims
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow
-from adapter.sync.fetchers import ThreadFetchers
-from adapter.sync.leases import lease_keeper
 from adapter.sync.outcome import CheckedPage, PageOutcome
 from adapter.sync.pagethreads import PageThreads
-from adapter.sync.worker import NodeDrain, Page, WorkOptions
+from adapter.sync.worker import NodeDrain, Page, WorkOptions, held_drain
 
 log = logging.getLogger(__name__)
 
@@ -209,11 +205,7 @@ def drain_side_by_side(
 ) -> None:
     """`worker.process_here` in the loop: the node's due pages, then `on_end` (in the loop's
     thread) with their leases dropped, fetchers closed and claims left over released."""
-    fetchers = ThreadFetchers(base)
-    held = ExitStack()
-    held.callback(claims.release_claims, store, node.id, owner)
-    held.callback(fetchers.close)
-    held.enter_context(lease_keeper(store, owner, options.lease))
+    drain, held = held_drain(store, node, base, owner, stop, options, on_outcome, hand_off=True)
 
     def ended(error: BaseException | None) -> None:
         try:
@@ -222,5 +214,4 @@ def drain_side_by_side(
             error = error or exc
         on_end(error)
 
-    drain = NodeDrain(store, node, fetchers, owner, stop, options, on_outcome, hand_off=True)
     (loop or _LOOP).add(drain, ended)

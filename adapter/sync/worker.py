@@ -29,6 +29,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from contextlib import ExitStack
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any
@@ -73,29 +74,20 @@ class WorkOptions:
         return max(1, self.threads or node.politeness.concurrency)
 
 
-def drain(
-    store: Store,
-    node: NodeSettings,
-    fetchers: ThreadFetchers,
-    owner: str,
-    stop: threading.Event,
-    options: WorkOptions,
-    on_outcome: Callable[[PageOutcome], None],
-) -> int:
+def drain(node_drain: NodeDrain) -> int:
     """Claim and process the node's due pages until none is left to claim; pages done.
 
     The node's own pool of threads, driven from this thread (`NodeDrain` says
     what to start and when, and writes what finished). Side-by-side nodes are
     driven instead by one loop for them all (`adapter.sync.drains`).
     """
-    node_drain = NodeDrain(store, node, fetchers, owner, stop, options, on_outcome)
     with PageThreads[FrontierRow, Any](node_drain.size) as pool:
         while True:
             timeout = node_drain.start_ready(pool.submit)
             if node_drain.ended:
                 return node_drain.done
             if not node_drain.starts.pending:  # nothing to wait on but the host's next turn
-                stop.wait(timeout)
+                node_drain.stop.wait(timeout)
                 continue
             node_drain.write(node_drain.starts.wait(timeout))
 
@@ -275,13 +267,38 @@ def process_here(
     on_outcome: Callable[[PageOutcome], None],
 ) -> int:
     """Process the node's due pages in this process (threads only); pages done."""
+    node_drain, held = held_drain(store, node, base, owner, stop, options, on_outcome)
+    with held:
+        return drain(node_drain)
+
+
+def held_drain(
+    store: Store,
+    node: NodeSettings,
+    base: Fetcher,
+    owner: str,
+    stop: threading.Event,
+    options: WorkOptions,
+    on_outcome: Callable[[PageOutcome], None],
+    *,
+    hand_off: bool = False,
+) -> tuple[NodeDrain, ExitStack]:
+    """The node's drain and what it holds while it runs: its claims' leases renewed and
+    its fetchers. Closing the stack drops the leases, closes the fetchers and releases the
+    claims left over (the pages a stop kept from starting)."""
     fetchers = ThreadFetchers(base)
+    held = ExitStack()
+    held.callback(claims.release_claims, store, node.id, owner)
+    held.callback(fetchers.close)
     try:
-        with lease_keeper(store, owner, options.lease):
-            return drain(store, node, fetchers, owner, stop, options, on_outcome)
-    finally:
-        fetchers.close()
-        claims.release_claims(store, node.id, owner)
+        held.enter_context(lease_keeper(store, owner, options.lease))
+    except BaseException:
+        held.close()
+        raise
+    node_drain = NodeDrain(
+        store, node, fetchers, owner, stop, options, on_outcome, hand_off=hand_off
+    )
+    return node_drain, held
 
 
 def work(
