@@ -20,7 +20,7 @@ import requests
 
 from adapter.store.accesslog import LogQuery
 from tests.api.test_server import World, world  # noqa: F401  (the module's fixture)
-from tests.support import SERVE_AS_STARTED
+from tests.support import SERVE_AS_STARTED, free_port
 
 HEADERS = (
     "Content-Type",
@@ -29,12 +29,6 @@ HEADERS = (
     "DataONE-Checksum",
     "DataONE-SeriesId",
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _start(served: World, port: int) -> tuple[subprocess.Popen[str], str]:
@@ -84,7 +78,7 @@ def _same(a: requests.Response, b: requests.Response, what: str) -> None:
 
 def test_granian_workers_answer_as_waitress_does(world: World) -> None:  # noqa: F811
     began = datetime.now(UTC)
-    process, base = _start(world, _free_port())
+    process, base = _start(world, free_port())
     agent = {"User-Agent": f"granian-parity-{time.time_ns()}"}
     answers: dict[str, requests.Response] = {}
     try:

@@ -3,7 +3,6 @@ nothing outside the store is exposed, and no request gets a 500 or a traceback."
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import time
 from collections.abc import Iterator
@@ -12,17 +11,11 @@ from pathlib import Path
 import pytest
 import requests
 
-from tests.support import SERVE_AS_STARTED
+from tests.support import SERVE_AS_STARTED, free_port
 from tests.support.fixture_server import SiteServer
 from tests.support.hostile import ADAPTER, NODE_ID, argv_for, node_config, start_corpus, stop
 
 SHORT = NODE_ID.removeprefix("urn:node:")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -37,7 +30,7 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         subprocess.run(argv_for("sync", url, config), check=True, capture_output=True, timeout=120)
     finally:
         stop(servers)
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [
             str(ADAPTER),

@@ -27,7 +27,7 @@ from adapter.service.metrics import Metrics, OpsApp, page_outcomes, serve_in_bac
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.sync.outcome import RunSummary
-from tests.support import SERVE_AS_STARTED, stores
+from tests.support import SERVE_AS_STARTED, free_port, stores
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.member_node import node_settings, put_dataset
 
@@ -176,12 +176,6 @@ def test_readiness_says_when_the_store_does_not_answer(tmp_path: Path) -> None:
     assert "store unreachable" in answer.text
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _scrape_until(url: str, ready: Callable[[Samples], bool], seconds: float = 60) -> Samples:
     deadline = time.monotonic() + seconds
     found: Samples = {}
@@ -211,7 +205,7 @@ def test_the_scheduler_serves_metrics_of_its_runs(
         "    checks: {profile: mnlite}\n"  # most pages have no ISO copy (dataone's requirement)
         "    dataone: {submitter: x, rights_holder: y, contact_subject: z}\n"
     )
-    port = _free_port()
+    port = free_port()
     proc = subprocess.Popen(
         [
             sys.executable,
