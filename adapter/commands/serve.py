@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -100,8 +101,9 @@ def _versionless(url: str) -> str:
 
 
 NO_AUTH = AuthSettings()
-# the API's CPU niceness unless told: measured beside a sync on 2 shared cores, an API at full
-# speed doubled the sync's time at 0 and cost it 8-14 % niced (benchmarks/api.py, operate.md)
+# the API's CPU priority unless told: beside a sync on 2 shared cores, an API at full speed
+# doubled the sync's time at niceness 0 and cost it about 5 % at 10; SCHED_IDLE (--idle) saved
+# little more and tripled a CN's p99 wait (benchmarks/api.py, operate.md)
 DEFAULT_NICE = 10
 DEFAULT_ACCESS_LOG = AccessLogSettings()
 
@@ -116,11 +118,28 @@ class ServeSettings:
     access_log: AccessLogSettings = DEFAULT_ACCESS_LOG
 
 
-def lower_priority(niceness: int) -> None:
-    """Raise this process's niceness to `niceness` (never lower it: that needs privileges)."""
-    current = os.getpriority(os.PRIO_PROCESS, 0)
-    if niceness > current:
-        os.nice(niceness - current)
+def lower_priority(niceness: int, idle: bool) -> None:
+    """Yield the CPU to a sync on shared cores, in every thread and so in every worker started
+    later: raise the niceness to `niceness` (never lower it: that needs privileges) and, when
+    `idle`, run under SCHED_IDLE (Linux), which takes only the CPU time nothing else wants."""
+    policy = getattr(os, "SCHED_IDLE", None) if idle else None
+    for tid in _threads():
+        with suppress(ProcessLookupError):  # a thread that ended meanwhile
+            current = os.getpriority(os.PRIO_PROCESS, tid)
+            if niceness > current:
+                os.setpriority(os.PRIO_PROCESS, tid, niceness)
+            if policy is not None:
+                os.sched_setscheduler(tid, policy, os.sched_param(0))
+    if idle and policy is None:
+        log.warning("--idle: this system has no SCHED_IDLE; the API runs at niceness %d", niceness)
+
+
+def _threads() -> list[int]:
+    """This process's thread ids (Linux: niceness and policy are per thread), else itself."""
+    try:
+        return [int(tid) for tid in os.listdir("/proc/self/task")]
+    except FileNotFoundError:
+        return [0]
 
 
 def serve_settings(
@@ -226,6 +245,13 @@ def serve_settings(
     "sync's time; on idle cores it changes nothing.",
 )
 @click.option(
+    "--idle",
+    is_flag=True,
+    help="Also run under Linux's SCHED_IDLE policy: the API takes only CPU time nothing else "
+    "on the machine wants, so a sync on the same cores always comes first; its clients then "
+    "wait longer while the sync is busy (about three times the p99 of the default).",
+)
+@click.option(
     "--ops",
     "with_ops",
     is_flag=True,
@@ -248,6 +274,7 @@ def serve(
     server_kind: str = "waitress",
     workers: int = 1,
     niceness: int = DEFAULT_NICE,
+    idle: bool = False,
 ) -> None:
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
 
@@ -281,7 +308,7 @@ def serve(
     retention = retention_from(chosen.access_log)
     if workers > 1 and server_kind != "granian":
         raise click.UsageError("--workers needs --server granian (waitress runs one process)")
-    lower_priority(niceness)  # before granian's workers start: they inherit it
+    lower_priority(niceness, idle)  # before granian's workers start: they inherit it
     if server_kind == "granian":
         _serve_granian(
             url,

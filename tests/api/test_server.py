@@ -6,10 +6,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -35,7 +37,7 @@ from adapter.store import schema
 from adapter.store.accesslog import LogQuery
 from adapter.store.db import Store
 from adapter.store.listing import Window
-from tests.support import SERVE_AS_STARTED, stores
+from tests.support import SERVE_AS_STARTED, free_port, stores
 from tests.support.d1schemas import pyxb_parse, validate_error, validate_types
 from tests.support.member_node import (
     FORMAT,
@@ -696,19 +698,43 @@ def stop_serve(process: subprocess.Popen[str], timeout: float = 10) -> int:
 
 
 def niceness(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
+    return int(_stat(pid)[16])
+
+
+def policy(pid: int) -> int:
+    return int(_stat(pid)[38])
+
+
+def _stat(pid: int) -> list[str]:
+    """/proc/PID/stat's fields from the third (state) on: the name may hold spaces."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def children(pid: int) -> list[int]:
+    tasks = Path(f"/proc/{pid}/task").iterdir()
+    return [int(c) for task in tasks for c in (task / "children").read_text().split()]
+
+
+IDLE, NORMAL = os.SCHED_IDLE, os.SCHED_OTHER
 
 
 @pytest.mark.parametrize(
     ("under", "args", "expected"),
-    [((), (), DEFAULT_NICE), ((), ("--nice", "0"), 0), (("nice", "-n", "15"), ("--nice", "5"), 15)],
-    ids=["default", "nice 0: as started", "never lowered"],
+    [
+        ((), (), (DEFAULT_NICE, NORMAL)),
+        ((), ("--nice", "0"), (0, NORMAL)),
+        (("nice", "-n", "15"), ("--nice", "5"), (15, NORMAL)),
+        ((), ("--idle",), (DEFAULT_NICE, IDLE)),
+        ((), ("--idle", "--server", "granian", "--workers", "2"), (DEFAULT_NICE, IDLE)),
+    ],
+    ids=["default", "nice 0: as started", "never lowered", "idle", "granian workers inherit it"],
 )
 def test_adapter_serve_yields_the_cpu_to_a_sync_unless_told(
-    world: World, under: tuple[str, ...], args: tuple[str, ...], expected: int
+    world: World, under: tuple[str, ...], args: tuple[str, ...], expected: tuple[int, int]
 ) -> None:
+    port = str(free_port()) if "granian" in args else "0"  # its workers share a fixed port
     process = subprocess.Popen(
-        [*under, sys.executable, "-m", "adapter", "serve", "--port", "0", "--store", world.url,
+        [*under, sys.executable, "-m", "adapter", "serve", "--port", port, "--store", world.url,
          "--node-id", world.node.id, *args],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -716,7 +742,15 @@ def test_adapter_serve_yields_the_cpu_to_a_sync_unless_told(
     )  # fmt: skip
     try:
         assert process.stdout is not None and world.node.id in process.stdout.readline()
-        assert niceness(process.pid) == expected
+        threads = [int(t.name) for t in Path(f"/proc/{process.pid}/task").iterdir()]
+        workers = children(process.pid)
+        deadline = time.monotonic() + 60
+        while "granian" in args and len(workers) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            workers = children(process.pid)
+        assert "granian" not in args or len(workers) == 2
+        for pid in (*threads, *workers):
+            assert (niceness(pid), policy(pid)) == expected
     finally:  # niced on a machine the suite's workers keep busy, it stops when it gets a turn
         assert stop_serve(process, timeout=120) == 0
 
