@@ -101,10 +101,11 @@ def _versionless(url: str) -> str:
 
 
 NO_AUTH = AuthSettings()
-# the API's CPU priority unless told: beside a sync on 2 shared cores, an API at full speed
-# doubled the sync's time at niceness 0 and cost it about 5 % at 10; SCHED_IDLE (--idle) saved
-# little more and tripled a CN's p99 wait (benchmarks/api.py, operate.md)
+# the API's CPU priority unless told: beside a full-speed sync on 2 shared cores, an API at full
+# speed cost the sync 22 % at niceness 0, 5-13 % at 10 and 4-6 % under SCHED_IDLE, where the
+# coordinating node's p99 wait grew from 60-70 ms to 180-200 ms (benchmarks/api.py, operate.md)
 DEFAULT_NICE = 10
+DEFAULT_IDLE = True
 DEFAULT_ACCESS_LOG = AccessLogSettings()
 
 
@@ -245,11 +246,13 @@ def serve_settings(
     "sync's time; on idle cores it changes nothing.",
 )
 @click.option(
-    "--idle",
-    is_flag=True,
-    help="Also run under Linux's SCHED_IDLE policy: the API takes only CPU time nothing else "
-    "on the machine wants, so a sync on the same cores always comes first; its clients then "
-    "wait longer while the sync is busy (about three times the p99 of the default).",
+    "--idle/--no-idle",
+    default=DEFAULT_IDLE,
+    show_default=True,
+    help="Run under Linux's SCHED_IDLE policy: the API takes only CPU time nothing else on "
+    "the machine wants, so a sync on the same cores comes first (its clients wait longer "
+    "while the sync is busy); --no-idle when other busy programs share the cores and the "
+    "API must keep a share of them (then only --nice applies).",
 )
 @click.option(
     "--ops",
@@ -274,7 +277,7 @@ def serve(
     server_kind: str = "waitress",
     workers: int = 1,
     niceness: int = DEFAULT_NICE,
-    idle: bool = False,
+    idle: bool = DEFAULT_IDLE,
 ) -> None:
     """Serve the DataONE Member Node read API (v2 and v1) for each node."""
 

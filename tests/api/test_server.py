@@ -721,13 +721,13 @@ IDLE, NORMAL = os.SCHED_IDLE, os.SCHED_OTHER
 @pytest.mark.parametrize(
     ("under", "args", "expected"),
     [
-        ((), (), (DEFAULT_NICE, NORMAL)),
-        ((), ("--nice", "0"), (0, NORMAL)),
-        (("nice", "-n", "15"), ("--nice", "5"), (15, NORMAL)),
-        ((), ("--idle",), (DEFAULT_NICE, IDLE)),
-        ((), ("--idle", "--server", "granian", "--workers", "2"), (DEFAULT_NICE, IDLE)),
+        ((), (), (DEFAULT_NICE, IDLE)),
+        ((), ("--no-idle",), (DEFAULT_NICE, NORMAL)),
+        ((), ("--nice", "0", "--no-idle"), (0, NORMAL)),
+        (("nice", "-n", "15"), ("--nice", "5", "--no-idle"), (15, NORMAL)),
+        ((), ("--server", "granian", "--workers", "2"), (DEFAULT_NICE, IDLE)),
     ],
-    ids=["default", "nice 0: as started", "never lowered", "idle", "granian workers inherit it"],
+    ids=["default", "no-idle", "nice 0: as started", "never lowered", "granian workers inherit"],
 )
 def test_adapter_serve_yields_the_cpu_to_a_sync_unless_told(
     world: World, under: tuple[str, ...], args: tuple[str, ...], expected: tuple[int, int]

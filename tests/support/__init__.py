@@ -2,10 +2,10 @@
 
 import socket
 
-# `adapter serve` lowers its own priority by default (niceness 10). The suite runs three
-# workers on two cores, so a niced server can starve for tens of seconds and miss a
-# test's timeout. Tests not about niceness run it as started.
-SERVE_AS_STARTED = ("--nice", "0")
+# `adapter serve` lowers its own priority by default (niceness 10, SCHED_IDLE). The suite runs
+# three workers on two cores, so a lowered server can starve for tens of seconds and miss a
+# test's timeout. Tests not about priority run it as started.
+SERVE_AS_STARTED = ("--nice", "0", "--no-idle")
 
 
 def free_port() -> int:
