@@ -54,14 +54,30 @@ SUBJECTS = {
     "rights_holder": apistore.RIGHTS,
     "contact_subject": apistore.SUBMITTER,
 }
+PROBE_DELAY_MS = 100  # the CN-like client beside a sync: one connection, 10 requests/s
 SAMPLE = 20_000  # PIDs the load cycles through (and nginx holds as files)
 LIST_COUNT = 1000
 METHODS = ("getSystemMetadata", "get", "getChecksum", "describe", "listObjects")
 PLOT = ROOT / "benchmarks" / "api-rps.svg"
 LOW_PRIORITY = "nice -n 19"  # the API below the sync's CPU priority (docs/operate.md)
-# beside the sync alone; "default": `adapter serve` at its own default niceness (DEFAULT_NICE),
-# wrk below it (it stands for a client on another machine); the others run `--nice 0`
-SYNC_CONDITIONS = ("paced", "paced-nice", "paced-default", "full", "full-nice", "full-default")
+AS_STARTED = ("--nice", "0", "--no-idle")  # `adapter serve` at the priority it was started with
+# The API loads beside the sync alone. "paced", "full": `adapter serve` and wrk as started;
+# "-nice": both under --low-priority. The rest put wrk under --low-priority (it stands for a
+# client on another machine, which takes none of the sync's CPU) and run `adapter serve` at its
+# defaults (niceness DEFAULT_NICE, SCHED_IDLE), with --no-idle, or "-as-started"; "rate-N":
+# asked about N requests/s (20 clients, each pausing between requests), below full speed
+SYNC_CONDITIONS = (
+    "paced",
+    "paced-nice",
+    "paced-default",
+    "rate-1000",
+    "rate-2000",
+    "full",
+    "full-nice",
+    "full-default",
+    "full-no-idle",
+    "full-as-started",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,16 +148,20 @@ def nginx_tree(url: str, pids: list[str], objects: int, root: Path) -> None:
 
 @contextmanager
 def api_server(
-    url: str, server: Server, log: Path, under: tuple[str, ...] = (), nice: int | None = 0
+    url: str,
+    server: Server,
+    log: Path,
+    under: tuple[str, ...] = (),
+    priority: tuple[str, ...] = AS_STARTED,
 ) -> Iterator[tuple[str, int]]:
-    """`adapter serve` on the store at a free port (run by `under`, e.g. nice; at `--nice
-    nice`, None: its default): (origin, pid). Measured at 0 unless said: wrk, on the same
-    cores, would otherwise take the CPU a server on its own machine has."""
+    """`adapter serve` on the store at a free port (run by `under`, e.g. nice; with the
+    `priority` options, () for its defaults): (origin, pid). Measured as started unless said:
+    wrk, on the same cores, would otherwise take the CPU a server on its own machine has."""
     port = apiload.free_port()
     args = list(under)
     args += [*ADAPTER, "serve", "--store", url, "--node-id", apistore.NODE, "--port", str(port)]
-    if nice is not None and server.pythonpath == ROOT:  # a --baseline checkout may predate it
-        args += ["--nice", str(nice)]
+    if server.pythonpath == ROOT:  # a --baseline checkout may predate them
+        args += priority
     args += ["--submitter", SUBJECTS["submitter"], "--rights-holder", SUBJECTS["rights_holder"]]
     args += ["--contact-subject", SUBJECTS["contact_subject"], *server.options]
     with log.open("ab") as sink:
@@ -213,17 +233,29 @@ class SyncLoad:
     connections: int = 0  # 0: the sync alone
     delay_ms: int | None = None  # wrk's pause between a connection's requests
     under: tuple[str, ...] = ()  # the command the API and wrk run under (nice)
-    api_nice: int | None = 0  # `adapter serve --nice`; None: its default
+    priority: tuple[str, ...] = AS_STARTED  # `adapter serve`'s priority options; (): defaults
     wrk_under: tuple[str, ...] | None = None  # wrk's own command, if not `under`
 
 
 @dataclass(slots=True)
 class SyncRuns:
-    """The sync's wall seconds (and the API's req/s meanwhile) of every run of one condition."""
+    """Every run of one condition: the sync's wall seconds, each against the runs alone just
+    before and after it, the API's req/s meanwhile, and the p99 ms a CN-like client saw."""
 
     load: SyncLoad
     seconds: list[float] = field(default_factory=list)
+    ratios: list[float] = field(default_factory=list)
     rps: list[float] = field(default_factory=list)
+    probe_p99: list[float] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class SyncRun:
+    """One sync: its wall seconds, the API's req/s meanwhile and the CN-like client's p99 ms."""
+
+    seconds: float
+    rps: float = 0.0
+    probe_p99: float = 0.0
 
 
 def sync_cost(
@@ -239,9 +271,10 @@ def sync_cost(
 ) -> list[SyncRuns]:
     """A sync of a generated repository into a copy of the store: alone, and under API load.
 
-    The conditions take turns, `rounds` times, then the sync runs alone once more, so a
-    machine whose other load drifts meanwhile weighs on every condition alike. The sync
-    alone always runs (the others' cost is against it); `conditions` picks the rest.
+    The conditions take turns, `rounds` times, each run between two runs alone: its cost is
+    against their mean, so a machine whose other load drifts (these 2 shared cores move the
+    sync alone by 10 % and more between runs) weighs on each pair alike. `conditions` picks
+    which loads run.
     """
     port = synthrepo.free_port()
     origin = f"http://127.0.0.1:{port}"
@@ -252,7 +285,10 @@ def sync_cost(
     mixed = [p for pair in zip(meta, paths_for("get", pids, objects)[1], strict=True) for p in pair]
     low = tuple(low_priority.split())
     under = f", `{low_priority} adapter serve` (and wrk)"
-    default = f", `adapter serve` at its default `--nice {DEFAULT_NICE}` (wrk under {low_priority})"
+    client = f"wrk under {low_priority}"
+    default = f", `adapter serve` at its defaults, niceness {DEFAULT_NICE}, SCHED_IDLE ({client})"
+    no_idle = f", `adapter serve --no-idle`, niceness {DEFAULT_NICE} ({client})"
+    as_started = f", `adapter serve --nice 0 --no-idle` ({client})"
     loads = {
         "alone": SyncLoad("alone"),
         "paced": SyncLoad("API paced, 10 clients at ~20 req/s each", 10, 50),
@@ -260,20 +296,43 @@ def sync_cost(
         "full": SyncLoad("API at full speed, 20 clients", 20),
         "full-nice": SyncLoad("API at full speed, 20 clients" + under, 20, None, low),
         "paced-default": SyncLoad(
-            "API paced, 10 clients at ~20 req/s each" + default, 10, 50, (), None, low
+            "API paced, 10 clients at ~20 req/s each" + default, 10, 50, (), (), low
         ),
-        "full-default": SyncLoad(
-            "API at full speed, 20 clients" + default, 20, None, (), None, low
+        "full-default": SyncLoad("API at full speed, 20 clients" + default, 20, None, (), (), low),
+        "full-no-idle": SyncLoad(
+            "API at full speed, 20 clients" + no_idle, 20, None, (), ("--no-idle",), low
+        ),
+        "full-as-started": SyncLoad(
+            "API at full speed, 20 clients" + as_started, 20, None, (), AS_STARTED, low
+        ),
+        "rate-1000": SyncLoad(
+            "API paced, 20 clients at ~50 req/s each" + default, 20, 20, (), (), low
+        ),
+        "rate-2000": SyncLoad(
+            "API paced, 20 clients at ~100 req/s each" + default, 20, 10, (), (), low
         ),
     }
     runs = [SyncRuns(load) for key, load in loads.items() if key == "alone" or key in conditions]
-    order = [run for _ in range(rounds) for run in runs] + [runs[0]]
+    order = [runs[0]] + [x for _ in range(rounds) for run in runs[1:] for x in (run, runs[0])]
     try:
+        before = 0.0
+        pending: SyncRuns | None = None  # the loaded run waiting for the run alone after it
         for n, run in enumerate(order):
-            seconds, rps = _one_sync(sqlite, tmp, n, pages, origin, server, run.load, mixed)
-            run.seconds.append(seconds)
-            run.rps.append(rps)
-            print(f"  sync {run.load.label}: {seconds:.1f} s, API {rps:,.0f} req/s", flush=True)
+            one = _one_sync(sqlite, tmp, n, pages, origin, server, run.load, mixed, meta)
+            run.seconds.append(one.seconds)
+            if run is runs[0]:
+                if pending:
+                    pending.ratios.append(pending.seconds[-1] / ((before + one.seconds) / 2))
+                before, pending = one.seconds, None
+            else:
+                run.rps.append(one.rps)
+                run.probe_p99.append(one.probe_p99)
+                pending = run
+            print(
+                f"  sync {run.load.label}: {one.seconds:.1f} s, API {one.rps:,.0f} req/s, "
+                f"CN-like p99 {one.probe_p99:.1f} ms",
+                flush=True,
+            )
     finally:
         served.stop()
     return runs
@@ -288,22 +347,29 @@ def _one_sync(
     server: Server,
     load: SyncLoad,
     mixed: list[str],
-) -> tuple[float, float]:
-    """One sync into a fresh copy of the store: (its wall seconds, the API's req/s meanwhile)."""
+    meta: list[str],
+) -> SyncRun:
+    """One sync into a fresh copy of the store, with `load` on the API beside it.
+
+    Beside the load, one client at the sync's priority asks getSystemMetadata 10 times a
+    second, as DataONE's coordinating node does from another machine: its p99 says how long
+    the CN waits while the API yields the cores to the sync.
+    """
     db = tmp / f"sync-{n}.db"
     shutil.copyfile(sqlite, db)
     url = f"sqlite:///{db}"
     cfg = tmp / f"sync-{n}.yaml"
     cfg.write_text(_sync_config(url, origin))
     with ExitStack() as stack:
-        wrk = None
+        wrk = probe = None
         if load.connections:
             api, _ = stack.enter_context(
-                api_server(url, server, tmp / "serve-sync.log", load.under, load.api_nice)
+                api_server(url, server, tmp / "serve-sync.log", load.under, load.priority)
             )
             # wrk stands for a client on another machine: run like the API, or below it
             wrk_under = load.under if load.wrk_under is None else load.wrk_under
             wrk = apiload.Wrk(api, mixed, load.connections, load.delay_ms, wrk_under)
+            probe = apiload.Wrk(api, meta, 1, PROBE_DELAY_MS)
             time.sleep(1)
         began = time.perf_counter()
         proc = subprocess.run(
@@ -314,7 +380,10 @@ def _one_sync(
             env={**os.environ, "PYTHONPATH": str(ROOT)},
         )
         seconds = time.perf_counter() - began
-        rps = wrk.stop() if wrk else 0.0
+        run = SyncRun(seconds)
+        if wrk and probe:
+            (rps, _), (_, p99) = wrk.stop(), probe.stop()
+            run = SyncRun(seconds, rps, p99)
     summary = [json.loads(x) for x in proc.stdout.splitlines() if x[:1] == "{"]
     fetched = sum(s.get("fetched", 0) for s in summary)  # pages (each writes 2 objects)
     if proc.returncode not in (0, 1) or fetched != pages:
@@ -323,7 +392,7 @@ def _one_sync(
             f"{(proc.stdout + proc.stderr)[-600:]}"
         )
     db.unlink()
-    return seconds, rps
+    return run
 
 
 def _sync_config(url: str, origin: str) -> str:
@@ -506,26 +575,35 @@ def sync_table(args: argparse.Namespace, sync_rows: list[SyncRuns] | str, sync_s
         return f"\nServing while a sync writes: not measured, the runs {sync_rows}\n"
     if not sync_rows:
         return ""
-    alone = statistics.median(sync_rows[0].seconds)
-    sync_lines = [
-        f"| {run.load.label} | {', '.join(f'{x:.1f}' for x in run.seconds)} "
-        f"| {statistics.median(run.seconds):.1f} "
-        f"| {(statistics.median(run.seconds) / alone - 1) * 100:+.0f} % | "
-        + (f"{statistics.median(run.rps):,.0f}" if run.load.connections else "")
-        + " |"
-        for run in sync_rows
-    ]
+    sync_lines = [_sync_line(run) for run in sync_rows]
     return f"""
 Serving while a sync writes (`adapter sync` of {args.sync_pages:,} generated landing pages,
 benchmarks/synthrepo.py on nginx, into a copy of the SQLite store that `adapter serve`
 answers from ({sync_server}); wrk asks for getSystemMetadata and get in turns. The
-conditions take turns ({args.sync_rounds} rounds, then one more run alone); cost: the
-median against the median alone, whose spread says how much the machine's other load moved:
+conditions take turns ({args.sync_rounds} rounds), each run between two runs of the sync alone;
+cost: each run against the mean of those two, the median and the range of these ratios (the
+runs alone show how much the machine's other load moved). Beside every load, one client at
+the sync's priority asks getSystemMetadata 10 times a second, as the coordinating node would
+from another machine: its p99 is what the CN waits (both columns: medians of the runs).
 
-| sync | runs (s) | median s | cost | API req/s meanwhile (median) |
-| --- | --- | --- | --- | --- |
+| sync | runs (s) | median s | cost, median (range) | API req/s meanwhile | CN-like p99 ms |
+| --- | --- | --- | --- | --- | --- |
 {chr(10).join(sync_lines)}
 """
+
+
+def _sync_line(run: SyncRuns) -> str:
+    """One row of the sync-cost table."""
+    cost = "+0 %"
+    if run.ratios:
+        low, mid, high = (min(run.ratios), statistics.median(run.ratios), max(run.ratios))
+        cost = f"{(mid - 1) * 100:+.0f} % ({(low - 1) * 100:+.0f} to {(high - 1) * 100:+.0f})"
+    rps = f"{statistics.median(run.rps):,.0f}" if run.rps else ""
+    p99 = f"{statistics.median(run.probe_p99):.1f}" if run.probe_p99 else ""
+    return (
+        f"| {run.load.label} | {', '.join(f'{x:.1f}' for x in run.seconds)} "
+        f"| {statistics.median(run.seconds):.1f} | {cost} | {rps} | {p99} |"
+    )
 
 
 def machine_line(

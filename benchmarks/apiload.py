@@ -216,16 +216,17 @@ class Wrk:
             text=True,
         )
 
-    def stop(self) -> float:
-        """Stop it; the requests per second it made."""
+    def stop(self) -> tuple[float, float]:
+        """Stop it: the requests per second it made, and their p99 latency in ms (0: none)."""
         self.proc.send_signal(signal.SIGINT)  # wrk prints its summary on SIGINT
         out, _ = self.proc.communicate(timeout=30)
         wall = time.perf_counter() - self.began
         shutil.rmtree(self.tmp, ignore_errors=True)
         line = next((x for x in out.splitlines() if x.startswith("WRKJSON ")), None)
         if line is None:
-            return 0.0
-        return float(json.loads(line.removeprefix("WRKJSON "))["requests"]) / wall
+            return 0.0, 0.0
+        summary = json.loads(line.removeprefix("WRKJSON "))
+        return float(summary["requests"]) / wall, float(summary["p99_us"]) / 1000
 
 
 NGINX_CONF = """
