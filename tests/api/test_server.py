@@ -6,12 +6,10 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
 import signal
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -29,7 +27,7 @@ from sqlalchemy import create_engine, select
 import adapter.api.read
 import adapter.api.syncfailed
 from adapter.api.app import MemberNodeApp
-from adapter.commands.serve import DEFAULT_NICE, member_node
+from adapter.commands.serve import member_node
 from adapter.config.load import PLACEHOLDER_SUBJECTS
 from adapter.config.settings import NodeSettings
 from adapter.models import SyncRecord
@@ -37,7 +35,7 @@ from adapter.store import schema
 from adapter.store.accesslog import LogQuery
 from adapter.store.db import Store
 from adapter.store.listing import Window
-from tests.support import SERVE_AS_STARTED, free_port, stores
+from tests.support import SERVE_AS_STARTED, stores
 from tests.support.d1schemas import pyxb_parse, validate_error, validate_types
 from tests.support.member_node import (
     FORMAT,
@@ -695,64 +693,6 @@ def start_serve(*args: str, nodes: int = 1) -> tuple[subprocess.Popen[str], dict
 def stop_serve(process: subprocess.Popen[str], timeout: float = 10) -> int:
     process.send_signal(signal.SIGTERM)
     return process.wait(timeout=timeout)
-
-
-def niceness(pid: int) -> int:
-    return int(_stat(pid)[16])
-
-
-def policy(pid: int) -> int:
-    return int(_stat(pid)[38])
-
-
-def _stat(pid: int) -> list[str]:
-    """/proc/PID/stat's fields from the third (state) on: the name may hold spaces."""
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-
-
-def children(pid: int) -> list[int]:
-    tasks = Path(f"/proc/{pid}/task").iterdir()
-    return [int(c) for task in tasks for c in (task / "children").read_text().split()]
-
-
-IDLE, NORMAL = os.SCHED_IDLE, os.SCHED_OTHER
-
-
-@pytest.mark.parametrize(
-    ("under", "args", "expected"),
-    [
-        ((), (), (DEFAULT_NICE, IDLE)),
-        ((), ("--no-idle",), (DEFAULT_NICE, NORMAL)),
-        ((), ("--nice", "0", "--no-idle"), (0, NORMAL)),
-        (("nice", "-n", "15"), ("--nice", "5", "--no-idle"), (15, NORMAL)),
-        ((), ("--server", "granian", "--workers", "2"), (DEFAULT_NICE, IDLE)),
-    ],
-    ids=["default", "no-idle", "nice 0: as started", "never lowered", "granian workers inherit"],
-)
-def test_adapter_serve_yields_the_cpu_to_a_sync_unless_told(
-    world: World, under: tuple[str, ...], args: tuple[str, ...], expected: tuple[int, int]
-) -> None:
-    port = str(free_port()) if "granian" in args else "0"  # its workers share a fixed port
-    process = subprocess.Popen(
-        [*under, sys.executable, "-m", "adapter", "serve", "--port", port, "--store", world.url,
-         "--node-id", world.node.id, *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )  # fmt: skip
-    try:
-        assert process.stdout is not None and world.node.id in process.stdout.readline()
-        threads = [int(t.name) for t in Path(f"/proc/{process.pid}/task").iterdir()]
-        workers = children(process.pid)
-        deadline = time.monotonic() + 60
-        while "granian" in args and len(workers) < 2 and time.monotonic() < deadline:
-            time.sleep(0.1)
-            workers = children(process.pid)
-        assert "granian" not in args or len(workers) == 2
-        for pid in (*threads, *workers):
-            assert (niceness(pid), policy(pid)) == expected
-    finally:  # niced on a machine the suite's workers keep busy, it stops when it gets a turn
-        assert stop_serve(process, timeout=120) == 0
 
 
 def test_adapter_serve_from_a_store_url(world: World) -> None:
