@@ -102,7 +102,7 @@ def _versionless(url: str) -> str:
 
 NO_AUTH = AuthSettings()
 # the API's CPU priority unless told: beside a full-speed sync on 2 shared cores, an API at full
-# speed cost the sync 22 % at niceness 0, 5-13 % at 10 and 4-6 % under SCHED_IDLE, where the
+# speed cost the sync 22 % at niceness 0, 5-13 % at 10 and 3-6 % under SCHED_IDLE, where the
 # coordinating node's p99 wait grew from 60-70 ms to 180-200 ms (benchmarks/api.py, operate.md)
 DEFAULT_NICE = 10
 DEFAULT_IDLE = True
