@@ -42,6 +42,8 @@ STAGE_TITLES = {
 def on_files(files: Files, config: MkDocsConfig) -> Files:
     for path, text in reference_pages().items():
         files.append(File.generated(config, path, content=text))
+    for plot in sorted((ROOT / "benchmarks").glob("*.svg")):  # BENCHMARKS.md links them there
+        files.append(File.generated(config, f"benchmarks/{plot.name}", content=plot.read_bytes()))
     return files
 
 
