@@ -54,6 +54,10 @@ COMMANDS: dict[str, Verb] = {
         "The store's landing pages with their last outcome (`pages show URL`: one's report).",
     ),
     "db": Verb("adapter.commands.sync:db", "The store's schema."),
+    "import": Verb(
+        "adapter.commands.imports:import_group",
+        "Import a member node's objects from other software into the store.",
+    ),
     "queue": Verb(
         "adapter.commands.queue:queue", "The outbox of sync records: list, show, export, ack."
     ),

@@ -189,9 +189,13 @@ class DataOneSettings(Settings):
     replication: ReplicationSettings = ReplicationSettings()
     checksum_algorithm: Literal["MD5", "SHA-1"] = "MD5"
     sync_metadata_copy: bool = False  # also sync the encoding's metadata file as an object
+    # a resource map (OAI-ORE package) per Dataset; false keeps a node moved from mnlite,
+    # which published none, without new objects for its unchanged Datasets
+    resource_maps: bool = True
     # how a Dataset's seriesId is formed: "doi" (doi:10.x/y, else the recognised identifier
-    # in its series form) or "mnlite" (the first identifier as published, as mnlite does)
-    series_id_scheme: Literal["doi", "mnlite"] = "doi"  # doi:10.x/y, or mnlite's seriesIds
+    # in its series form), "mnlite" (the first identifier as published, as mnlite does) or
+    # "mnlite-at-id" (the Dataset's @id, else that first identifier: mnlite's use_at_id)
+    series_id_scheme: Literal["doi", "mnlite", "mnlite-at-id"] = "doi"
     base_url: HttpUrl | None = None  # public base URL of the served Member Node API
     # The Node document asks the CN to harvest this long after each cron sync starts
     # (set it above a sync's usual duration so the harvest does not overlap the sync).

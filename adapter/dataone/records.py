@@ -37,7 +37,9 @@ the publisher's own IRI: `adapter.identifiers`). Under the `mnlite` scheme it
 is the first `identifier` value as published (a text, a PropertyValue's
 `value`, else its `@id`), as DataONE's mnlite forms it
 (soscan/sonormalizepipeline.py: "Use the first identifier value provided for
-series_id"), so a node moved from mnlite continues its series. Series ids of
+series_id"), so a node moved from mnlite continues its series; under
+`mnlite-at-id` (mnlite's `use_at_id`) it is the Dataset's `@id`, else that
+first identifier. Series ids of
 metadata copies: `<Dataset seriesId>#<short name of the format>`
 (`doi:10.1234/abc#iso19139`). Every PID starts with `sha256:`, and a seriesId
 that would too is refused (`series_id`), so a seriesId can never equal a PID
@@ -243,13 +245,15 @@ def series_id_for(doi: str) -> str:
     return SID_PREFIX + doi
 
 
-SERIES_ID_SCHEMES = ("doi", "mnlite")
+SERIES_ID_SCHEMES = ("doi", "mnlite", "mnlite-at-id")
 
 
 def series_id(dataset: DatasetResult, scheme: str, accepted: tuple[str, ...]) -> str | None:
     """The Dataset's seriesId under the node's scheme, from identifiers its profile accepts."""
     if scheme == "mnlite":
         found = dataset.first_identifier
+    elif scheme == "mnlite-at-id":  # mnlite's use_at_id (GeoNetwork has no identifier)
+        found = dataset.id or dataset.first_identifier
     elif dataset.doi is not None:
         found = series_id_for(dataset.doi)
     else:
@@ -269,6 +273,8 @@ def possible_series_ids(dataset: DatasetResult) -> set[str]:
         found.add(series_id_for(dataset.doi))
     if dataset.first_identifier is not None:
         found.add(dataset.first_identifier)
+    if dataset.id is not None:  # the mnlite-at-id scheme's
+        found.add(dataset.id)
     return found
 
 

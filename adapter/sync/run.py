@@ -278,7 +278,7 @@ def _prepare(run: _Run, progress: bool, enqueue_only: bool) -> bool:
         return False
     if complete and not stop.is_set():
         _archive_missing(store, node, summary)
-    if not stop.is_set():
+    if not stop.is_set() and node.dataone.resource_maps:
         _publish_missing_packages(store, node, summary)
     fr.mark_stale_due(store, node.id, timedelta(hours=node.sync.recheck_after_hours))
     claims.release_stale_claims(store, node.id)

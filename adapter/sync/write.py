@@ -122,6 +122,7 @@ def _write_failed(c: CheckedPage, exc: StoreError) -> None:
 def _write(conn: Connection, c: CheckedPage, owner: str, node: NodeSettings) -> None:
     """A checked page's writes, inside the caller's transaction; `_ClaimLost` undoes them."""
     row, out, page = c.row, c.out, c.page
+    maps_on = node.dataone.resource_maps
     if out.status == "gone":
         out.archived = archive_page(conn, node.id, row.url)
         if out.archived:  # a page refused for this one's DOI may take its series now
@@ -146,7 +147,7 @@ def _write(conn: Connection, c: CheckedPage, owner: str, node: NodeSettings) -> 
                 out.findings.append(SERIES_UNLISTED.at(row.url, f"{sid}: head {pid} archived"))
         if unlisted:  # a Dataset moved to another page: that page may take its series now
             mark_due_with_finding(conn, node.id, DUPLICATE_DOI.code, row.url)
-    if out.status != "gone" and (out.created or out.versions or out.archived):
+    if out.status != "gone" and (out.created or out.versions or out.archived) and maps_on:
         maps = refresh_packages(conn, defaults_for(node), row.url)
         out.created, out.versions = out.created + maps.created, out.versions + maps.versions
     if page.report is not None:  # sync-level findings join the page's own

@@ -1,0 +1,1 @@
+"""Moving a member node from other software into the store: mnlite's opersist store."""
