@@ -143,7 +143,7 @@ class MnThing:
     blob: bytes | None = None  # stored instead of blob_of(jsonld): a damaged blob
     write_blob: bool = True  # False: the blob is missing
     file_name: str = "tmpq8x2k1va"  # mnlite's temporary file's name
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)  # column values written instead
 
     @property
     def pid(self) -> str:
@@ -227,37 +227,35 @@ def _write_thing(conn: Any, folder: Path, t: MnThing, rules: dict[tuple[str, str
         path.write_bytes(t.blob if t.blob is not None else data)
         side = {"identifier": t.pid, "media_type": "application/ld+json", "source": t.source}
         path.with_suffix(".json").write_text(json.dumps(side), "utf-8")
-    conn.execute(
-        insert(thing).values(
-            checksum_sha256=sha,
-            identifier=t.pid,
-            series_id=t.series_id,
-            size_bytes=len(data),
-            checksum_md5=hashlib.md5(data).hexdigest(),
-            checksum_sha1=hashlib.sha1(data).hexdigest(),
-            identifiers=[],
-            t_added=t.date_uploaded,
-            t_content_modified=t.date_uploaded,
-            date_modified=t.date_modified,
-            date_uploaded=t.date_uploaded,
-            content=rel,
-            media_type_name="application/ld+json",
-            file_name=t.file_name,
-            source=t.source,
-            format_id=FORMAT,
-            serial_version=t.serial_version,
-            replication_allowed=False,
-            number_replicas=0,
-            replication_preferred=[],
-            replication_blocked=[],
-            archived=t.archived,
-            obsoletes=t.obsoletes,
-            obsoleted_by=t.obsoleted_by,
-            submitter_id=SUBMITTER,
-            rights_holder_id=OWNER,
-            _meta={"http_status": 200, "source": t.source},
-            **t.extra,
-        )
-    )
+    values: dict[str, Any] = {
+        "checksum_sha256": sha,
+        "identifier": t.pid,
+        "series_id": t.series_id,
+        "size_bytes": len(data),
+        "checksum_md5": hashlib.md5(data).hexdigest(),
+        "checksum_sha1": hashlib.sha1(data).hexdigest(),
+        "identifiers": [],
+        "t_added": t.date_uploaded,
+        "t_content_modified": t.date_uploaded,
+        "date_modified": t.date_modified,
+        "date_uploaded": t.date_uploaded,
+        "content": rel,
+        "media_type_name": "application/ld+json",
+        "file_name": t.file_name,
+        "source": t.source,
+        "format_id": FORMAT,
+        "serial_version": t.serial_version,
+        "replication_allowed": False,
+        "number_replicas": 0,
+        "replication_preferred": [],
+        "replication_blocked": [],
+        "archived": t.archived,
+        "obsoletes": t.obsoletes,
+        "obsoleted_by": t.obsoleted_by,
+        "submitter_id": SUBMITTER,
+        "rights_holder_id": OWNER,
+        "_meta": {"http_status": 200, "source": t.source},
+    }
+    conn.execute(insert(thing).values(values | t.extra))
     for rule in t.access:
         conn.execute(insert(thing_accessrule).values(thing_id=sha, accessrule_id=rules[rule]))
