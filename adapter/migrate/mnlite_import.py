@@ -19,10 +19,10 @@ from pydantic import ValidationError
 from adapter.config.settings import NodeSettings
 from adapter.errors import ConfigError
 from adapter.migrate.mnlite_config import SettingNote, node_config
-from adapter.migrate.mnlite_plan import Skipped, plan_import
+from adapter.migrate.mnlite_plan import Skipped, checked_bytes, plan_import
 from adapter.store.db import Store
 from adapter.store.imports import node_pids, write_imported
-from adapter.store.mnlite import open_instance, read_blob, read_things
+from adapter.store.mnlite import Thing, open_instance, read_blob, read_things
 
 
 @dataclass(slots=True)
@@ -98,7 +98,12 @@ def import_mnlite(
         node = node_from(raw, str(instance.path))
     limits = node.limits()
     cap = limits.max_page_bytes
-    plan = plan_import(things, lambda t: read_blob(instance, t, cap), node, limits)
+
+    def blob(thing: Thing) -> bytes | str:
+        return read_blob(instance, thing, cap)
+
+    plan = plan_import(things, blob, node, limits)
+    by_pid = {(t.identifier or "").strip(): t for t in things}
     report.skipped = list(plan.skipped)
     report.notes += plan.notes
     mine = {(t.identifier or "").strip() for t in things}
@@ -111,7 +116,14 @@ def import_mnlite(
                 "series two histories. Use a fresh store, or --force to import beside them"
             )
             return report
-        written = write_imported(conn, node.id, plan.records, plan.series, plan.pages)
+        written = write_imported(
+            conn,
+            node.id,
+            plan.records,
+            plan.series,
+            plan.pages,
+            lambda rec: checked_bytes(by_pid[rec.pid], blob),  # again: it may have changed
+        )
     report.imported, report.present = written.records, written.present
     report.series, report.series_present = len(written.series), len(written.series_present)
     report.pages = len(written.pages)
@@ -119,6 +131,8 @@ def import_mnlite(
         report.skipped.append(
             Skipped(pid, "", "the store already holds this PID for the node with other bytes")
         )
+    for pid, why in written.unreadable:
+        report.skipped.append(Skipped(pid, "", f"{why} (when it was written)"))
     for ident, holder in written.held:
         report.skipped.append(
             Skipped(ident, "", f"the identifier is already given out to node {holder}")

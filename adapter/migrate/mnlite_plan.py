@@ -2,10 +2,12 @@
 
 Pure: the things and a blob reader in, a `Plan` out. Each thing becomes a record
 with the values mnlite served (its PID, seriesId, MD5 checksum, size, formatId,
-dates, serialVersion, obsolescence, archived flag, submitter and rights holder)
-and the blob's bytes, once the bytes are checked against the sha256 that names
-them, the MD5 and the size mnlite published. A thing whose bytes cannot be
-served as mnlite served them is skipped with the reason.
+dates, serialVersion, obsolescence, archived flag, submitter and rights holder),
+once the blob's bytes are checked against the sha256 that names them, the MD5
+and the size mnlite published; a thing whose bytes cannot be served as mnlite
+served them is skipped with the reason. The records carry no bytes: the writer
+reads each blob again as it writes it, so an import of any size holds one
+object in memory at a time.
 
 The continuity of each series rests on its row's content key. The head's
 JSON-LD (what mnlite stored: the page's block, or its blocks as a list) is
@@ -67,16 +69,16 @@ def plan_import(
 ) -> Plan:
     """The records, series and frontier pages for the node (see the module docstring)."""
     plan = Plan()
-    blobs: dict[str, bytes] = {}
+    by_pid: dict[str, Thing] = {}
     for thing in things:
         rec = _record(thing, read_blob, node, plan)
         if rec is not None:
             plan.records.append(rec)
-            assert rec.object_bytes is not None
-            blobs[rec.pid] = rec.object_bytes
+            by_pid[rec.pid] = thing
     keys: dict[str, list[str]] = {}
     for head in _heads(plan):
-        key = _content_key(head, blobs[head.pid], node, limits, plan)
+        data = read_blob(by_pid[head.pid])
+        key = _content_key(head, data if isinstance(data, bytes) else b"", node, limits, plan)
         plan.series.append(ImportedSeries(head.series_id or "", head.source_url, head.pid, key))
         if head.source_url:
             keys.setdefault(head.source_url, []).append(key)
@@ -90,22 +92,18 @@ def _skip(plan: Plan, thing: Thing, reason: str) -> None:
     plan.skipped.append(Skipped(thing.identifier, thing.sha256, reason))
 
 
-def _checked_bytes(thing: Thing, read_blob: BlobReader, plan: Plan) -> bytes | None:
-    """The blob's bytes when they are the object mnlite published, else None (skipped)."""
+def checked_bytes(thing: Thing, read_blob: BlobReader) -> bytes | str:
+    """The blob's bytes when they are the object mnlite published, else why not."""
     data = read_blob(thing)
     if isinstance(data, str):
-        _skip(plan, thing, data)
-        return None
+        return data
     if hashlib.sha256(data).hexdigest() != thing.sha256:
-        _skip(plan, thing, "its blob's sha256 is not the one mnlite recorded (a damaged blob)")
-        return None
+        return "its blob's sha256 is not the one mnlite recorded (a damaged blob)"
     md5 = hashlib.md5(data).hexdigest()
     if thing.md5 is not None and thing.md5.lower() != md5:
-        _skip(plan, thing, f"its blob's MD5 {md5} is not the published {thing.md5}")
-        return None
+        return f"its blob's MD5 {md5} is not the published {thing.md5}"
     if thing.size is not None and thing.size != len(data):
-        _skip(plan, thing, f"its blob is {len(data)} bytes, mnlite published {thing.size}")
-        return None
+        return f"its blob is {len(data)} bytes, mnlite published {thing.size}"
     return data
 
 
@@ -120,8 +118,9 @@ def _record(
     if modified is None:
         _skip(plan, thing, "it has no date_modified (dateSysMetadataModified)")
         return None
-    data = _checked_bytes(thing, read_blob, plan)
-    if data is None:
+    data = checked_bytes(thing, read_blob)
+    if isinstance(data, str):
+        _skip(plan, thing, data)
         return None
     if thing.series_id is not None and thing.series_id.strip() == pid:
         _skip(plan, thing, "its seriesId equals its PID, which DataONE forbids")
@@ -147,7 +146,6 @@ def _record(
         serial_version=thing.serial_version or 1,
         submitter=submitter,
         rights_holder=thing.rights_holder or submitter,
-        object_bytes=data,
     )
 
 

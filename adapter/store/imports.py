@@ -17,7 +17,7 @@ No outbox event is written: the coordinating node already holds these objects.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -57,6 +57,7 @@ class Written:
     present: list[str] = field(default_factory=list)  # PIDs the node already had, same bytes
     conflicts: list[str] = field(default_factory=list)  # PIDs the node has with other bytes
     held: list[tuple[str, str]] = field(default_factory=list)  # (identifier, node holding it)
+    unreadable: list[tuple[str, str]] = field(default_factory=list)  # (PID, why no bytes)
     series: list[str] = field(default_factory=list)  # series rows inserted
     series_present: list[str] = field(default_factory=list)  # series rows left as they were
     pages: list[str] = field(default_factory=list)  # frontier rows inserted
@@ -77,7 +78,7 @@ def _same_record(conn: Connection, node_id: str, rec: SyncRecord) -> bool | None
     return None if row is None else row[0] == rec.checksum
 
 
-def _insert_record(conn: Connection, node_id: str, rec: SyncRecord) -> None:
+def _insert_record(conn: Connection, node_id: str, rec: SyncRecord, data: bytes) -> None:
     q.RECORD_INSERT.rowcount(
         conn,
         node_id=node_id,
@@ -99,7 +100,7 @@ def _insert_record(conn: Connection, node_id: str, rec: SyncRecord) -> None:
         submitter=rec.submitter,
         rights_holder=rec.rights_holder,
         describes_pid=rec.describes_pid,
-        object_bytes=rec.object_bytes or b"",
+        object_bytes=data,
     )
 
 
@@ -109,8 +110,12 @@ def write_imported(
     records: Sequence[SyncRecord],
     series: Sequence[ImportedSeries],
     pages: Sequence[ImportedPage],
+    load: Callable[[SyncRecord], bytes | str],
 ) -> Written:
-    """Write the imported records, their series and pages in the caller's transaction."""
+    """Write the imported records, their series and pages in the caller's transaction.
+
+    `load` gives a record's bytes (or why it cannot), read as each is written, so an
+    import holds one object in memory at a time."""
     out = Written()
     newest: datetime | None = None
     for rec in sorted(records, key=lambda r: (utc(r.date_modified), r.pid)):
@@ -118,11 +123,15 @@ def write_imported(
         if same is not None:
             (out.present if same else out.conflicts).append(rec.pid)
             continue
+        data = load(rec)
+        if isinstance(data, str):
+            out.unreadable.append((rec.pid, data))
+            continue
         holder = claim_identifier(conn, node_id, rec.pid, "pid")
         if holder is not None:
             out.held.append((rec.pid, holder))
             continue
-        _insert_record(conn, node_id, rec)
+        _insert_record(conn, node_id, rec, data)
         out.records.append(rec.pid)
         stamp = utc(rec.date_modified)
         newest = stamp if newest is None or stamp > newest else newest

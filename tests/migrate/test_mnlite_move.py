@@ -172,6 +172,8 @@ def assert_served_as_mnlite(client: Any, thing: MnThing) -> None:
     assert d1_time(sm.dateUploaded) == d1_time(thing.date_uploaded)
     assert d1_time(sm.dateSysMetadataModified) == d1_time(thing.date_modified)
     assert sm.originMemberNode.value() == NODE == sm.authoritativeMemberNode.value()
+    policy = sm.replicationPolicy  # mnlite's things: replication off, no replicas
+    assert (bool(policy.replicationAllowed), policy.numberReplicas) == (False, 0)
     rules = [(a.subject[0].value(), a.permission[0]) for a in sm.accessPolicy.allow]
     assert rules == list(thing.access)
     assert sm.mediaType.name == "application/ld+json" and sm.fileName == thing.file_name
