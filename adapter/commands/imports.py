@@ -40,6 +40,7 @@ def import_group() -> None:
 @click.option("--node", "node_id", required=True, help="The node id (urn:node:...).")
 @store_options
 @click.option("--force", is_flag=True, help="Import although the node has other records.")
+@click.option("--dry-run", is_flag=True, help="Report what it would do; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="The report as one JSON object.")
 def mnlite(
     instance: str,
@@ -47,6 +48,7 @@ def mnlite(
     config_path: str | None,
     store_url: str | None,
     force: bool,
+    dry_run: bool,
     as_json: bool,
 ) -> None:
     """Import the mnlite node folder INSTANCE (node.json, its SQLite store, the blobs)."""
@@ -65,11 +67,13 @@ def mnlite(
             raise ConfigError(message) from None
     store = Store.open(found.store_url)
     try:
-        report: ImportReport = import_mnlite(instance, node_id, store, node, force=force)
+        report: ImportReport = import_mnlite(
+            instance, node_id, store, node, force=force, dry_run=dry_run
+        )
     finally:
         store.close()
     written = None
-    if config_path is not None and not existing and report.refused is None:
+    if config_path is not None and not existing and report.refused is None and not dry_run:
         document = {"store_url": found.store_url, "nodes": [report.config]}
         Path(config_path).write_text(yaml.safe_dump(document, sort_keys=False), "utf-8")
         written = config_path
@@ -85,6 +89,8 @@ def mnlite(
 def render(report: Any, store: str, written: str | None, used: str | None) -> str:
     """The import report for an operator: counts, every skip and note, the settings."""
     lines = [f"mnlite node {report.instance} -> {report.node_id} in {store}"]
+    if report.dry_run:
+        lines[0] += " (dry run: nothing was written)"
     if report.refused is not None:
         return "\n".join([*lines, f"Refused: {report.refused}."])
     lines.append(

@@ -21,7 +21,7 @@ from adapter.errors import ConfigError
 from adapter.migrate.mnlite_config import SettingNote, node_config
 from adapter.migrate.mnlite_plan import Skipped, checked_bytes, plan_import
 from adapter.store.db import Store
-from adapter.store.imports import node_pids, write_imported
+from adapter.store.imports import Written, node_pids, write_imported
 from adapter.store.mnlite import Thing, open_instance, read_blob, read_things
 
 
@@ -42,6 +42,7 @@ class ImportReport:
     settings: list[SettingNote] = field(default_factory=list)
     config: dict[str, Any] = field(default_factory=dict)  # the node's YAML mapping
     refused: str | None = None  # why nothing was written
+    dry_run: bool = False  # everything was written, then rolled back
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -63,7 +64,16 @@ class ImportReport:
             ],
             "config": self.config,
             "refused": self.refused,
+            "dry_run": self.dry_run,
         }
+
+
+class _RollBack(Exception):
+    """Ends a dry run's transaction: what it wrote is counted, then undone."""
+
+    def __init__(self, written: Written) -> None:
+        super().__init__("dry run")
+        self.written = written
 
 
 def node_from(raw: dict[str, Any], where: str) -> NodeSettings:
@@ -84,9 +94,12 @@ def import_mnlite(
     node: NodeSettings | None = None,
     *,
     force: bool = False,
+    dry_run: bool = False,
 ) -> ImportReport:
     """Import the mnlite node folder as `node_id`'s records; `node`: its configured settings
-    (else built from node.json). Never raises for a thing's fault: it is skipped, with why."""
+    (else built from node.json); `dry_run`: write in a transaction that is rolled back, so
+    the report is exact and the store unchanged. Never raises for a thing's fault: it is
+    skipped, with why."""
     instance = open_instance(instance_path)
     things = read_things(instance)
     raw, settings, warnings = node_config(
@@ -107,23 +120,28 @@ def import_mnlite(
     report.skipped = list(plan.skipped)
     report.notes += plan.notes
     mine = {(t.identifier or "").strip() for t in things}
-    with store.write() as conn:
-        others = node_pids(conn, node.id) - mine
-        if others and not force:
-            report.refused = (
-                f"the store already holds {len(others)} records of {node.id} that are not "
-                "this mnlite node's (a sync or another import); importing would give their "
-                "series two histories. Use a fresh store, or --force to import beside them"
+    try:
+        with store.write() as conn:
+            others = node_pids(conn, node.id) - mine
+            if others and not force:
+                report.refused = (
+                    f"the store already holds {len(others)} records of {node.id} that are not "
+                    "this mnlite node's (a sync or another import); importing would give their "
+                    "series two histories. Use a fresh store, or --force to import beside them"
+                )
+                return report
+            written = write_imported(
+                conn,
+                node.id,
+                plan.records,
+                plan.series,
+                plan.pages,
+                lambda rec: checked_bytes(by_pid[rec.pid], blob),  # again: it may have changed
             )
-            return report
-        written = write_imported(
-            conn,
-            node.id,
-            plan.records,
-            plan.series,
-            plan.pages,
-            lambda rec: checked_bytes(by_pid[rec.pid], blob),  # again: it may have changed
-        )
+            if dry_run:
+                raise _RollBack(written)
+    except _RollBack as undone:
+        written, report.dry_run = undone.written, True
     report.imported, report.present = written.records, written.present
     report.series, report.series_present = len(written.series), len(written.series_present)
     report.pages = len(written.pages)

@@ -150,6 +150,9 @@ def test_text_report_lists_skips_settings_and_the_node_configuration(tmp_path: P
     folder = instance(tmp_path, [thing(1), thing(2, write_blob=False)], which_jsonld=0)
     store = f"sqlite:///{tmp_path / 'store.db'}"
     args = ["import", "mnlite", str(folder), "--node", NODE, "--store", store]
+    dry = CliRunner().invoke(cli, [*args, "--dry-run"])
+    assert dry.exit_code == 0, dry.output
+    assert "(dry run: nothing was written)" in dry.output and "1 imported" in dry.output
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
     out = result.output
