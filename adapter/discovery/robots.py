@@ -211,11 +211,11 @@ class RobotsCache:
         with self._lock:
             self._entries[key] = entry
         delay = entry.policy.crawl_delay
-        setter = getattr(self.fetcher.pacer, "set_crawl_delay", None)
-        if delay and self.honour_crawl_delay and setter is not None:
-            used = min(delay, MAX_CRAWL_DELAY)
+        if not delay or not self.honour_crawl_delay:
+            return
+        used = min(delay, MAX_CRAWL_DELAY)
+        if self.fetcher.pacer.set_crawl_delay(host_key(entry.url), used):
             capped = f" (asked {delay:g} s, capped)" if used < delay else ""
-            setter(host_key(entry.url), used)
             message = f"Crawl-delay {used:g} s honoured for {host_key(entry.url)}{capped}"
             self._note(CRAWL_DELAY.at(entry.url, message))
 

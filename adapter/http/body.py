@@ -7,8 +7,6 @@ stream of empty blocks, which decodes to nothing, cannot run on forever).
 
 from __future__ import annotations
 
-import time
-
 import urllib3
 
 from adapter.errors import FetchError
@@ -92,7 +90,7 @@ def read_body(
     wire = 0
     try:
         while True:
-            if ex.expired or time.monotonic() > ex.deadline:
+            if ex.expired or ex.clock.monotonic() > ex.deadline:
                 raise timeout_error(url, limits)
             data = resp.read1(CHUNK, decode_content=False)
             if not data:

@@ -20,7 +20,6 @@ import heapq
 import itertools
 import socket
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -31,14 +30,16 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from adapter.http.addresses import AddressPolicy
+from adapter.http.clock import SYSTEM_CLOCK, Clock
 
 
 class Exchange:
-    """One fetch: its policy, its deadline and the sockets it has used."""
+    """One fetch: its policy, its deadline (on `clock`) and the sockets it has used."""
 
-    def __init__(self, policy: AddressPolicy, deadline: float) -> None:
+    def __init__(self, policy: AddressPolicy, deadline: float, clock: Clock = SYSTEM_CLOCK) -> None:
         self.policy = policy
         self.deadline = deadline
+        self.clock = clock
         self.expired = False
         self.done = False
         self.on_sent: Callable[[float], None] | None = None  # told when a request is written
@@ -76,13 +77,14 @@ def _shutdown(sock: socket.socket) -> None:
 
 
 class Watchdog:
-    """One daemon thread that expires exchanges at their deadlines."""
+    """One daemon thread that expires exchanges at their deadlines, on its clock."""
 
     # finished exchanges left on the heap before it is rebuilt without them (at least this
     # many, and at least as many as those still running)
     COMPACT_AT = 256
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock = SYSTEM_CLOCK) -> None:
+        self.clock = clock
         self._heap: list[tuple[float, int, Exchange]] = []
         self._counter = itertools.count()
         self._cv = threading.Condition()
@@ -126,9 +128,9 @@ class Watchdog:
                 while not self._heap:
                     self._cv.wait()
                 deadline, _, exchange = self._heap[0]
-                now = time.monotonic()
+                now = self.clock.monotonic()
                 if deadline > now:
-                    self._cv.wait(deadline - now)
+                    self.clock.wait_until(self._cv, deadline)
                     continue
                 heapq.heappop(self._heap)
             exchange.expire()
@@ -141,16 +143,19 @@ _CURRENT: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar(
 
 
 @contextmanager
-def exchange(policy: AddressPolicy, deadline: float) -> Iterator[Exchange]:
-    """Run one fetch under a deadline: sockets opened or reused inside are watched."""
-    current = Exchange(policy, deadline)
+def exchange(
+    policy: AddressPolicy, deadline: float, watchdog: Watchdog = WATCHDOG
+) -> Iterator[Exchange]:
+    """Run one fetch under a deadline (on the watchdog's clock): sockets opened or reused
+    inside are watched."""
+    current = Exchange(policy, deadline, watchdog.clock)
     token = _CURRENT.set(current)
-    WATCHDOG.add(current)
+    watchdog.add(current)
     try:
         yield current
     finally:
         current.finish()
-        WATCHDOG.finished()
+        watchdog.finished()
         _CURRENT.reset(token)
 
 
@@ -192,7 +197,7 @@ class _GuardedMixin:
         super().request(*args, **kwargs)  # type: ignore[misc]
         if current is not None:
             if current.on_sent is not None:  # the pacer keeps the next start after this
-                current.on_sent(time.monotonic())
+                current.on_sent(current.clock.monotonic())
             if self.sock is not None:
                 current.attach(self.sock)  # a TLS socket replaces the plain one on connect
 

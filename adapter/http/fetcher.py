@@ -20,7 +20,6 @@ request, more than the request itself (`benchmarks/cpu_stages.py`).
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from functools import partial
 from urllib.parse import urljoin
@@ -32,7 +31,7 @@ from adapter import USER_AGENT
 from adapter.errors import FetchError
 from adapter.http.addresses import AddressPolicy, UnsafeAddress, host_key
 from adapter.http.body import read_body, short, timeout_error
-from adapter.http.connections import Exchange, exchange, guarded_pools
+from adapter.http.connections import WATCHDOG, Exchange, Watchdog, exchange, guarded_pools
 from adapter.http.findings import (
     DISALLOWED,
     HOST_PAUSED,
@@ -75,13 +74,18 @@ class Fetcher:
         pacer: Pacer | None = None,
         gate: Gate | None = None,
         retry_base_delay: float = 1.0,
+        watchdog: Watchdog = WATCHDOG,
     ) -> None:
+        """`watchdog` ends fetches at their deadline, and its clock times them, their
+        retries included (tests hand in one on virtual time)."""
         self.limits = limits
         self.user_agent = user_agent
         self.policy = policy or AddressPolicy()
         self.pacer: Pacer = pacer or NoPacer()
         self.gate = gate
         self.retry_base_delay = retry_base_delay
+        self.watchdog = watchdog
+        self.clock = watchdog.clock
         self._pools = guarded_pools()  # no proxies or .netrc from the environment
         self.health = HostHealth(limits.host_failures_before_pause)
 
@@ -153,8 +157,8 @@ class Fetcher:
     ) -> Fetched:
         limit = self.limits.max_redirects if max_redirects is None else max_redirects
         cap = self.limits.max_page_bytes if max_bytes is None else max_bytes
-        start = time.monotonic()
-        with exchange(self.policy, start + self.limits.total_timeout) as ex:
+        start = self.clock.monotonic()
+        with exchange(self.policy, start + self.limits.total_timeout, self.watchdog) as ex:
             visited: list[str] = []
             current = url
             while True:
@@ -195,7 +199,7 @@ class Fetcher:
                         headers={k.lower(): resp.headers[k] for k in resp.headers},
                         body=body,
                         redirects=tuple(visited),
-                        elapsed=time.monotonic() - start,
+                        elapsed=self.clock.monotonic() - start,
                         truncated=truncated,
                         link_headers=tuple(resp.headers.getlist("link")),
                     )
@@ -227,7 +231,8 @@ class Fetcher:
             self.health,
             self.limits,
             self.retry_base_delay,
-            getattr(self.pacer, "hold", None),
+            self.pacer.hold,
+            clock=self.clock,
         )
 
     # -- one request --------------------------------------------------------
@@ -235,7 +240,7 @@ class Fetcher:
     def _send(
         self, method: str, url: str, headers: dict[str, str], ex: Exchange
     ) -> urllib3.BaseHTTPResponse:
-        remaining = ex.deadline - time.monotonic()
+        remaining = ex.deadline - self.clock.monotonic()
         if remaining <= 0 or ex.expired:
             raise self._timeout(url)
         send_headers = {
@@ -248,8 +253,8 @@ class Fetcher:
         key = host_key(url)
         try:
             with self.pacer.slot(key):
-                sent = getattr(self.pacer, "sent", None)  # a request that left late
-                ex.on_sent = None if sent is None else partial(sent, key)  # moves the next on
+                ex.on_sent = partial(self.pacer.sent, key)  # a request that left late moves
+                # the next start on
                 resp = self._pools.urlopen(
                     method,
                     url,

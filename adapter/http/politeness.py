@@ -2,28 +2,46 @@
 
 A `Pacer` is consulted by the fetcher before every request. This one holds
 within one process; the scale-out workers put a store-backed pacer in front
-of it so the rate to a host holds however many processes run.
+of it so the rate to a host holds however many processes run. Its clock is
+injected (`adapter.http.clock`), so its waits can be tested on virtual time.
 """
 
 from __future__ import annotations
 
 import random
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Protocol
 
+from adapter.http.clock import SYSTEM_CLOCK, Clock
+
 
 class Pacer(Protocol):
+    """What the fetcher, robots.txt and a node's loop ask of a host's pace."""
+
     def slot(self, host: str) -> AbstractContextManager[None]:
         """Block until a request to `host` may start; hold a concurrency slot."""
         ...
 
     def turn(self, host: str) -> Turn:
         """What this pacer knows of `host`'s turns (other processes' starts are not known)."""
+        ...
+
+    def sent(self, host: str, when: float) -> None:
+        """The request let go by `slot` was written at `when` (monotonic): a request that
+        left late moves the next start on."""
+        ...
+
+    def hold(self, host: str, seconds: float) -> None:
+        """The host asked for a pause (Retry-After): no request starts before it ends."""
+        ...
+
+    def set_crawl_delay(self, host: str, seconds: float) -> bool:
+        """robots.txt's Crawl-delay for `host`: widens its interval, never narrows it.
+        False when this pacer keeps no pace (so the delay is not reported as honoured)."""
         ...
 
 
@@ -65,9 +83,12 @@ class Waiting:
 class HostPacer:
     """Minimum interval between request starts per host, plus a concurrency cap."""
 
-    def __init__(self, requests_per_second: float = 2.0, concurrency: int = 2) -> None:
+    def __init__(
+        self, requests_per_second: float = 2.0, concurrency: int = 2, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
         if requests_per_second <= 0 or concurrency < 1:
             raise ValueError("requests_per_second must be > 0 and concurrency >= 1")
+        self._clock = clock
         self._interval = 1.0 / requests_per_second
         self._concurrency = concurrency
         self._lock = threading.Lock()
@@ -77,7 +98,7 @@ class HostPacer:
         self._last: dict[str, float] = {}
         self._waiting = Waiting()
 
-    def set_crawl_delay(self, host: str, seconds: float) -> None:
+    def set_crawl_delay(self, host: str, seconds: float) -> bool:
         """robots.txt Crawl-delay: widens the interval for that host, never narrows it.
 
         The next start, set at the old pace, moves on by the difference.
@@ -87,6 +108,7 @@ class HostPacer:
             self._delay[host] = max(0.0, seconds)
             if host in self._next:
                 self._next[host] += max(0.0, self.interval(host) - before)
+        return True
 
     def interval(self, host: str) -> float:
         return max(self._interval, self._delay.get(host, 0.0))
@@ -104,7 +126,7 @@ class HostPacer:
     def hold(self, host: str, seconds: float) -> None:
         """The host asked for a pause (Retry-After): no request starts before it ends."""
         with self._lock:
-            self._next[host] = max(self._next.get(host, 0.0), time.monotonic() + seconds)
+            self._next[host] = max(self._next.get(host, 0.0), self._clock.monotonic() + seconds)
 
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:
@@ -119,21 +141,31 @@ class HostPacer:
     def _wait_turn(self, host: str) -> None:
         while True:
             with self._lock:
-                now = time.monotonic()
+                now = self._clock.monotonic()
                 due = self._next.get(host, 0.0)
                 if now >= due:
                     self._next[host] = now + self.interval(host)
                     self._last[host] = now
                     return
                 wait = due - now
-            time.sleep(wait)
+            self._clock.sleep(wait)
 
 
 class NoPacer:
-    """For `check-dataset`: one person, a handful of requests."""
+    """For `check-dataset`: one person, a handful of requests (a retry still waits its
+    Retry-After, in `adapter.http.retry`)."""
 
     def turn(self, host: str) -> Turn:
         return NO_TURN
+
+    def sent(self, host: str, when: float) -> None:
+        pass
+
+    def hold(self, host: str, seconds: float) -> None:
+        pass
+
+    def set_crawl_delay(self, host: str, seconds: float) -> bool:
+        return False
 
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:
@@ -197,4 +229,4 @@ def retry_after_seconds(value: str | None, now: float | None = None) -> float | 
         return None
     if when.tzinfo is None:
         return None
-    return max(0.0, when.timestamp() - (time.time() if now is None else now))
+    return max(0.0, when.timestamp() - (SYSTEM_CLOCK.time() if now is None else now))

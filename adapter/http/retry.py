@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import http.client
 import socket
-import time
 from collections.abc import Callable
 
 import urllib3
@@ -20,6 +19,7 @@ import urllib3
 from adapter.errors import FetchError
 from adapter.http.addresses import host_key
 from adapter.http.body import caused_by, short
+from adapter.http.clock import SYSTEM_CLOCK, Clock
 from adapter.http.connections import Exchange
 from adapter.http.findings import (
     CONNECTION,
@@ -69,11 +69,14 @@ def send_with_retries(
     limits: Limits,
     base_delay: float,
     hold: Callable[[str, float], None] | None = None,
+    *,
+    clock: Clock = SYSTEM_CLOCK,
 ) -> urllib3.BaseHTTPResponse:
     """`send(method, url, headers, ex)`, retried while it may help and time allows.
 
     `hold(host, seconds)`: a Retry-After holds the whole host, not only this
-    request's retry, so other threads and processes wait it out too.
+    request's retry, so other threads and processes wait it out too. `clock`
+    times the waits (`ex.deadline` is on it).
     """
     method, url, headers = request
     key = host_key(url)
@@ -100,7 +103,7 @@ def send_with_retries(
             if attempt >= limits.max_retries:
                 health.failed(key, f"{what} after {attempt} retries")
                 return resp
-            asked = retry_after_seconds(resp.headers.get("retry-after"))
+            asked = retry_after_seconds(resp.headers.get("retry-after"), clock.time())
             resp.close()
             if asked is not None and asked > limits.max_retry_after:
                 reason = (
@@ -112,7 +115,7 @@ def send_with_retries(
             if asked is not None and hold is not None:
                 hold(key, asked)
             wait = asked if asked is not None else backoff_delay(base_delay, attempt)
-        if time.monotonic() + wait > ex.deadline:
+        if clock.monotonic() + wait > ex.deadline:
             code = RATE_LIMITED.code if what.startswith("HTTP") else CONNECTION.code
             raise FetchError(
                 code,
@@ -121,5 +124,5 @@ def send_with_retries(
                 f"total_timeout ({limits.total_timeout:g} s)",
             )
         TALLY.retried(url, what if what.startswith("HTTP") else "connection")
-        time.sleep(wait)
+        clock.sleep(wait)
         attempt += 1

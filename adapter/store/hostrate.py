@@ -108,7 +108,7 @@ class StorePacer:
         if not closed:
             release(self._store)
 
-    def set_crawl_delay(self, host: str, seconds: float) -> None:
+    def set_crawl_delay(self, host: str, seconds: float) -> bool:
         """robots.txt Crawl-delay: widens the interval for that host, never narrows it."""
         with self._lock:
             before = self.interval(host)
@@ -117,6 +117,7 @@ class StorePacer:
             wider = self.interval(host) - before
         if wider > 0 and host in self._known:  # the next start was reserved at the old pace
             self._move_next(host, "next_at + :wider", wider=wider)
+        return True
 
     def interval(self, host: str) -> float:
         return max(self._interval, self._delay.get(host, 0.0))

@@ -1,9 +1,15 @@
-"""The fetcher against real misbehaving servers: every cap ends in the finding that names it."""
+"""The fetcher against real misbehaving servers: every cap ends in the finding that names it.
+
+Waits (Retry-After, backoff, the total deadline) run on a virtual clock
+(`tests.support.clock`), so they cost no time; one test of each, marked
+`slow`, waits them out for real.
+"""
 
 from __future__ import annotations
 
 import gzip
 import itertools
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,8 +17,10 @@ import pytest
 
 from adapter.errors import FetchError
 from adapter.http.addresses import AddressPolicy
+from adapter.http.connections import Watchdog
 from adapter.http.fetcher import Fetcher
 from adapter.limits import Limits
+from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.hostile import CORPUS, reset_counters, start_corpus
 
@@ -67,7 +75,11 @@ def site() -> Iterator[list[SiteServer]]:
     stop(servers)
 
 
-def fetcher_for(server: SiteServer, limits: Limits = SMALL, **kw: Any) -> Fetcher:
+def fetcher_for(
+    server: SiteServer, limits: Limits = SMALL, clock: FakeClock | None = None, **kw: Any
+) -> Fetcher:
+    if clock is not None:  # its own watchdog, on the virtual clock
+        kw["watchdog"] = Watchdog(clock)
     return Fetcher(limits, policy=AddressPolicy([server.origin]), retry_base_delay=0.05, **kw)
 
 
@@ -75,6 +87,28 @@ def fail(server: SiteServer, path: str, limits: Limits = SMALL, **kw: Any) -> Fe
     with fetcher_for(server, limits) as f, pytest.raises(FetchError) as info:
         f.get(server.url(path), **kw)
     return info.value
+
+
+def fail_on_virtual_time(server: SiteServer, path: str) -> FetchError:
+    """The fetch in a thread while the clock moves on: the watchdog's deadline passes in
+    milliseconds, whatever the server does (real sockets; read_timeout stays real)."""
+    clock = FakeClock()
+    outcome: list[BaseException] = []
+
+    def fetch() -> None:
+        try:
+            with fetcher_for(server, clock=clock) as f:
+                f.get(server.url(path))
+        except BaseException as exc:  # handed to the test thread
+            outcome.append(exc)
+
+    thread = threading.Thread(target=fetch)
+    thread.start()
+    while thread.is_alive():
+        clock.advance(0.25)
+        thread.join(0.02)
+    assert len(outcome) == 1 and isinstance(outcome[0], FetchError), outcome
+    return outcome[0]
 
 
 def requests_to(server: SiteServer, path: str) -> list[float]:
@@ -93,13 +127,22 @@ def test_good_page_and_its_gzip_twin_read_the_same(site: list[SiteServer]) -> No
 @pytest.mark.parametrize("path", ["/c/trickle-body/page", "/c/trickle-headers/page"])
 def test_trickling_server_is_cut_at_the_total_deadline(site: list[SiteServer], path: str) -> None:
     # each byte arrives well within read_timeout; only the watchdog can end this
-    error = fail(site[0], path)
+    error = fail_on_virtual_time(site[0], path)
+    assert error.code == "fetch/timeout"
+    assert "total_timeout (2 s)" in error.message
+
+
+@pytest.mark.slow
+def test_trickling_body_is_cut_at_the_total_deadline_in_real_time(
+    site: list[SiteServer],
+) -> None:
+    error = fail(site[0], "/c/trickle-body/page")
     assert error.code == "fetch/timeout"
     assert "total_timeout (2 s)" in error.message
 
 
 def test_silent_server_ends_in_a_timeout(site: list[SiteServer]) -> None:
-    assert fail(site[0], "/c/hang/page").code == "fetch/timeout"
+    assert fail_on_virtual_time(site[0], "/c/hang/page").code == "fetch/timeout"
 
 
 def test_endless_body_stops_at_the_cap_that_it_names(site: list[SiteServer]) -> None:
@@ -163,6 +206,29 @@ def test_oversized_headers_are_a_finding(site: list[SiteServer], path: str) -> N
 def test_retry_after_seconds_is_honoured(site: list[SiteServer]) -> None:
     server = site[0]
     reset_counters(server, ["/t/503-then-ok"])
+    clock = FakeClock()
+    with fetcher_for(server, Limits(total_timeout=10, max_retry_after=5), clock) as f:
+        got = f.get(server.url("/t/503-then-ok"))
+    assert got.status == 200
+    assert clock.sleeps == [1.0, 1.0]  # two 503s, each asking for a second
+
+
+def test_retry_after_past_the_deadline_is_not_waited_for(site: list[SiteServer]) -> None:
+    server = site[0]
+    reset_counters(server, ["/t/503-then-ok"])
+    clock = FakeClock()
+    limits = Limits(total_timeout=1.5, max_retry_after=5)
+    with fetcher_for(server, limits, clock) as f, pytest.raises(FetchError) as info:
+        f.get(server.url("/t/503-then-ok"))
+    assert info.value.code == "fetch/rate-limited"
+    assert "would pass total_timeout (1.5 s)" in info.value.message
+    assert clock.sleeps == [1.0]  # the second second would have passed the deadline
+
+
+@pytest.mark.slow
+def test_retry_after_seconds_is_honoured_in_real_time(site: list[SiteServer]) -> None:
+    server = site[0]
+    reset_counters(server, ["/t/503-then-ok"])
     limits = Limits(total_timeout=10, max_retry_after=5)
     with fetcher_for(server, limits) as f:
         got = f.get(server.url("/t/503-then-ok"))
@@ -174,28 +240,34 @@ def test_retry_after_seconds_is_honoured(site: list[SiteServer]) -> None:
 def test_retry_after_http_date_is_honoured(site: list[SiteServer]) -> None:
     server = site[0]
     reset_counters(server, ["/t/429-date"])
-    with fetcher_for(server, Limits(total_timeout=10, max_retry_after=5)) as f:
+    clock = FakeClock()
+    with fetcher_for(server, Limits(total_timeout=10, max_retry_after=5), clock) as f:
         got = f.get(server.url("/t/429-date"))
     assert got.status == 200
-    first, second = requests_to(server, "/t/429-date")[-2:]
-    assert second - first >= 0.9  # an HTTP-date two seconds ahead, to the second
+    [waited] = clock.sleeps  # an HTTP-date two seconds ahead, to the second
+    assert 0.9 <= waited <= 5
 
 
 def test_transient_errors_back_off_then_succeed(site: list[SiteServer]) -> None:
     server = site[0]
     reset_counters(server, ["/t/502-then-ok"])
-    with fetcher_for(server) as f:
+    clock = FakeClock()
+    with fetcher_for(server, clock=clock) as f:
         assert f.get(server.url("/t/502-then-ok")).status == 200
     assert len(requests_to(server, "/t/502-then-ok")) >= 3
+    first, second = clock.sleeps  # 0.05 s, then 0.1 s, each with jitter of +-50 %
+    assert 0.025 <= first < 0.075 and 0.05 <= second < 0.15
 
 
 def test_retries_are_bounded(site: list[SiteServer]) -> None:
     server = site[0]
     before = len(requests_to(server, "/t/503-always"))
-    with fetcher_for(server, Limits(max_retries=2, total_timeout=10)) as f:
+    clock = FakeClock()
+    with fetcher_for(server, Limits(max_retries=2, total_timeout=10), clock) as f:
         got = f.get(server.url("/t/503-always"))
     assert got.status == 503
     assert len(requests_to(server, "/t/503-always")) - before == 3
+    assert clock.sleeps == [0.0, 0.0]  # Retry-After: 0
 
 
 def test_retry_after_past_the_limit_pauses_the_host(site: list[SiteServer]) -> None:
