@@ -69,15 +69,6 @@ def node_pids(conn: Connection, node_id: str) -> set[str]:
     return set(conn.execute(select(r.c.pid).where(r.c.node_id == node_id)).scalars())
 
 
-def _same_record(conn: Connection, node_id: str, rec: SyncRecord) -> bool | None:
-    """None: the node has no such PID; else whether its checksum is the imported one."""
-    r = t.records
-    row = conn.execute(
-        select(r.c.checksum).where(r.c.node_id == node_id, r.c.pid == rec.pid)
-    ).first()
-    return None if row is None else row[0] == rec.checksum
-
-
 def _insert_record(conn: Connection, node_id: str, rec: SyncRecord, data: bytes) -> None:
     q.RECORD_INSERT.rowcount(
         conn,
@@ -118,10 +109,11 @@ def write_imported(
     import holds one object in memory at a time."""
     out = Written()
     newest: datetime | None = None
-    for rec in sorted(records, key=lambda r: (utc(r.date_modified), r.pid)):
-        same = _same_record(conn, node_id, rec)
-        if same is not None:
-            (out.present if same else out.conflicts).append(rec.pid)
+    r = t.records
+    known = dict(conn.execute(select(r.c.pid, r.c.checksum).where(r.c.node_id == node_id)).all())
+    for rec in sorted(records, key=lambda one: (utc(one.date_modified), one.pid)):
+        if rec.pid in known:  # the node has it: the same object, or another under its PID
+            (out.present if known[rec.pid] == rec.checksum else out.conflicts).append(rec.pid)
             continue
         data = load(rec)
         if isinstance(data, str):
@@ -132,12 +124,12 @@ def write_imported(
             out.held.append((rec.pid, holder))
             continue
         _insert_record(conn, node_id, rec, data)
+        known[rec.pid] = rec.checksum
         out.records.append(rec.pid)
         stamp = utc(rec.date_modified)
         newest = stamp if newest is None or stamp > newest else newest
-    ours = node_pids(conn, node_id)
     for s in series:
-        if s.head_pid not in ours:  # its head was not written: no series to continue
+        if s.head_pid not in known:  # its head was not written: no series to continue
             continue
         if q.SERIES_HEAD.first(conn, node=node_id, sid=s.series_id) is not None:
             out.series_present.append(s.series_id)
