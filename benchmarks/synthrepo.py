@@ -115,12 +115,27 @@ def page(i: int, origin: str, version: int = 1) -> str:
     )
 
 
+def iso_copy(i: int) -> str:
+    """The ISO 19139 metadata file each Dataset's `encoding` names (a node may sync it)."""
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<gmd:MD_Metadata xmlns:gmd="http://www.isotc211.org/2005/gmd" '
+        'xmlns:gco="http://www.isotc211.org/2005/gco">\n'
+        f"  <gmd:fileIdentifier><gco:CharacterString>bench.{i}</gco:CharacterString>"
+        "</gmd:fileIdentifier>\n"
+        "  <gmd:dateStamp><gco:Date>2024-01-01</gco:Date></gmd:dateStamp>\n"
+        "</gmd:MD_Metadata>\n"
+    )
+
+
 def generate(out: Path, pages: int, origin: str, changed: set[int] | None = None) -> None:
     """Write the tree; `changed` pages get version 2 (for the 1 % re-sync)."""
     (out / "dataset").mkdir(parents=True, exist_ok=True)
+    (out / "metadata").mkdir(exist_ok=True)
     for i in range(pages):
         version = 2 if changed and i in changed else 1
         (out / "dataset" / f"{i}.html").write_text(page(i, origin, version))
+        (out / "metadata" / f"{i}.xml").write_text(iso_copy(i))
     sitemaps = []
     for s in range(0, pages, PER_SITEMAP):
         name = f"sitemap-{s // PER_SITEMAP}.xml"

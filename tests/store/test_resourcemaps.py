@@ -11,12 +11,7 @@ import pytest
 from sqlalchemy import inspect, text
 
 from adapter.dataone.records import Candidate, metadata_candidate
-from adapter.dataone.resourcemap import (
-    RESOURCE_MAP_FORMAT,
-    Package,
-    pid_for,
-    read,
-)
+from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT, Package, pid_for
 from adapter.models import SyncRecord
 from adapter.store import ledger
 from adapter.store import schema as t
@@ -32,6 +27,7 @@ from adapter.store.ledger import (
 )
 from tests.store.test_store import DEFAULTS, NODE, dataset, write
 from tests.support import stores
+from tests.support.packages import read
 
 store_url = stores.store_url  # the fixture, over SQLite and PostgreSQL
 PAGE = "https://r/1"

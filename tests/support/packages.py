@@ -1,14 +1,40 @@
 """Checks that a node's resource maps aggregate exactly the current heads of their Datasets.
 
-The maps are read back with DataONE's own `d1_common.resource_map` (through
-`adapter.dataone.resourcemap.read`), never by comparing our own bytes.
+The maps are read back with DataONE's own `d1_common.resource_map` (`read`), never
+by comparing our own bytes.
 """
 
 from __future__ import annotations
 
-from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT, SID_SUFFIX, ReadMap, read
+from dataclasses import dataclass
+
+import d1_common.resource_map
+
+from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT, SID_SUFFIX
 from adapter.models import SyncRecord
 from adapter.store.db import Store
+
+
+@dataclass(frozen=True, slots=True)
+class ReadMap:
+    """A resource map as DataONE's library reads it."""
+
+    pid: str
+    aggregated: frozenset[str]
+    metadata: frozenset[str]  # objects that document others (cito:documents)
+    documented: frozenset[str]  # objects documented by others (cito:isDocumentedBy)
+
+
+def read(body: bytes) -> ReadMap:
+    """Parse a map with `d1_common.resource_map` (raises on a document that is not one)."""
+    ore = d1_common.resource_map.ResourceMap()
+    ore.parseDoc(body)
+    return ReadMap(
+        pid=ore.getResourceMapPid(),
+        aggregated=frozenset(ore.getAggregatedPids()),
+        metadata=frozenset(ore.getAggregatedScienceMetadataPids()),
+        documented=frozenset(ore.getAggregatedScienceDataPids()),
+    )
 
 
 def series_heads(store: Store, node_id: str) -> dict[str, SyncRecord]:
