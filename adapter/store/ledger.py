@@ -23,8 +23,10 @@ rules (records.decide) are pure; this module only applies them:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from sqlalchemy import Connection
 
@@ -46,6 +48,7 @@ from adapter.dataone.resourcemap import (
 )
 from adapter.dataone.resourcemap import pid_for as map_pid_for
 from adapter.dataone.resourcemap import series_id as map_series_id
+from adapter.models import SyncRecord
 from adapter.store import statements as q
 from adapter.store.schema import utc
 
@@ -86,14 +89,20 @@ def _now_ms(db_now: object) -> datetime:
 
 def next_stamp(conn: Connection, node_id: str) -> datetime:
     """A dateSysMetadataModified later than every earlier one of this node (locks the node)."""
+    return next_stamps(conn, node_id, 1)[0]
+
+
+def next_stamps(conn: Connection, node_id: str, count: int) -> list[datetime]:
+    """`count` such stamps, each a millisecond after the one before, in two statements."""
     row = q.CLOCK_READ.first(conn, node=node_id)
     if row is None:  # the node's first stamp: make its clock row, then lock it
         q.CLOCK_ROW.rowcount(conn, node=node_id, epoch=EPOCH)
         row = q.CLOCK_READ.first(conn, node=node_id)
         assert row is not None
-    stamp = max(_now_ms(row[1]), utc(row[0]) + MS)
-    q.CLOCK_WRITE.rowcount(conn, node=node_id, stamp=stamp)
-    return stamp
+    first = max(_now_ms(row[1]), utc(row[0]) + MS)
+    stamps = [first + n * MS for n in range(count)]
+    q.CLOCK_WRITE.rowcount(conn, node=node_id, stamp=stamps[-1])
+    return stamps
 
 
 def _series_state(conn: Connection, node_id: str, sid: str) -> SeriesState | None:
@@ -115,6 +124,20 @@ def claim_identifier(conn: Connection, node_id: str, ident: str, kind: str) -> s
     return str(row[0]) if row is not None else node_id
 
 
+def claim_identifiers(
+    conn: Connection, node_id: str, idents: Sequence[str], kind: str
+) -> frozenset[str]:
+    """Register each of `idents` for the node in as few statements as the batches allow;
+    those that are ours now (the others were given out before, to us or another node)."""
+    ours: set[str] = set()
+    for start in range(0, len(idents), len(q.ID_CLAIMS)):
+        batch = idents[start : start + len(q.ID_CLAIMS)]
+        params = {f"ident{n}": ident for n, ident in enumerate(batch)}
+        rows = q.ID_CLAIMS[len(batch) - 1].all(conn, node=node_id, kind=kind, **params)
+        ours.update(str(ident) for (ident,) in rows)
+    return frozenset(ours)
+
+
 def _new_pid(conn: Connection, node_id: str, cand: Candidate) -> str:
     """The first PID of the candidate's bytes not yet given out in the store."""
     n = 1
@@ -126,7 +149,39 @@ def _new_pid(conn: Connection, node_id: str, cand: Candidate) -> str:
 def _event(
     conn: Connection, node_id: str, event: str, pid: str, sid: str | None, stamp: datetime
 ) -> None:
-    q.EVENT_INSERT.rowcount(conn, node=node_id, event=event, pid=pid, sid=sid, stamp=stamp)
+    q.EVENT_INSERT.rowcount(conn, **_event_row(node_id, event, pid, sid, stamp))
+
+
+def _event_row(
+    node_id: str, event: str, pid: str, sid: str | None, stamp: datetime
+) -> dict[str, Any]:
+    return {"node": node_id, "event": event, "pid": pid, "sid": sid, "stamp": stamp}
+
+
+def _record_row(rec: SyncRecord, stamp: datetime) -> dict[str, Any]:
+    """A new record's row: every column given (immutable ones are written only here)."""
+    return {
+        "node_id": rec.node_id,
+        "pid": rec.pid,
+        "series_id": rec.series_id,
+        "format_id": rec.format_id,
+        "checksum_algorithm": rec.checksum_algorithm,
+        "checksum": rec.checksum,
+        "size": rec.size,
+        "source_url": rec.source_url,
+        "date_uploaded": stamp,
+        "date_modified": stamp,
+        "media_type": rec.media_type,
+        "file_name": rec.file_name,
+        "obsoletes": rec.obsoletes,
+        "obsoleted_by": None,
+        "archived": False,
+        "serial_version": 1,
+        "submitter": rec.submitter,
+        "rights_holder": rec.rights_holder,
+        "describes_pid": rec.describes_pid,
+        "object_bytes": rec.object_bytes,
+    }
 
 
 def _bump(
@@ -231,29 +286,7 @@ def _write_object(
         describes_pid=describes,
         pid=pid,
     )
-    q.RECORD_INSERT.rowcount(
-        conn,
-        node_id=node_id,
-        pid=rec.pid,
-        series_id=rec.series_id,
-        format_id=rec.format_id,
-        checksum_algorithm=rec.checksum_algorithm,
-        checksum=rec.checksum,
-        size=rec.size,
-        source_url=rec.source_url,
-        date_uploaded=stamp,
-        date_modified=stamp,
-        media_type=rec.media_type,
-        file_name=rec.file_name,
-        obsoletes=obsoletes,
-        obsoleted_by=None,
-        archived=False,
-        serial_version=1,
-        submitter=rec.submitter,
-        rights_holder=rec.rights_holder,
-        describes_pid=describes,
-        object_bytes=rec.object_bytes,
-    )
+    q.RECORD_INSERT.rowcount(conn, **_record_row(rec, stamp))
     series = {"node": node_id, "sid": cand.series_id, "content_key": cand.content_key}
     if state is None:
         q.SERIES_INSERT.rowcount(
@@ -279,7 +312,12 @@ def archive_page(conn: Connection, node_id: str, source_url: str) -> list[str]:
 
 def live_heads(conn: Connection, node_id: str, source_url: str) -> list[tuple[str, str]]:
     """The live (unarchived) heads of the page's series: (PID, seriesId)."""
-    return [(pid, sid) for pid, sid in q.PAGE_HEADS.all(conn, node=node_id, url=source_url)]
+    return sorted(_page_heads(conn, node_id, source_url), key=lambda head: head[1])
+
+
+def _page_heads(conn: Connection, node_id: str, source_url: str) -> list[tuple[str, str]]:
+    rows = q.PAGE_HEADS.all(conn, node=node_id, url=source_url)
+    return [(str(pid), str(sid)) for pid, sid in rows]
 
 
 def archive_unlisted(
@@ -290,7 +328,7 @@ def archive_unlisted(
     No live head without a source: a Dataset removed from a live page, the old
     series of a DOI that changed, a metadata copy the Dataset no longer links."""
     archived = []
-    for pid, sid in q.PAGE_HEADS.all(conn, node=node_id, url=source_url):
+    for pid, sid in sorted(_page_heads(conn, node_id, source_url), key=lambda h: h[1]):
         if sid in listed:
             continue
         stamp = next_stamp(conn, node_id)
@@ -305,75 +343,141 @@ def refresh_packages(conn: Connection, defaults: RecordDefaults, source_url: str
     """Give each live Dataset the page owns a resource map of its current heads.
 
     A map is written (new, a new version, restored or moved with its Dataset)
-    only when the set of PIDs it should aggregate differs from its head's;
-    what it aggregates is read again once its series is locked, so a
-    concurrent writer of the page never leaves a map of stale heads."""
+    only when the set of PIDs it should aggregate differs from its head's: the
+    members decide, never the bytes. Set-based: the page's series and its maps'
+    series are read (locked first on PostgreSQL) in one statement, and the maps
+    due are written together, each kind of row in one statement. A map series
+    another writer of this node made meanwhile is read again and written then."""
     out = Applied()
-    packages, maps = _page_packages(conn, defaults.node_id, source_url)
-    for dataset_sid, package in packages.items():
-        if maps.get(map_series_id(dataset_sid)) != package.key:
-            _write_package(conn, defaults, source_url, dataset_sid, out)
+    due = _maps_due(conn, defaults.node_id, source_url)
+    made_meanwhile = _write_maps(conn, defaults, source_url, due, out)
+    if made_meanwhile:
+        again = _maps_due(conn, defaults.node_id, source_url)
+        _write_maps(conn, defaults, source_url, [m for m in again if m.sid in made_meanwhile], out)
     return out
 
 
-def _page_packages(
-    conn: Connection, node_id: str, source_url: str
-) -> tuple[dict[str, Package], dict[str, str]]:
-    """The page's live Datasets -> what their maps should aggregate; live map sid -> key."""
+@dataclass(frozen=True, slots=True)
+class _MapDue:
+    """A Dataset's map that must be written: what it aggregates, and its series as it is."""
+
+    sid: str
+    package: Package
+    state: SeriesState | None
+    candidate: Candidate
+
+
+def _maps_due(conn: Connection, node_id: str, source_url: str) -> list[_MapDue]:
+    """The page's live Datasets whose map is missing or aggregates other heads (by `decide`)."""
+    params = {"node": node_id, "url": source_url, "suffix": SID_SUFFIX}
+    if conn.dialect.name == "postgresql":  # SQLite: the write transaction holds the file
+        q.PAGE_PACKAGES_LOCK.all(conn, **params)
     heads: dict[str, str] = {}
     copies: dict[str, list[str]] = {}
-    maps: dict[str, str] = {}
-    for sid, head, key, archived, describes, format_id in q.PAGE_SERIES.all(
-        conn, node=node_id, url=source_url
+    states: dict[str, SeriesState] = {}
+    for sid, url, head, key, describes, archived, format_id, left in q.PAGE_PACKAGES.all(
+        conn, **params
     ):
-        if archived:
-            continue
         if format_id == RESOURCE_MAP_FORMAT:
-            maps[sid] = key
+            states[sid] = SeriesState(sid, url, head, key, bool(archived), bool(left))
+        elif archived or url != source_url:
+            continue
         elif describes is not None:
             copies.setdefault(describes, []).append(head)
         else:
             heads[sid] = head
-    packages = {sid: Package.of(head, copies.get(sid, ())) for sid, head in heads.items()}
-    return packages, maps
+    due = []
+    for dataset_sid in sorted(heads):
+        package = Package.of(heads[dataset_sid], copies.get(dataset_sid, ()))
+        sid = map_series_id(dataset_sid)
+        cand = Candidate(
+            series_id=sid,
+            object_bytes=b"",  # built once its PID is claimed: the map names itself
+            content_key=package.key,
+            format_id=RESOURCE_MAP_FORMAT,
+            media_type=RESOURCE_MAP_MEDIA_TYPE,
+            file_name=RESOURCE_MAP_FILE_NAME,
+            source_url=source_url,
+            object_url=source_url,
+        )
+        state = states.get(sid)
+        decision = decide(state, cand) if state is not None else Decision.CREATE
+        if decision not in (Decision.UNCHANGED, Decision.FOREIGN):
+            due.append(_MapDue(sid, package, state, cand))
+    return due
 
 
-def _write_package(
-    conn: Connection, defaults: RecordDefaults, source_url: str, dataset_sid: str, out: Applied
-) -> None:
-    """The Dataset's map, by the version rules of any series (`decide`). Its PID is claimed
-    before its bytes are built, since the map names itself inside them."""
+def _write_maps(
+    conn: Connection, defaults: RecordDefaults, source_url: str, due: list[_MapDue], out: Applied
+) -> frozenset[str]:
+    """Claim the new series and the PIDs, then write every map due in one statement per
+    table. The map series this node made meanwhile (concurrent workers): not written."""
     node_id = defaults.node_id
-    provisional = Candidate(
-        series_id=map_series_id(dataset_sid),
-        object_bytes=b"",
-        content_key="",
-        format_id=RESOURCE_MAP_FORMAT,
-        media_type=RESOURCE_MAP_MEDIA_TYPE,
-        file_name=RESOURCE_MAP_FILE_NAME,
-        source_url=source_url,
-        object_url=source_url,
-    )
-    sid = provisional.series_id
-    state = _series_state(conn, node_id, sid)  # locks the map's series
-    if state is None:
-        holder = claim_identifier(conn, node_id, sid, "sid")
-        if holder is not None:  # another node's seriesId, or ours made meanwhile
-            state = _series_state(conn, node_id, sid) if holder == node_id else None
-            if state is None:
-                return
-    package = _page_packages(conn, node_id, source_url)[0].get(dataset_sid)
-    if package is None:  # the Dataset left the page meanwhile
-        return
-    cand = replace(provisional, content_key=package.key)
-    decision = decide(state, cand) if state is not None else Decision.CREATE
-    if decision in (Decision.UNCHANGED, Decision.FOREIGN):
-        return
-    n = 1
-    while claim_identifier(conn, node_id, pid := map_pid_for(package, n), "pid"):
-        n += 1
-    cand = replace(cand, object_bytes=build(pid, package))
-    _write_object(conn, defaults, cand, state, None, out, pid=pid)
+    new = [m.sid for m in due if m.state is None]
+    claimed = claim_identifiers(conn, node_id, new, "sid") if new else frozenset()
+    meanwhile = set()
+    for sid in set(new) - claimed:  # given out before: made meanwhile, or another node's
+        owner = q.ID_OWNER.first(conn, ident=sid)
+        if owner is not None and owner[0] == node_id:
+            meanwhile.add(sid)
+    writing = [m for m in due if m.state is not None or m.sid in claimed]
+    if not writing:
+        return frozenset(meanwhile)
+    pids = _map_pids(conn, node_id, [m.package for m in writing])
+    stamps = iter(next_stamps(conn, node_id, sum(2 if m.state else 1 for m in writing)))
+    records, events, created, moved, bumps = [], [], [], [], []
+    for m, pid in zip(writing, pids, strict=True):
+        stamp = next(stamps)
+        obsoletes = m.state.head_pid if m.state is not None else None
+        cand = replace(m.candidate, object_bytes=build(pid, m.package))
+        rec = new_record(
+            cand,
+            node_id=node_id,
+            stamp=stamp,
+            algorithm=defaults.algorithm,
+            submitter=defaults.submitter,
+            rights_holder=defaults.rights_holder,
+            obsoletes=obsoletes,
+            pid=pid,
+        )
+        records.append(_record_row(rec, stamp))
+        series = {"node": node_id, "sid": m.sid, "content_key": m.package.key, "head_pid": pid}
+        if m.state is None:
+            created.append({**series, "source_url": source_url, "describes_series": None})
+            events.append(_event_row(node_id, "create", pid, m.sid, stamp))
+            out.created.append(pid)
+        else:
+            bumps.append(
+                {"node": node_id, "pid": obsoletes, "stamp": next(stamps), "obsoleted_by": pid}
+            )
+            moved.append({**series, "source_url": source_url})
+            events.append(_event_row(node_id, "update", pid, m.sid, stamp))
+            out.versions.append(pid)
+    q.RECORD_INSERT.many(conn, records)
+    if bumps:
+        q.BUMP[True, False].many(conn, bumps)
+    if created:
+        q.SERIES_INSERT.many(conn, created)
+    if moved:
+        q.SERIES_MOVE.many(conn, moved)
+    q.EVENT_INSERT.many(conn, events)
+    return frozenset(meanwhile)
+
+
+def _map_pids(conn: Connection, node_id: str, packages: list[Package]) -> list[str]:
+    """Each package's first map PID not yet given out: the first ones claimed together."""
+    firsts = [map_pid_for(p) for p in packages]
+    ours = claim_identifiers(conn, node_id, firsts, "pid")
+    pids = []
+    for package, pid in zip(packages, firsts, strict=True):
+        n = 1
+        while pid not in ours:  # that set was aggregated before: the next free counter
+            n += 1
+            pid = map_pid_for(package, n)
+            if claim_identifier(conn, node_id, pid, "pid") is None:
+                break
+        pids.append(pid)
+    return pids
 
 
 def pages_without_packages(

@@ -25,6 +25,7 @@ from sqlalchemy import (
     or_,
     select,
     true,
+    union_all,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -135,32 +136,94 @@ def _claim_identifier(dialect: str) -> ClauseElement:
 
 
 ID_CLAIM = Prepared(_claim_identifier)  # rowcount 1: ours now; 0: given out before
+
+
+def _claim_identifiers(count: int) -> Prepared:
+    """`count` identifiers of one kind claimed in one statement; it returns those now ours."""
+
+    def build(dialect: str) -> ClauseElement:
+        i = t.identifiers
+        ins = postgresql.insert(i) if dialect == "postgresql" else sqlite.insert(i)
+        rows: list[dict[str, Any]] = [
+            {"identifier": P(f"ident{n}"), "node_id": P("node"), "kind": P("kind")}
+            for n in range(count)
+        ]
+        return (
+            ins.values(rows)
+            .on_conflict_do_nothing(index_elements=["identifier"])
+            .returning(i.c.identifier)
+        )
+
+    return Prepared(build)
+
+
+ID_CLAIMS = [_claim_identifiers(n) for n in range(1, 9)]  # by how many: ID_CLAIMS[n - 1]
 ID_OWNER = Prepared(
     lambda _: select(t.identifiers.c.node_id).where(t.identifiers.c.identifier == P("ident"))
 )
-# the live heads of a page's series (ledger.archive_unlisted picks those it no longer lists)
+# the live heads of a page's series (ledger.archive_unlisted picks those it no longer lists);
+# no ORDER BY: SQLite, without statistics, would walk the (node, series) key in order over
+# every series of the node instead of the (node, source_url) index (the caller sorts)
 PAGE_HEADS = Prepared(
     lambda _: (
         select(_s.c.head_pid, _s.c.series_id)
         .select_from(_s.join(_r, (_r.c.node_id == _s.c.node_id) & (_r.c.pid == _s.c.head_pid)))
         .where(_s.c.node_id == P("node"), _s.c.source_url == P("url"), _r.c.archived.is_(false()))
-        .order_by(_s.c.series_id)
     )
 )
-# every series a page owns, with its head's state and format (ledger.refresh_packages)
-PAGE_SERIES = Prepared(
-    lambda _: (
+
+
+def _maps_of_own() -> ColumnElement[bool]:
+    """The seriesIds of the maps of the Datasets a page owns (and of its copies': none)."""
+    own = _s.alias("own")
+    sids = select(own.c.series_id + P("suffix")).where(
+        own.c.node_id == P("node"), own.c.source_url == P("url")
+    )
+    return _s.c.series_id.in_(sids.scalar_subquery())
+
+
+def _page_packages(_: str) -> ClauseElement:
+    """The series a page owns and the map series of its Datasets wherever they are, with
+    their head's state and format and whether their owning page left (ledger.refresh_packages:
+    what each map should aggregate, and each map's series state).
+
+    A union, not an OR: SQLite plans `source_url = ? OR series_id IN (...)` as a walk over
+    every series of the node."""
+    owner = _f.alias("owner")
+    ended: list[ClauseElement] = [literal_column(f"'{status}'") for status in ENDED]
+    left = owner.c.last_status.in_(ended) | (owner.c.missing_runs > literal_column("0"))
+    heads = (
         select(
             _s.c.series_id,
+            _s.c.source_url,
             _s.c.head_pid,
             _s.c.content_key,
-            _r.c.archived,
             _s.c.describes_series,
+            _r.c.archived,
             _r.c.format_id,
+            func.coalesce(left, false()).label("owner_left"),
         )
-        .select_from(_s.join(_r, (_r.c.node_id == _s.c.node_id) & (_r.c.pid == _s.c.head_pid)))
-        .where(_s.c.node_id == P("node"), _s.c.source_url == P("url"))
-        .order_by(_s.c.series_id)
+        .select_from(
+            _s.join(_r, (_r.c.node_id == _s.c.node_id) & (_r.c.pid == _s.c.head_pid)).outerjoin(
+                owner, (owner.c.node_id == _s.c.node_id) & (owner.c.url == _s.c.source_url)
+            )
+        )
+        .where(_s.c.node_id == P("node"))
+    )
+    return union_all(
+        heads.where(_s.c.source_url == P("url")),
+        heads.where(_s.c.source_url != P("url"), _maps_of_own()),
+    )
+
+
+PAGE_PACKAGES = Prepared(_page_packages)
+# PostgreSQL: the same series locked first, by a statement of their own, so the read above
+# (a new statement, a new snapshot) sees every head as it is while the locks hold
+PAGE_PACKAGES_LOCK = Prepared(
+    lambda _: (
+        select(_s.c.series_id)
+        .where(_s.c.node_id == P("node"), (_s.c.source_url == P("url")) | _maps_of_own())
+        .with_for_update()
     )
 )
 
