@@ -74,6 +74,11 @@ class Prepared:
         self._last = (dialect, found)
         return found
 
+    def construct(self, dialect_name: str) -> ClauseElement:
+        """Its Core form for that engine, as `Connection.execute` would run it (the tests
+        run both ways and compare)."""
+        return self._build(dialect_name)
+
     def sql(self, dialect: Dialect) -> str:
         """The SQL text run on this dialect (for tests and logs)."""
         return self._compiled(dialect).sql

@@ -2,9 +2,10 @@
 
 `adapter.store.ledger` (records, series, outbox, node clock) and `adapter.store.frontier`
 (`finish_page`, discovery's upserts) run these instead of building Core
-constructs per call. Each is the same SQL the per-call construct compiled to,
-with its values as named parameters; tests/store/test_pagesql.py holds the old
-per-call code as the reference.
+constructs per call. Each is a Core construct of `adapter.store.schema`'s tables
+with its values as named parameters; tests/store/test_pagesql.py runs the same
+page scripts through them and through SQLAlchemy Core executing the same
+constructs, and compares every table.
 """
 
 from __future__ import annotations

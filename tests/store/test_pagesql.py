@@ -1,25 +1,29 @@
-"""The prepared page statements against the per-call Core code they replace, on both engines.
+"""The prepared page statements against SQLAlchemy Core running the same statements.
 
-The same random scripts of pages (new series, new versions, reverts, restores, moves,
-foreign DOIs, another node's DOIs and bytes, unlisted series archived,
-metadata copies, archived pages, claims kept and lost) run through `adapter.store.ledger`
-+ `frontier.finish_page` on one store and through tests/support/ledger_reference.py (the
-old code) on another, under the same fake clock (which sometimes goes back);
-every table must end up identical. Errors keep SQLAlchemy's classes.
+`adapter.store.prepared` compiles each statement of `adapter.store.statements` (Core built from
+`adapter.store.schema`) once and runs it on the DBAPI cursor with the dialect's own bind and
+result processors. The reference is SQLAlchemy itself: the same random scripts of pages (new
+series, new versions, reverts, restores, moves, foreign DOIs, another node's DOIs and bytes,
+unlisted series archived, metadata copies, resource maps, archived pages, claims kept and
+lost) run through `adapter.store.ledger` + `frontier.finish_page` on one store, and on
+another with every prepared statement run as `Connection.execute(statement.construct(...))`,
+under the same fake clock (which sometimes goes back); every step must return the same and
+every table end up identical. Errors keep SQLAlchemy's classes.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import psycopg
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import BindParameter, Connection, Executable, bindparam, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.sql.visitors import ExternallyTraversible, replacement_traverse
 
 from adapter.dataone.records import Candidate, dataset_candidate, metadata_candidate
 from adapter.errors import StoreError
@@ -30,7 +34,7 @@ from adapter.store import schema as t
 from adapter.store import statements as pagesql
 from adapter.store.db import Store
 from adapter.store.ledger import RecordDefaults
-from tests.support import ledger_reference as ref
+from adapter.store.prepared import Prepared
 from tests.support.stores import postgres_schema, sqlite_url
 
 NODE = "urn:node:PREP"
@@ -40,16 +44,17 @@ URLS = [f"https://r.example/{i}" for i in range(4)]
 KINDS = [  # what a script step does, with its weight
     *["page"] * 3,
     *["finish"] * 2,
-    *("gone", "bump", "claim", "other", "unlisted", "missing"),
+    *["maps"] * 2,
+    *("gone", "bump", "claim", "other", "unlisted", "missing", "upgrade"),
 ]
 GMD = "http://www.isotc211.org/2005/gmd"
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def two_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Store, Store]]:
-    """Two fresh, empty stores on one engine: one for the new code, one for the reference."""
+    """Two fresh, empty stores on one engine: one for the prepared path, one for Core's."""
     if request.param == "sqlite":
-        urls = [sqlite_url(tmp_path, "fast.db"), sqlite_url(tmp_path, "ref.db")]
+        urls = [sqlite_url(tmp_path, "fast.db"), sqlite_url(tmp_path, "core.db")]
         pair = Store.open(urls[0]), Store.open(urls[1])
         yield pair
         for s in pair:
@@ -63,12 +68,54 @@ def two_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple
             s.close()
 
 
+PREFIX = "core_"
+
+
+def _renamed(element: ExternallyTraversible, **_: Any) -> ExternallyTraversible | None:
+    if isinstance(element, BindParameter):
+        return bindparam(PREFIX + element.key, type_=element.type)
+    return None
+
+
+def renamed(stmt: Prepared, conn: Connection) -> Executable:
+    """The statement's construct with its parameters renamed: Core reads an execute parameter
+    named as a column of the table an INSERT or UPDATE writes as that column's value."""
+    found: Any = replacement_traverse(stmt.construct(conn.dialect.name), {}, _renamed)
+    return cast(Executable, found)
+
+
+def as_core(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every prepared statement run by SQLAlchemy Core: its construct through `Connection.execute`
+    (SQLAlchemy's own coercions, processors, executemany and rowcount)."""
+
+    def execute(stmt: Prepared, conn: Connection, params: dict[str, Any]) -> Any:
+        named = {PREFIX + k: v for k, v in params.items()}
+        options = {"preserve_rowcount": True}
+        return conn.execute(renamed(stmt, conn), named, execution_options=options)
+
+    def rowcount(self: Prepared, conn: Connection, **params: Any) -> int:
+        return int(execute(self, conn, params).rowcount)
+
+    def first(self: Prepared, conn: Connection, **params: Any) -> tuple[Any, ...] | None:
+        row = execute(self, conn, params).first()
+        return None if row is None else tuple(row)
+
+    def every(self: Prepared, conn: Connection, **params: Any) -> list[tuple[Any, ...]]:
+        return [tuple(row) for row in execute(self, conn, params)]
+
+    def many(self: Prepared, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+        conn.execute(renamed(self, conn), [{PREFIX + k: v for k, v in row.items()} for row in rows])
+
+    for name, method in (("rowcount", rowcount), ("first", first), ("all", every), ("many", many)):
+        monkeypatch.setattr(Prepared, name, method)
+
+
 def fake_clock(seed: int) -> Callable[..., datetime]:
     """Milliseconds that mostly move on by 0-2 ms, and now and then go back an hour."""
     rnd = random.Random(seed)
     now = [datetime(2025, 1, 1, tzinfo=UTC)]
 
-    def tick(*_db_now: object) -> datetime:  # ledger passes the database's time, the reference none
+    def tick(*_db_now: object) -> datetime:  # the database's time, replaced
         step = rnd.choice([0, 0, 1, 2, 2, -3_600_000]) if rnd.random() < 0.9 else 5
         now[0] += timedelta(milliseconds=step)
         return now[0]
@@ -94,6 +141,10 @@ def script(seed: int, steps: int = 60) -> list[tuple[Any, ...]]:
             ops.append(("bump", rnd.randrange(40), rnd.random() < 0.5, rnd.random() < 0.5))
         elif kind == "finish":
             ops.append(("finish", URLS.index(url), rnd.choice(["me", "other"]), _update(rnd)))
+        elif kind == "maps":
+            ops.append(("maps", url, rnd.random() < 0.2))  # now and then, another node's
+        elif kind == "upgrade":
+            ops.append(("upgrade", rnd.choice(["", URLS[1]]), rnd.randrange(1, 3)))
         else:
             ops.append((kind, url))
     return ops
@@ -123,8 +174,8 @@ def _update(rnd: random.Random) -> fr.PageUpdate:
     )
 
 
-def play(store: Store, impl: Any, finish: Any, ops: list[tuple[Any, ...]]) -> list[Any]:
-    """Run the script on a store with one implementation; what each step returned."""
+def play(store: Store, finish: Any, ops: list[tuple[Any, ...]]) -> list[Any]:
+    """Run the script on a store; what each step returned (None: nothing)."""
     entries = [SitemapEntry(u, "https://r.example/s.xml") for u in URLS]
     fr.upsert_entries(store, NODE, 1, entries)
     rows = claims.claim_due(store, NODE, "me", batch=10, lease=timedelta(hours=1))
@@ -132,26 +183,34 @@ def play(store: Store, impl: Any, finish: Any, ops: list[tuple[Any, ...]]) -> li
     for op in ops:
         with store.write() as conn:
             if op[0] == "page":
-                said.append(impl.apply_candidates(conn, DEFAULTS, op[1]))
+                said.append(ledger.apply_candidates(conn, DEFAULTS, op[1]))
             elif op[0] == "other":  # another node of the store: its DOIs and bytes
-                said.append(impl.apply_candidates(conn, OTHER, op[1]))
+                said.append(ledger.apply_candidates(conn, OTHER, op[1]))
             elif op[0] == "unlisted":
-                said.append(impl.archive_unlisted(conn, NODE, op[1], op[2]))
+                said.append(ledger.archive_unlisted(conn, NODE, op[1], op[2]))
+            elif op[0] == "maps":
+                said.append(ledger.refresh_packages(conn, OTHER if op[2] else DEFAULTS, op[1]))
+            elif op[0] == "upgrade":  # a store's pages without maps, in batches
+                said.append(ledger.pages_without_packages(conn, NODE, op[1], op[2]))
             elif op[0] == "missing":  # the page missed discoveries: its series may move
                 f = t.frontier
                 conn.execute(update(f).where(f.c.id == rows[op[1]].id).values(missing_runs=op[2]))
+                said.append(None)
             elif op[0] == "gone":
-                said.append(impl.archive_page(conn, NODE, op[1]))
+                said.append(ledger.archive_page(conn, NODE, op[1]))
             elif op[0] == "bump":
                 found = conn.execute(select(t.records.c.pid).order_by(t.records.c.id))
                 pids = list(found.scalars()) or ["sha256:none"]
                 pid = pids[op[1] % len(pids)]
                 obsoleted_by = "sha256:" + "f" * 64 if op[2] else None
-                said.append(impl._bump(conn, NODE, pid, obsoleted_by=obsoleted_by, archived=op[3]))
+                said.append(
+                    ledger._bump(conn, NODE, pid, obsoleted_by=obsoleted_by, archived=op[3])
+                )
             elif op[0] == "finish":
                 said.append(finish(conn, rows[op[1]], op[2], op[3]))
             else:  # claim every page again
                 conn.execute(update(t.frontier).values(claimed_by="me"))
+                said.append(None)
     return said
 
 
@@ -175,32 +234,67 @@ def _plain(key: str, value: Any) -> Any:
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_page_writes_equal_the_per_call_core_code(
+def test_page_writes_equal_sqlalchemy_core_running_the_same_statements(
     two_stores: tuple[Store, Store], seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    fast, reference = two_stores
+    fast, core = two_stores
     ops = script(seed)
     monkeypatch.setattr(ledger, "_now_ms", fake_clock(seed))
-    got = play(fast, ledger, fr.finish_page, ops)
-    monkeypatch.setattr(ref, "_now_ms", fake_clock(seed))
-    want = play(reference, ref, ref.finish_page, ops)
+    got = play(fast, fr.finish_page, ops)
+    as_core(monkeypatch)
+    monkeypatch.setattr(ledger, "_now_ms", fake_clock(seed))
+    want = play(core, fr.finish_page, ops)
     assert got == want
-    assert tables(fast) == tables(reference)
+    assert tables(fast) == tables(core)
     kinds = {type(x).__name__ for x in got}
     assert {"Applied", "bool", "list"} <= kinds
     assert any(isinstance(x, ledger.Applied) and x.versions for x in got)  # the script is varied
 
 
-def test_the_scripts_reach_every_version_rule(tmp_path: Path) -> None:
-    """The seeds above exercise reverts, restores, moves, foreign and other-node DOIs."""
-    seen: set[str] = set()
+def test_core_mode_runs_every_hot_statement_through_sqlalchemy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The comparison above is not of one path with itself: under `as_core` no prepared
+    statement reaches the DBAPI cursor, and the scripts run every hot statement."""
+    used: set[int] = set()
+    real = Prepared.construct
+
+    def counted(self: Prepared, dialect_name: Any) -> Any:
+        used.add(id(self))
+        return real(self, dialect_name)
+
+    as_core(monkeypatch)
+    monkeypatch.setattr(Prepared, "construct", counted)
+    monkeypatch.setattr("adapter.store.prepared._run", None)  # would fail if still reached
     for seed in range(6):
         store = Store.open(sqlite_url(tmp_path, f"s{seed}.db"))
-        for x in play(store, ledger, fr.finish_page, script(seed)):
+        play(store, fr.finish_page, script(seed))
+        store.close()
+    hot = {
+        id(v)
+        for name, v in vars(pagesql).items()
+        if isinstance(v, Prepared) and not name.startswith(("FRONTIER_", "ID_CLAIMS"))
+    }
+    hot |= {id(v) for v in pagesql.BUMP.values()} | {id(pagesql.FINISH[True, True, True])}
+    hot -= {id(pagesql.PAGE_PACKAGES_LOCK), id(pagesql.PID_EXISTS)}  # PostgreSQL; unused here
+    assert len(hot) > 15 and hot <= used
+
+
+def test_the_scripts_reach_every_version_rule(tmp_path: Path) -> None:
+    """The seeds above exercise reverts, restores, moves, foreign and other-node DOIs, and
+    resource maps made, versioned and moved."""
+    seen: set[str] = set()
+    maps: set[str] = set()
+    for seed in range(6):
+        store = Store.open(sqlite_url(tmp_path, f"s{seed}.db"))
+        ops = script(seed)
+        for op, x in zip(ops, play(store, fr.finish_page, ops), strict=True):
             if isinstance(x, ledger.Applied):
-                seen |= {name for name in ledger.Applied.__slots__ if getattr(x, name)}
+                names = {name for name in ledger.Applied.__slots__ if getattr(x, name)}
+                (maps if op[0] == "maps" else seen).update(names)
         store.close()
     assert {"reverted", "restored", "moved", "foreign", "other_node"} <= seen
+    assert {"created", "versions"} <= maps
 
 
 def test_statements_refuse_fixed_values(tmp_path: Path) -> None:
