@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 
+import d1_common.resource_map
 import pytest
-from sqlalchemy import inspect, text
+from sqlalchemy import inspect, text, update
 
 from adapter.dataone.records import Candidate, metadata_candidate
 from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT, Package, pid_for
@@ -82,6 +83,52 @@ def test_a_map_of_the_dataset_and_its_copy_then_nothing_until_they_change(store:
     before = store.list_objects(NODE)[1]
     assert refresh(store) == Applied()  # the same heads: nothing written, no stamp moved
     assert store.list_objects(NODE)[1] == before and len(store.outbox(NODE)) == len(events)
+
+
+def test_the_members_decide_a_new_map_never_its_bytes(store: Store) -> None:
+    """A map written by another builder (here DataONE's library, its own layout) that
+    aggregates the current heads is kept: a re-sync makes no version because bytes differ."""
+    ds, copy = dataset(1), iso(b"<gmd:MD_Metadata/>")
+    write(store, ds, copy)
+    [pid] = refresh(store).created
+    theirs = d1_common.resource_map.ResourceMap(
+        pid, ds.pid, [copy.pid], ore_software_id="another builder"
+    ).serialize_to_transport()
+    assert theirs != map_head(store).object_bytes and read(theirs) == read(
+        map_head(store).object_bytes or b""
+    )
+    with store.write() as conn:
+        r = t.records
+        conn.execute(update(r).where(r.c.pid == pid).values(object_bytes=theirs))
+    before = store.list_objects(NODE)[1]
+    assert refresh(store) == Applied()
+    assert store.list_objects(NODE)[1] == before and map_head(store).object_bytes == theirs
+
+
+def test_a_page_of_several_datasets_gets_their_maps_together(store: Store) -> None:
+    """One page, three Datasets (one with a copy): three maps written by one refresh, each of
+    its own Dataset; then one Dataset changes and only its map gets a version."""
+    page = [dataset(n, "v1", PAGE) for n in (1, 2, 3)]
+    copy = iso(b"<gmd:MD_Metadata/>")  # the copy of doi:10.5072/d1
+    write(store, *page, copy)
+    made = refresh(store)
+    assert len(made.created) == 3 and made.versions == []
+    heads = {n: store.resolve_sid(NODE, f"doi:10.5072/d{n}#resourcemap") for n in (1, 2, 3)}
+    assert set(made.created) == set(heads.values())
+    for n, cand in zip((1, 2, 3), page, strict=True):
+        rec = store.get_record(NODE, heads[n] or "", with_bytes=True)
+        assert rec is not None and rec.object_bytes is not None
+        members = {cand.pid, copy.pid} if n == 1 else {cand.pid}
+        assert read(rec.object_bytes).aggregated == members
+    stamps = [store.get_record(NODE, pid) for pid in made.created]
+    assert len({r.date_modified for r in stamps if r is not None}) == 3  # one stamp each
+    changed = dataset(2, "v2", PAGE)
+    write(store, changed)
+    again = refresh(store)
+    assert again.created == [] and len(again.versions) == 1
+    new = store.get_record(NODE, again.versions[0], with_bytes=True)
+    assert new is not None and new.obsoletes == heads[2]
+    assert read(new.object_bytes or b"").aggregated == {changed.pid}
 
 
 def test_every_change_of_the_heads_is_a_new_map_and_no_pid_comes_back(store: Store) -> None:
