@@ -1,8 +1,10 @@
-"""One session-wide run of the hostile corpus, shared by the hostile test modules.
+"""The hostile corpus in parts, one per test module, so that the suite's workers share it.
 
-The corpus matrix and the locked-SQLite scenario spend their time waiting
-(time caps, a 30 s busy timeout), so they run side by side: the whole costs
-little more than the matrix alone.
+The corpus is about 190 `adapter` processes, judged on their wall time: in one
+module (`--dist loadfile`) they all ran on one worker, and that worker was the
+suite's last. Each part (`tests/hostile/test_hostile_corpus_*.py`) runs every
+`SHARDS`-th case, a few at once; the locked-SQLite scenario, which spends its
+time waiting (a 30 s busy timeout), has a module of its own.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import time
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,10 +35,11 @@ from tests.support.hostile import (
     store_state,
 )
 
-# cases run at once: each is judged on its wall time, so at 12 on a slow machine's two cores
-# (beside the suite's other workers) the sync cases took 20-25 s of their 20 s cap for their
-# neighbours' CPU; at 6 every case passed and the corpus took as long (165 s)
-PARALLEL = int(os.environ.get("ADAPTER_HOSTILE_PARALLEL", "6"))
+# cases run at once by one part: each is judged on its wall time, so at 12 on a slow machine's
+# two cores (beside the suite's other workers) the sync cases took 20-25 s of their 20 s cap for
+# their neighbours' CPU; at 6 every case passed. The parts may run side by side: 3 x 3 at most.
+PARALLEL = int(os.environ.get("ADAPTER_HOSTILE_PARALLEL", "3"))
+SHARDS = 3
 SLOW_PAGE = "/store/slow"  # trickles: holds a sync for total_timeout while we strike
 SLOW_PAGES = "/store/pages.xml"  # the slow page, then /good/1
 STORE_LIMITS = {"total_timeout": 2, "read_timeout": 2, "max_retries": 0}
@@ -47,7 +50,6 @@ class Results:
     servers: list[SiteServer]
     runs: dict[tuple[str, str], Run]
     seeded: set[str]
-    locked: dict[str, Any] = field(default_factory=dict)
 
 
 def sync_available() -> bool:
@@ -106,8 +108,13 @@ def locked_sqlite_scenario(site: SiteServer, workdir: Path) -> dict[str, Any]:
     return out
 
 
-@pytest.fixture(scope="session")
-def hostile_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Results]:
+def shard(index: int) -> list[dict[str, Any]]:
+    """The cases of part `index` (0-based): every SHARDS-th, so each part has long and short."""
+    return cases()[index::SHARDS]
+
+
+def run_corpus(tmp_path_factory: pytest.TempPathFactory, chosen: list[dict[str, Any]]) -> Results:
+    """Run `chosen` cases against a corpus server of their own (stopped by `stop_results`)."""
     servers = start_corpus()
     work = tmp_path_factory.mktemp("hostile")
     template: Path | None = work / "template.db"
@@ -119,18 +126,36 @@ def hostile_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Result
         template = None
     results = Results(servers, {}, seeded)
     try:
-        with ThreadPoolExecutor(PARALLEL + 1) as pool:
-            locked = (
-                pool.submit(locked_sqlite_scenario, servers[0], tmp_path_factory.mktemp("lock"))
-                if template is not None
-                else None
-            )
-            # the longest first, so they overlap the many short ones
-            ordered = sorted(cases(), key=lambda c: -float(c.get("seconds", 20) < 20))
-            batches = pool.map(lambda c: run_case(c, servers[0], work, template), ordered)
+        with ThreadPoolExecutor(PARALLEL) as pool:
+            batches = pool.map(lambda c: run_case(c, servers[0], work, template), chosen)
             results.runs = {(r.case, r.command): r for batch in batches for r in batch}
-            if locked is not None:
-                results.locked = locked.result()
-        yield results
+    except BaseException:
+        stop(servers)
+        raise
+    return results
+
+
+def corpus_part(index: int) -> Any:
+    """The module-scoped fixture `hostile_results` of part `index`."""
+
+    @pytest.fixture(scope="module", name="hostile_results")
+    def _results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Results]:
+        results = run_corpus(tmp_path_factory, shard(index))
+        try:
+            yield results
+        finally:
+            stop(results.servers)
+
+    return _results
+
+
+@pytest.fixture(scope="module")
+def locked_results(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """The locked-SQLite scenario against a corpus server of its own."""
+    if not sync_available():
+        pytest.skip("adapter sync is not available")
+    servers = start_corpus()
+    try:
+        yield locked_sqlite_scenario(servers[0], tmp_path_factory.mktemp("lock"))
     finally:
         stop(servers)
