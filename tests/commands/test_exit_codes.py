@@ -3,7 +3,11 @@
 The README's table (Commands, Exit codes) is the contract: 0 ok, 1 the checked
 thing fails, 2 a usage, configuration or environment error in one line (no
 traceback), 130 Ctrl-C, 0 after SIGTERM for the long-lived commands. Each case
-runs `adapter` in a subprocess against fixture sites on 127.0.0.1.
+runs `adapter`'s entry point against fixture sites on 127.0.0.1: in the test
+process (`tests.support.cli`) where only the contract is the point, as a real
+process where a run's process tree is (a sync, a worker), and for signals.
+A closed port is asked once (ADAPTER_LIMITS max_retries=0: the exit code is
+under test here, the retries in tests/http), not for 4-10 s of backoff.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import SERVE_AS_STARTED
+from tests.support.cli import run_in_process
 from tests.support.fixture_server import start_site, stop
 from tests.support.workersite import fixture_site, write_config
 
@@ -49,16 +54,25 @@ class World:
         return [a.format(**self.values) for a in template]
 
 
-def run(args: list[str], cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+NO_RETRIES = {"ADAPTER_LIMITS": "max_retries=0"}  # read when a process starts
+
+
+def run(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(ADAPTER), *args],
         cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100"},
-        input=stdin,
+        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100", **(env or {})},
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def in_process(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    ran = run_in_process(args, cwd, env={"COLUMNS": "100"})
+    return subprocess.CompletedProcess(args, ran.returncode, ran.stdout, ran.stderr)
 
 
 @pytest.fixture(scope="module")
@@ -87,6 +101,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         rate=200,
         concurrency=2,
     )
+    with cfg_failed.open("a") as f:  # the node's closed port is asked once
+        f.write("    limits:\n      max_retries: 0\n")
     assert run(["sync", "--config", str(cfg_ok)], tmp).returncode == 0
     assert run(["sync", "--config", str(cfg_failed)], tmp).returncode == 1
     (tmp / "a-file").write_text("not a folder")
@@ -178,10 +194,28 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
 ]
 
 
+# what runs as a real process: a run with its process tree, and a closed port asked once
+# (ADAPTER_LIMITS is read when a process starts)
+IN_A_PROCESS = {
+    ("sync", "{change}", "--store", "sqlite:///{tmp}/quick.db"),
+    ("worker", "--config", "{cfg_ok}", "--until-idle"),
+}
+CLOSED_PORT = {
+    ("check-dataset", "{closed}"),
+    ("discover", "{closed}"),
+    ("sync", "{closed}", "--store", "sqlite:///{tmp}/closed.db"),
+}
+
+
 @pytest.mark.parametrize(("template", "code", "fragment"), CASES, ids=lambda v: str(v))
 def test_exit_code(world: World, template: tuple[str, ...], code: int, fragment: str) -> None:
     args = world.args(template)
-    result = run(args, world.tmp)
+    if template in CLOSED_PORT:
+        result = run(args, world.tmp, NO_RETRIES)
+    elif template in IN_A_PROCESS:
+        result = run(args, world.tmp)
+    else:
+        result = in_process(args, world.tmp)
     out = result.stdout + result.stderr
     assert result.returncode == code, out
     assert fragment in out
@@ -191,10 +225,10 @@ def test_exit_code(world: World, template: tuple[str, ...], code: int, fragment:
 
 def test_refused_stores_leave_nothing_behind(world: World) -> None:
     """A missing folder is not created; a read-only command does not create a store file."""
-    run(["sync", world.values["closed"], "--store", world.values["no_folder"]], world.tmp)
+    in_process(["sync", world.values["closed"], "--store", world.values["no_folder"]], world.tmp)
     assert not (world.tmp / "no-such-folder").exists()
     for command in (["runs"], ["queue", "list"], ["pages"]):
-        run([*command, "--store", world.values["missing"]], world.tmp)
+        in_process([*command, "--store", world.values["missing"]], world.tmp)
     assert not (world.tmp / "missing.db").exists()
 
 

@@ -21,8 +21,10 @@ import json
 import mimetypes
 import random
 import socket
+import sys
 import threading
 import time
+import traceback
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -94,6 +96,18 @@ def _resolve(root: Path, path: str) -> Path | None:
     if target.is_dir():
         target = target / "index.html"
     return target if target.is_file() else None
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that stopped reading (a capped fetch) is what many fixtures are for:
+        not worth a traceback, which would also land in the output of a command run in
+        the test process (tests.support.cli). Anything else goes to the real stderr."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        traceback.print_exc(file=sys.__stderr__)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -571,8 +585,7 @@ def start_site(
         if r == root and rules:
             server.extra_rules = dict(rules)
         handler = type("Handler", (_Handler,), {"site": server})
-        server.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        server.httpd.daemon_threads = True
+        server.httpd = _Server(("127.0.0.1", 0), handler)
         rewrites[src] = server.origin
         # shutdown() waits for the loop's next look at its flag: at the default 0.5 s, a
         # site's three servers took 1.5 s to stop, in every test that started one
