@@ -45,8 +45,3 @@ def on_signals(handler: Handler | None, signums: Iterable[int] = STOP_SIGNALS) -
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
-
-
-def interrupt(_signum: int) -> None:
-    """A handler that stops the main thread as Ctrl-C does (SIGTERM for servers)."""
-    raise KeyboardInterrupt

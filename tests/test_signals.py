@@ -6,9 +6,7 @@ import os
 import signal
 import threading
 
-import pytest
-
-from adapter.signals import install, interrupt, on_signals
+from adapter.signals import install, on_signals
 
 
 def test_a_routed_signal_reaches_the_handler_and_the_old_handler_returns() -> None:
@@ -27,11 +25,6 @@ def test_none_ignores_the_signal() -> None:
         assert signal.getsignal(signal.SIGUSR2) is signal.SIG_IGN
     finally:
         signal.signal(signal.SIGUSR2, previous[signal.SIGUSR2])
-
-
-def test_interrupt_stops_the_block_as_ctrl_c_does() -> None:
-    with pytest.raises(KeyboardInterrupt), on_signals(interrupt, (signal.SIGUSR1,)):
-        os.kill(os.getpid(), signal.SIGUSR1)
 
 
 def test_outside_the_main_thread_nothing_is_installed() -> None:

@@ -13,15 +13,14 @@ verbatim including U+2028/9 and DEL). They differ only in
 - lone surrogates, which JCS refuses and UTF-8 cannot encode.
 So the fast path is taken only for documents made of exact dicts with str keys
 in the Basic Multilingual Plane, lists, str, bool, None and safe integers
-(`plain`); anything else, or a string UTF-8 cannot encode, goes to rfc8785.
+(`plain`); anything else, or a string UTF-8 cannot encode, goes to rfc8785
+(`adapter.dataone.records.canonical_bytes`, the one canonical writer).
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
-
-import rfc8785
 
 MAX_SAFE_INT = 2**53 - 1
 _BMP_MAX = "\uffff"
@@ -59,9 +58,3 @@ def fast_dumps(value: Any) -> bytes | None:
         return None
     except RecursionError:  # nested too deep for us: the reference path says what happens
         return None
-
-
-def dumps(value: Any) -> bytes:
-    """RFC 8785 bytes of a value already in the I-JSON domain (`records._i_json`)."""
-    fast = fast_dumps(value)
-    return fast if fast is not None else bytes(rfc8785.dumps(value))

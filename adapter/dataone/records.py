@@ -245,9 +245,6 @@ def series_id_for(doi: str) -> str:
     return SID_PREFIX + doi
 
 
-SERIES_ID_SCHEMES = ("doi", "mnlite", "mnlite-at-id")
-
-
 def series_id(dataset: DatasetResult, scheme: str, accepted: tuple[str, ...]) -> str | None:
     """The Dataset's seriesId under the node's scheme, from identifiers its profile accepts."""
     if scheme == "mnlite":

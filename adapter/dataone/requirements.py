@@ -160,11 +160,6 @@ def check_requirements(dataset: Mapping[str, Any], url: str) -> DataoneCheck:
     return result
 
 
-def is_known_requirement(name: str) -> bool:
-    """For configuration validation: a name `enforce_required` understands."""
-    return name in REQUIREMENTS or "/" in name
-
-
 def enforce_required(
     findings: Iterable[Finding], required: Iterable[str], url: str
 ) -> list[Finding]:

@@ -51,10 +51,6 @@ def _remote_document(url: str) -> dict[str, Any]:
     }
 
 
-def is_schema_org_context(url: str) -> bool:
-    return url.strip() in SCHEMA_ORG_CONTEXT_URLS
-
-
 def load_document(url: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
     """pyld document loader: the bundled schema.org context, or `RemoteContextRefused`."""
     spelled = url.strip()

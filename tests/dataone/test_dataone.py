@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapter.dataone.requirements import check_requirements, enforce_required, is_known_requirement
+from adapter.dataone.requirements import check_requirements, enforce_required
 from adapter.findings import Severity, catalogue
 
 URL = "https://repo.example/dataset/1"
@@ -250,8 +250,6 @@ def test_required_turns_warnings_into_an_error() -> None:
     assert err.severity is Severity.ERROR
     assert "dataone/encoding-missing" in err.message
     assert not enforce_required(check_requirements(good(), URL).findings, {"encoding", "id"}, URL)
-    assert is_known_requirement("signposting/cite-as")
-    assert not is_known_requirement("encodings")
 
 
 json_values = st.recursive(

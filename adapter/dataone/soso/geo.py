@@ -22,7 +22,6 @@ from adapter.dataone.soso.paths import at, show
 from adapter.findings import Finding
 from adapter.jsonld.framed import literal, node_id, types, values
 
-SRS_PROPERTY = "http://dbpedia.org/resource/Spatial_reference_system"
 _WGS84 = re.compile(
     r"wgs84|wgs_84|wgs 84|crs84|crs/ogc/1\.3/crs84|epsg[:/](?:\w+/)*4326\b|epsg/0/4326|"
     r"ref/epsg/(?:wgs-84|4326)",
