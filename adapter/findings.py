@@ -17,6 +17,28 @@ import adapter
 from adapter.slotpickle import fast_pickle
 
 
+class Stage(StrEnum):
+    """The stage a finding code names before its slash (`signposting/cite-as-missing`).
+
+    Code that selects findings by stage compares `finding.stage` with a member, so a
+    misspelt stage fails at import; a FindingType of an unknown stage fails too.
+    """
+
+    FETCH = "fetch"
+    ROBOTS = "robots"
+    DISCOVER = "discover"
+    SITEMAP = "sitemap"
+    EXTRACT = "extract"
+    NORMALIZE = "normalize"
+    DATAONE = "dataone"
+    SOSO = "soso"
+    SIGNPOSTING = "signposting"
+    SHACL = "shacl"
+    PIPELINE = "pipeline"
+    SYNC = "sync"
+    STORE = "store"
+
+
 class Severity(StrEnum):
     ERROR = "error"  # DataONE cannot harvest this as it stands
     WARNING = "warning"  # harvestable, but something should be fixed
@@ -32,6 +54,11 @@ class Finding:
     url: str = ""
     where: str | None = None
 
+    @property
+    def stage(self) -> str:
+        """The code's stage, before its slash: compare it with a `Stage`."""
+        return self.code.partition("/")[0]
+
     def as_dict(self) -> dict[str, str | None]:
         return {
             "code": self.code,
@@ -43,6 +70,7 @@ class Finding:
 
 
 _REGISTRY: dict[str, FindingType] = {}
+_STAGES = frozenset(Stage)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +82,9 @@ class FindingType:
     explanation: str
 
     def __post_init__(self) -> None:
+        stage, slash, _ = self.code.partition("/")
+        if not slash or stage not in _STAGES:
+            raise ValueError(f"finding code {self.code} names no known stage ({', '.join(Stage)})")
         known = _REGISTRY.get(self.code)
         if known is not None and known != self:
             raise ValueError(f"finding code {self.code} declared twice, differently")

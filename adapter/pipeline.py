@@ -12,6 +12,9 @@ or a broken document is a finding in the report, and the caller goes on. A
 fetch failure, a 304 or an HTTP error ends the page's check with the reason in
 the report (`fetch_page`), and so does a sitemap given as a page
 (`extract/sitemap-given`); everything else goes on to the readers.
+
+Each stage returns its findings and facts as values; this module alone puts them
+into the `DatasetReport`, in the order the stages ran.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from __future__ import annotations
 import logging
 import zlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TypeVar
 
@@ -39,6 +42,8 @@ from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, DatasetResult, Fetched, Link
 from adapter.page import extract as extract_stage
 from adapter.page import findings as page_findings
+from adapter.page.extract import Skipped
+from adapter.page.findings import SITEMAP_GIVEN
 from adapter.page.tree import PageTree
 from adapter.signposting import stage as signposting
 
@@ -51,13 +56,6 @@ LINKED_JSONLD = FindingType(
     "links to (describedby or alternate). Harvesters that read only the page see nothing: "
     "embed the JSON-LD as well.",
 )
-SITEMAP_GIVEN = FindingType(
-    "extract/sitemap-given",
-    Severity.ERROR,
-    "The URL is a sitemap (<urlset> or <sitemapindex>), not a landing page: it lists pages "
-    "rather than describing a Dataset. List its pages with `adapter discover URL` and check "
-    "each of them.",
-)
 INTERNAL_ERROR = FindingType(
     "pipeline/internal-error",
     Severity.ERROR,
@@ -66,7 +64,9 @@ INTERNAL_ERROR = FindingType(
 )
 
 # page-level findings that a linked JSON-LD document makes moot
-_NO_METADATA = frozenset({"extract/no-jsonld", "extract/js-rendered"})
+_MOOT = frozenset(
+    t.code for t in (page_findings.NO_JSONLD, page_findings.JS_RENDERED, normalize_stage.NO_DATASET)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,10 +109,12 @@ def check_landing_page(
         report.findings.append(sitemap)
         return report
     tree = PageTree(fetched.body)  # parsed once for the links and the JSON-LD, where it can be
+    pages = signposting.landing_pages(url, fetched)
+    page = fetched.final_url
 
-    def collect() -> None:
-        signposting.collect(
-            report,
+    def collect() -> signposting.Collected:
+        return signposting.collect(
+            url,
             fetched,
             fetcher,
             sitemap_links,
@@ -121,20 +123,37 @@ def check_landing_page(
             elsewhere=options.linksets_elsewhere,
         )
 
-    def read() -> list[NormalizedDataset]:
-        found = _read_datasets(report, fetched, limits, tree)
-        return found or _linked_datasets(report, fetched, fetcher, limits)
+    def read() -> _Read:
+        embedded = _read_datasets(fetched, limits, tree)
+        if embedded.datasets:
+            return embedded
+        return _linked_datasets(embedded, fetched, _jsonld_links(links, pages), fetcher, limits)
 
-    def crosscheck() -> None:
-        signposting.crosscheck(report, fetcher, follow=options.follow, limits=limits)
+    def crosscheck() -> signposting.CrossChecked:
+        return signposting.crosscheck(
+            report.datasets, links, pages, fetcher, follow=options.follow, limits=limits
+        )
 
-    _guard(report, "signposting", collect)
-    for found in _guard(report, "extract", read) or []:
-        result = _guard(report, "dataone", partial(_check, found, fetched.final_url))
+    collected = _guard(report, "signposting", collect)
+    links = collected.links if collected is not None else []
+    if collected is not None:
+        report.signposts.extend(collected.links)
+        report.findings.extend(collected.findings)
+    found = _guard(report, "extract", read)
+    if found is not None:
+        report.findings.extend(found.findings)
+        report.path.extend(found.path)
+    for dataset in found.datasets if found is not None else []:
+        result = _guard(report, "dataone", partial(_check, dataset, page))
         if result is not None:
-            _guard(report, "soso", partial(_recommend, result, fetched.final_url))
+            soso = _guard(report, "soso", partial(check_soso, result.framed, page))
+            result.findings.extend(soso or [])
             report.datasets.append(result)
-    _guard(report, "signposting", crosscheck)
+    checked = _guard(report, "signposting", crosscheck)
+    if checked is not None:
+        report.findings.extend(checked.findings)
+        if checked.dataset is not None:
+            checked.dataset.findings.extend(checked.dataset_findings)
     if options.shacl is not None:
         _guard(report, "shacl", partial(_validate_shacl, report, options.shacl))
     _guard(report, "profile", partial(_judge, report, options))
@@ -168,9 +187,16 @@ def _sitemap_finding(fetched: Fetched) -> Finding | None:
     )
 
 
-def _read_datasets(
-    report: DatasetReport, fetched: Fetched, limits: Limits, tree: PageTree | None = None
-) -> list[NormalizedDataset]:
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """What reading the page (and the JSON-LD it links to) gave."""
+
+    datasets: list[NormalizedDataset]
+    findings: list[Finding]  # page-level, in the order they were found
+    path: list[str] = field(default_factory=list)  # the linked documents' URLs, redirects first
+
+
+def _read_datasets(fetched: Fetched, limits: Limits, tree: PageTree | None = None) -> _Read:
     """The framed Datasets of one response (an HTML page or a JSON-LD document)."""
     url = fetched.final_url
     extraction = extract_stage.extract(
@@ -181,18 +207,17 @@ def _read_datasets(
         limits=limits,
         tree=tree,
     )
-    report.findings.extend(extraction.findings)
     if not extraction.blocks:
         if extraction.skipped and not has_errors(extraction.findings):
-            report.findings.append(_unreadable(url, extraction.skipped, limits))
-        return []
+            unreadable = _unreadable(url, extraction.skipped, limits)
+            return _Read([], [*extraction.findings, unreadable])
+        return _Read([], extraction.findings)
     datasets, findings = normalize_stage.normalize(
         extraction.blocks, base_url=extraction.base_url or url, limits=limits
     )
     if not datasets and _blocks_left_out(extraction.findings):
         findings = [_too_many_blocks(f, url, limits) for f in findings]
-    report.findings.extend(findings)
-    return datasets
+    return _Read(datasets, [*extraction.findings, *findings])
 
 
 def _blocks_left_out(findings: Sequence[Finding]) -> bool:
@@ -209,28 +234,18 @@ def _too_many_blocks(finding: Finding, url: str, limits: Limits) -> Finding:
     )
 
 
-_SKIP_WORDS = {"syntax": "not valid JSON", "too-deep": "nested too deep"}
-
-
-# extract's reasons to skip a block that are the adapter's caps, with the `Limits` field
-_CAPS = {"too-deep": "max_json_depth", "too-many-nodes": "max_json_nodes"}
-
-
-def _unreadable(url: str, skipped: list[str], limits: Limits = DEFAULT_LIMITS) -> Finding:
+def _unreadable(url: str, skipped: list[Skipped], limits: Limits) -> Finding:
     """no-dataset when every JSON-LD candidate was skipped: only warnings say why.
 
     When a cap skipped them, the finding says which (`normalize/dataset-over-limit`):
     a limit that bites is not a page without a Dataset.
     """
-    capped = [entry.rpartition(": ") for entry in skipped if entry.rpartition(": ")[2] in _CAPS]
+    capped = [(s.where, s.limit) for s in skipped if s.limit is not None]
     if capped:
-        name = _CAPS[capped[0][2]]
-        blocks = [w for w, _, kind in capped if _CAPS[kind] == name]
+        name = capped[0][1]
+        blocks = [where for where, limit in capped if limit == name]
         return normalize_stage.over_limit(url, blocks, name, getattr(limits, name), sure=False)
-    words = []
-    for entry in skipped[:8]:
-        where, _, kind = entry.rpartition(": ")
-        words.append(f"{where}: {_SKIP_WORDS.get(kind, kind.replace('-', ' '))}")
+    words = [f"{s.where}: {s.why}" for s in skipped[:8]]
     listed = "; ".join(words) + ("; ..." if len(skipped) > 8 else "")
     message = (
         "No schema.org Dataset could be read: the page's only JSON-LD could not be read and "
@@ -241,47 +256,56 @@ def _unreadable(url: str, skipped: list[str], limits: Limits = DEFAULT_LIMITS) -
 
 
 def _linked_datasets(
-    report: DatasetReport, fetched: Fetched, fetcher: Fetcher, limits: Limits
-) -> list[NormalizedDataset]:
-    """No embedded Dataset: the JSON-LD document a describedby/alternate link names."""
-    for href in _jsonld_links(report):
+    embedded: _Read, fetched: Fetched, hrefs: list[str], fetcher: Fetcher, limits: Limits
+) -> _Read:
+    """No embedded Dataset: the JSON-LD document a describedby/alternate link names.
+
+    `embedded` is what the page itself gave; the first linked document with a Dataset
+    makes its findings that say "no metadata here" moot.
+    """
+    findings = list(embedded.findings)
+    path: list[str] = []
+    for href in hrefs:
         try:
             doc = fetcher.get(href, accept=ACCEPT_JSONLD)
         except FetchError as exc:
-            report.findings.append(fetch_failure(exc, "The linked JSON-LD document", href))
+            findings.append(fetch_failure(exc, "The linked JSON-LD document", href))
             continue
-        report.path.extend([*doc.redirects, doc.final_url])
+        path.extend([*doc.redirects, doc.final_url])
         problem = status_finding(doc, "The linked JSON-LD document")
         if problem is not None:
-            report.findings.append(problem)
+            findings.append(problem)
             continue
-        before = len(report.findings)
-        datasets = _read_datasets(report, doc, limits)
-        if datasets:
-            kept = [f for f in report.findings[:before] if not _moot(f)]
-            report.findings[:] = [*kept, *report.findings[before:]]
-            report.findings.append(
-                LINKED_JSONLD.at(
-                    fetched.final_url,
-                    f"The page embeds no schema.org Dataset; the adapter used the JSON-LD "
-                    f"document {doc.final_url} that the page links to. Harvesters that read "
-                    "only the page see nothing: embed the JSON-LD as well.",
-                )
-            )
-            for found in datasets:  # say where they are: not in the page
-                found.where = found.where.replace("block 1", f"document {doc.final_url}", 1)
-            return datasets
-    return []
+        linked = _read_datasets(doc, limits)
+        if not linked.datasets:
+            findings.extend(linked.findings)
+            continue
+        used = LINKED_JSONLD.at(
+            fetched.final_url,
+            f"The page embeds no schema.org Dataset; the adapter used the JSON-LD "
+            f"document {doc.final_url} that the page links to. Harvesters that read "
+            "only the page see nothing: embed the JSON-LD as well.",
+        )
+        kept = [f for f in findings if f.code not in _MOOT]
+        # say where they are: not in the page
+        datasets = [_in_document(found, doc.final_url) for found in linked.datasets]
+        return _Read(datasets, [*kept, *linked.findings, used], path)
+    return _Read([], findings, path)
+
+
+def _in_document(found: NormalizedDataset, url: str) -> NormalizedDataset:
+    block = "" if found.block_index == 1 else f" block {found.block_index}"
+    return replace(found, where=f"document {url}{block} {found.path}")
 
 
 _JSONLD_TYPES = ("application/ld+json", "application/json")
 
 
-def _jsonld_links(report: DatasetReport) -> list[str]:
+def _jsonld_links(links: Sequence[Link], landing: Sequence[str]) -> list[str]:
     """describedby/alternate targets of the landing page typed as JSON-LD."""
-    pages = set(signposting.landing_urls(report))
+    pages = set(landing)
     out: list[str] = []
-    for link in report.signposts:
+    for link in links:
         kind = (link.type or "").split(";")[0].strip().lower()
         if (
             link.rel in ("describedby", "alternate")
@@ -292,10 +316,6 @@ def _jsonld_links(report: DatasetReport) -> list[str]:
         ):
             out.append(link.href)
     return out
-
-
-def _moot(finding: Finding) -> bool:
-    return finding.code in _NO_METADATA or finding.code == normalize_stage.NO_DATASET.code
 
 
 def _check(found: NormalizedDataset, page: str) -> DatasetResult:
@@ -314,11 +334,6 @@ def _check(found: NormalizedDataset, page: str) -> DatasetResult:
         pids=checked.pids,
         first_identifier=checked.first_identifier,
     )
-
-
-def _recommend(result: DatasetResult, page: str) -> None:
-    """science-on-schema.org's recommendations: info and warnings; the soso profile judges them."""
-    result.findings.extend(check_soso(result.framed, page))
 
 
 def _judge(report: DatasetReport, options: CheckOptions) -> None:

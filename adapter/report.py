@@ -89,9 +89,10 @@ from adapter.dataone.profiles import as_json as checklist_json
 from adapter.dataone.soso.codes import ABSENT as SOSO_ABSENT
 from adapter.dataone.soso.codes import PROPERTIES as SOSO_PROPERTIES
 from adapter.doi import doi_url
-from adapter.findings import Finding, Severity
+from adapter.findings import Finding, Severity, Stage
 from adapter.jsonld.framed import first_literal
 from adapter.models import DatasetReport, DatasetResult, Link, MediaObjectRef
+from adapter.page.findings import SITEMAP_GIVEN
 from adapter.signposting.crosscheck import primary_dataset
 from adapter.signposting.datasetlinks import dataset_links
 from adapter.signposting.links import SIGNPOSTING_RELS, Signpost, anchored_at, group, url_key
@@ -389,10 +390,10 @@ def _reached(report: DatasetReport) -> set[str]:
     """
     if report.fetched is None or not 200 <= (report.status or 0) < 300:
         return {"fetch"}
-    if any(f.code == "extract/sitemap-given" for f in report.findings):
+    if any(f.code == SITEMAP_GIVEN.code for f in report.findings):
         return {"fetch", "extract"}  # a sitemap is not read as a page
     if not report.datasets:
-        ran = any(f.code.startswith("normalize/") for f in report.findings)
+        ran = any(f.stage == Stage.NORMALIZE for f in report.findings)
         return {"fetch", "extract", "signposting"} | ({"normalize"} if ran else set())
     return set(STAGES)
 
@@ -427,7 +428,7 @@ def signpost_lines(report: DatasetReport) -> list[str]:
         if url_key(s.anchor) not in {url_key(p) for p in pages} and s.rel in SIGNPOSTING_RELS
     ]
     ignored = sorted({x.rel for x in landing if x.rel not in SIGNPOSTING_RELS})
-    findings = [f for f in report.all_findings() if f.code.startswith("signposting/")]
+    findings = [f for f in report.all_findings() if f.stage == Stage.SIGNPOSTING]
     says = dataset_says(report, pages)
     rows: list[tuple[str, ...]] = [("rel", "target", "type / profile", "from", "findings")]
     for rel in ORDER:

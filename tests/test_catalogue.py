@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -42,3 +44,13 @@ def test_a_fresh_catalogue_lists_every_declared_code() -> None:
     declared = declared_in_source()
     assert len(declared) > 100
     assert declared == listed
+
+
+def test_every_code_names_a_known_stage_and_an_unknown_one_fails_at_import() -> None:
+    from adapter.findings import Finding, FindingType, Severity, Stage, catalogue
+
+    assert {t.code.partition("/")[0] for t in catalogue()} <= set(Stage)
+    with pytest.raises(ValueError, match="names no known stage"):
+        FindingType("signpostng/cite-as-missing", Severity.WARNING, "a misspelt stage")
+    finding = Finding("normalize/no-dataset", Severity.ERROR, "none")
+    assert finding.stage == Stage.NORMALIZE and finding.stage != Stage.EXTRACT

@@ -17,6 +17,7 @@ import click
 from adapter import USER_AGENT
 from adapter.commands.args import BadValue, epilog, http_url, output_width
 from adapter.findings import catalogue
+from adapter.http import findings as fetch_findings
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
 from adapter.models import DatasetReport, Fetched
@@ -29,7 +30,7 @@ from adapter.signposting.resolve import FAILED, Resolution, find_landing_page, r
 INTERACTIVE_RETRY = 0.25
 
 # The landing page itself never answered: nothing about the site was learned.
-_UNREACHABLE = frozenset({"fetch/connection-failed", "fetch/timeout"})
+_UNREACHABLE = frozenset({fetch_findings.CONNECTION.code, fetch_findings.TIMEOUT.code})
 
 
 EXAMPLES = epilog(

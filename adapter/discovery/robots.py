@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 from adapter.discovery.robotstxt import RobotsPolicy, parse_robots, product_token
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity
+from adapter.http import findings as fetch_findings
 from adapter.http.addresses import host_key, origin
 from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS
@@ -76,7 +77,7 @@ def _blocked(url: str, why: str, now: float) -> _Entry:
     return _Entry(RobotsPolicy("*", disallow_all=True, reason=why), url, now)
 
 
-_REDIRECT_TROUBLE = ("fetch/too-many-redirects", "fetch/redirect-loop")
+_REDIRECT_TROUBLE = (fetch_findings.TOO_MANY_REDIRECTS.code, fetch_findings.REDIRECT_LOOP.code)
 
 
 def robots_url(url: str) -> str:

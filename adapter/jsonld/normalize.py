@@ -143,7 +143,8 @@ class NormalizedDataset:
     framed: dict[str, Any]  # the Dataset framed; see the module docstring for its shape
     original: dict[str, Any]  # the publisher's JSON-LD for this Dataset, with its @context
     block_index: int
-    where: str  # JSON path of the Dataset in its block, e.g. "block 2 $['@graph'][1]"
+    where: str  # where the Dataset is, e.g. "block 2 $['@graph'][1]"
+    path: str = "$"  # its JSON path in the block, e.g. "$['@graph'][1]"
 
 
 def _expand(
@@ -339,7 +340,7 @@ def normalize(
             node_iri = node.get("@id")
             iri = node_iri if isinstance(node_iri, str) and not node_iri.startswith("_:") else None
             where = f"block {block.index} {path}"
-            datasets.append(NormalizedDataset(iri, node, original, block.index, where))
+            datasets.append(NormalizedDataset(iri, node, original, block.index, where, path))
     if capped and not datasets:
         blocks_ = [f"block {i}" for i in capped]
         cap = limits.max_json_nodes

@@ -41,7 +41,7 @@ from adapter.page.findings import (
     UNKNOWN_CHARSET,
     WRONG_CONTENT_TYPE,
 )
-from adapter.page.jsonrepair import JsonFailure, parse_lenient
+from adapter.page.jsonrepair import FailureKind, JsonFailure, parse_lenient
 from adapter.page.jsshell import shell_signs
 from adapter.page.markup import markup_syntaxes, read_markup
 from adapter.page.sniff import (
@@ -70,20 +70,45 @@ class JsonLdBlock:
     line: int | None = None  # line of the <script> element in the page, when known
 
 
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A JSON-LD candidate that was not used, and why."""
+
+    where: str  # "block 2", or "document"
+    failure: FailureKind | None = None  # None: empty, or no JSON object
+
+    @property
+    def why(self) -> str:
+        """In words, for a repository manager."""
+        return _SKIP_WORDS[self.failure]
+
+    @property
+    def limit(self) -> str | None:
+        """The `Limits` field whose cap skipped it; None for the page's own fault."""
+        return self.failure.limit if self.failure is not None else None
+
+
+_SKIP_WORDS: dict[FailureKind | None, str] = {
+    None: "empty",
+    FailureKind.SYNTAX: "not valid JSON",
+    FailureKind.TOO_DEEP: "nested too deep",
+    FailureKind.TOO_MANY_NODES: "too many nodes",
+}
+
+
 @dataclass(slots=True)
 class Extraction:
     blocks: list[JsonLdBlock]
     findings: list[Finding]
-    js_rendered: bool  # no JSON-LD (Dataset), and the page shows signs of client-side rendering
     base_url: str | None = None  # the page's <base href>, resolved; use it as the JSON-LD base
     encoding: str | None = None  # the character encoding the body was read with
-    skipped: list[str] = field(default_factory=list)  # blocks not used, e.g. "block 2: invalid"
+    skipped: list[Skipped] = field(default_factory=list)  # candidates not used, and why
 
 
 def _failure_finding(failure: JsonFailure, url: str, where: str, origin: str) -> Finding:
-    if failure.kind == "too-deep":
+    if failure.kind is FailureKind.TOO_DEEP:
         return TOO_DEEP.at(url, f"{origin} is skipped: {failure.message}.", where)
-    if failure.kind == "too-many-nodes":
+    if failure.kind is FailureKind.TOO_MANY_NODES:
         return TOO_MANY_NODES.at(url, f"{origin} is skipped: {failure.message}.", where)
     at = f" at line {failure.line}, column {failure.column}" if failure.line else ""
     return INVALID_JSON.at(
@@ -101,14 +126,14 @@ def _read_block(script: HtmlElement, index: int, url: str, limits: Limits, out: 
         )
         message = f"{origin} is empty;{why} it is skipped."
         out.findings.append(EMPTY_BLOCK.at(url, message, where))
-        out.skipped.append(f"{where}: empty")
+        out.skipped.append(Skipped(where))
         return
     parsed = parse_lenient(text, limits)
     if parsed.failure is not None:
         if _DATASET_TYPE.search(text[:100_000]):
             origin += ", which appears to hold the Dataset,"
         out.findings.append(_failure_finding(parsed.failure, url, where, origin))
-        out.skipped.append(f"{where}: {parsed.failure.kind}")
+        out.skipped.append(Skipped(where, parsed.failure.kind))
         return
     if parsed.repairs:
         message = f"{origin} needed repairs: {'; '.join(parsed.repairs)}."
@@ -117,7 +142,7 @@ def _read_block(script: HtmlElement, index: int, url: str, limits: Limits, out: 
         out.findings.append(
             EMPTY_BLOCK.at(url, f"{origin} holds no JSON object; it is skipped.", where)
         )
-        out.skipped.append(f"{where}: empty")
+        out.skipped.append(Skipped(where))
         return
     out.blocks.append(JsonLdBlock(index, parsed.data, "json-ld", parsed.repairs, line))
 
@@ -128,7 +153,7 @@ def _extract_document(text: str, url: str, limits: Limits, out: Extraction) -> N
         out.findings.append(
             _failure_finding(parsed.failure, url, "document", "The JSON-LD document")
         )
-        out.skipped.append(f"document: {parsed.failure.kind}")
+        out.skipped.append(Skipped("document", parsed.failure.kind))
         return
     data = parsed.data
     if isinstance(data, dict | list) and is_jsonld(data):
@@ -177,7 +202,6 @@ def _extract_html(
         return
     signs = shell_signs(tree)
     if signs:
-        out.js_rendered = True
         what = "no JSON-LD" if not scripts else "no JSON-LD Dataset"
         message = (
             f"The page has {what} and looks built by JavaScript in the browser: "
@@ -220,7 +244,7 @@ def extract(
     `tree`: the page's HTML parse, shared with the signposting links where it
     is the same document (`adapter.page.tree`); else the page is parsed here.
     """
-    out = Extraction(blocks=[], findings=[], js_rendered=False, base_url=url)
+    out = Extraction(blocks=[], findings=[], base_url=url)
     if len(body) > limits.max_page_bytes:
         message = (
             f"The page is {len(body)} bytes, over the limit max_page_bytes "

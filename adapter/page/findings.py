@@ -21,6 +21,13 @@ JS_RENDERED = FindingType(
     "server sends it and runs no JavaScript, so it sees no metadata. Put the JSON-LD into the "
     "HTML the server sends.",
 )
+SITEMAP_GIVEN = FindingType(  # raised by adapter.pipeline, which sniffs the body's root
+    "extract/sitemap-given",
+    Severity.ERROR,
+    "The URL is a sitemap (<urlset> or <sitemapindex>), not a landing page: it lists pages "
+    "rather than describing a Dataset. List its pages with `adapter discover URL` and check "
+    "each of them.",
+)
 INVALID_JSON = FindingType(
     "extract/invalid-json",
     Severity.WARNING,

@@ -19,6 +19,7 @@ import html
 import json
 import re
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from adapter.limits import DEFAULT_LIMITS, Limits
@@ -38,11 +39,27 @@ _CDATA_CLOSE = re.compile(r"(?://\s*)?\]\]>(\s*)\Z")
 _TRAILING_PUNCT = re.compile(r"[;,](\s*)\Z")
 
 
+class FailureKind(StrEnum):
+    """Why a block could not be read."""
+
+    SYNTAX = "syntax"  # not JSON, even repaired
+    TOO_DEEP = "too-deep"  # nested past max_json_depth (or any JSON reader's recursion)
+    TOO_MANY_NODES = "too-many-nodes"  # more values than max_json_nodes
+
+    @property
+    def limit(self) -> str | None:
+        """The `Limits` field whose cap this is; None for a page's own fault."""
+        return _LIMIT_OF.get(self)
+
+
+_LIMIT_OF = {FailureKind.TOO_DEEP: "max_json_depth", FailureKind.TOO_MANY_NODES: "max_json_nodes"}
+
+
 @dataclass(frozen=True, slots=True)
 class JsonFailure:
-    """Why a block could not be read: `kind` is syntax, too-deep or too-many-nodes."""
+    """Why a block could not be read, in words (`message`) and as a `FailureKind`."""
 
-    kind: str
+    kind: FailureKind
     message: str
     line: int | None = None
     column: int | None = None
@@ -108,9 +125,9 @@ def _loads(text: str, *, strict: bool) -> tuple[Any, JsonFailure | None]:
     try:
         return json.loads(text, strict=strict), None
     except json.JSONDecodeError as exc:
-        return None, JsonFailure("syntax", exc.msg, exc.lineno, exc.colno)
+        return None, JsonFailure(FailureKind.SYNTAX, exc.msg, exc.lineno, exc.colno)
     except RecursionError:
-        return None, JsonFailure("too-deep", "nested too deeply for any JSON reader")
+        return None, JsonFailure(FailureKind.TOO_DEEP, "nested too deeply for any JSON reader")
 
 
 def measure(data: Any, limits: Limits = DEFAULT_LIMITS) -> JsonFailure | None:
@@ -122,13 +139,13 @@ def measure(data: Any, limits: Limits = DEFAULT_LIMITS) -> JsonFailure | None:
         nodes += 1
         if nodes > limits.max_json_nodes:
             return JsonFailure(
-                "too-many-nodes",
+                FailureKind.TOO_MANY_NODES,
                 f"more than {limits.max_json_nodes} JSON values (limit max_json_nodes)",
             )
         if isinstance(value, dict | list):
             if depth > limits.max_json_depth:
                 return JsonFailure(
-                    "too-deep",
+                    FailureKind.TOO_DEEP,
                     f"nested deeper than {limits.max_json_depth} levels (limit max_json_depth)",
                 )
             children = value.values() if isinstance(value, dict) else value
@@ -171,13 +188,13 @@ def _repair(text: str, repairs: list[str]) -> tuple[Any, JsonFailure | None]:
     repaired = _strip_tokens(repaired, repairs)
     repaired = _strip_trailing(repaired, repairs)
     data, failure = _loads(repaired, strict=True)
-    if failure is None or failure.kind != "syntax":
+    if failure is None or failure.kind is not FailureKind.SYNTAX:
         return data, failure
     lenient, lenient_failure = _loads(repaired, strict=False)
     if lenient_failure is None:
         repairs.append("accepted raw control characters (tab, newline) inside strings")
         return lenient, None
-    if lenient_failure.kind != "syntax":
+    if lenient_failure.kind is not FailureKind.SYNTAX:
         return None, lenient_failure
     if lenient_failure.message == "Extra data":
         try:
@@ -193,7 +210,7 @@ def parse_lenient(text: str, limits: Limits = DEFAULT_LIMITS) -> JsonParse:
     """Parse `text` strictly, else repaired; bounded in depth and node count."""
     data, failure = _loads(text, strict=True)
     repairs: list[str] = []
-    if failure is not None and failure.kind == "syntax":
+    if failure is not None and failure.kind is FailureKind.SYNTAX:
         data, failure = _repair(text, repairs)
     if failure is not None:
         return JsonParse(repairs=tuple(repairs), failure=failure)

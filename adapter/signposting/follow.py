@@ -55,6 +55,11 @@ LIMIT = FindingType(
     "The page has more signposting targets than --follow visits (limits.max_follow); the "
     "rest were not visited.",
 )
+# what --follow says about the targets it visited (not about the page's own links)
+FOLLOW_CODES = frozenset(
+    t.code
+    for t in (UNREACHABLE, TYPE_MISMATCH, NO_COLLECTION, NO_DESCRIBES, CITE_AS_ELSEWHERE, LIMIT)
+)
 
 _BACK = {"item": ("collection", NO_COLLECTION), "describedby": ("describes", NO_DESCRIBES)}
 _SNIFF_BYTES = 65_536  # enough of a refused-HEAD body to read its headers and <head>

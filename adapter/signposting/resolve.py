@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from adapter.doi import doi_url, normalize_doi
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity
+from adapter.http import findings as fetch
 from adapter.http.fetcher import ACCEPT_HTML, Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import Fetched, Link
@@ -64,7 +65,7 @@ class Resolution:
 
 # fetch failures a second request to the same URL would only repeat (and wait for again)
 _FINAL_FAILURES = frozenset(
-    {"fetch/timeout", "fetch/connection-failed", "fetch/unsafe-url", "fetch/host-paused"}
+    t.code for t in (fetch.TIMEOUT, fetch.CONNECTION, fetch.UNSAFE_URL, fetch.HOST_PAUSED)
 )
 
 

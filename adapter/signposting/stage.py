@@ -1,28 +1,29 @@
 """Signposting stage of the pipeline.
 
 `collect` reads every typed link for a landing page (HTTP Link headers, HTML
-<link>, the link sets they point to, Signmap links from the sitemap) into
-`report.signposts`, one `Link` per source (`adapter.signposting.links.group` folds
-them per statement), and adds link-level findings to `report.findings`.
-`crosscheck` holds them against each Dataset once the Datasets are known and,
-with `follow`, visits the targets.
+<link>, the link sets they point to, Signmap links from the sitemap) and returns
+them, one `Link` per source (`adapter.signposting.links.group` folds them per
+statement), with the link-level findings. `crosscheck` holds them against each
+Dataset once the Datasets are known and, with `follow`, visits the targets; it
+returns its findings, the page's and the checked Dataset's apart. Both return
+values: `adapter.pipeline` puts them into the report.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity
 from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
-from adapter.models import DatasetReport, Fetched, Link
+from adapter.models import DatasetReport, DatasetResult, Fetched, Link
 from adapter.page.tree import PageTree
 from adapter.signposting.crosscheck import crosscheck_dataset, primary_dataset
 from adapter.signposting.datasetlinks import dataset_links
-from adapter.signposting.follow import follow_targets
+from adapter.signposting.follow import FOLLOW_CODES, follow_targets
 from adapter.signposting.htmllinks import looks_like_html, parse_html_links
 from adapter.signposting.linkheader import TOO_MANY, ParsedLinks, normalize_rel, parse_link_fields
 from adapter.signposting.links import anchored_at, dedupe
@@ -53,18 +54,40 @@ def _origin(url: str) -> str:
         return url
 
 
-def landing_urls(report: DatasetReport) -> list[str]:
+@dataclass(frozen=True, slots=True)
+class Collected:
+    """The landing page's typed links, one per source, and what was wrong with them."""
+
+    links: list[Link]
+    findings: list[Finding]
+
+
+@dataclass(frozen=True, slots=True)
+class CrossChecked:
+    """The cross-check's findings: about the page, and about the Dataset it checked."""
+
+    findings: list[Finding]  # page-level
+    dataset: DatasetResult | None  # the Dataset the links were held against
+    dataset_findings: list[Finding]  # its findings, to add to its own
+
+
+def landing_pages(url: str, fetched: Fetched | None, final_url: str | None = None) -> list[str]:
     """Every URL that names the landing page: as given, each redirect, the final one."""
-    urls = [report.url]
-    if report.fetched is not None:
-        urls += [*report.fetched.redirects, report.fetched.final_url]
-    elif report.final_url:
-        urls.append(report.final_url)
+    urls = [url]
+    if fetched is not None:
+        urls += [*fetched.redirects, fetched.final_url]
+    elif final_url:
+        urls.append(final_url)
     return list(dict.fromkeys(u for u in urls if u))
 
 
+def landing_urls(report: DatasetReport) -> list[str]:
+    """`landing_pages` of a report's page."""
+    return landing_pages(report.url, report.fetched, report.final_url)
+
+
 def collect(
-    report: DatasetReport,
+    url: str,
     fetched: Fetched,
     fetcher: Fetcher,
     sitemap_links: Sequence[Link] = (),
@@ -72,15 +95,15 @@ def collect(
     limits: Limits = DEFAULT_LIMITS,
     tree: PageTree | None = None,
     elsewhere: bool = True,
-) -> None:
-    """Fill `report.signposts` and add link-level findings to `report.findings`.
+) -> Collected:
+    """The typed links of the page `url` answered with `fetched`, and link-level findings.
 
     `tree`: the page's HTML parse, shared with the extract stage (`adapter.page.tree`).
     `elsewhere`: also fetch link sets on other hosts than the page's (check-dataset
     asks only with --follow: it visits no other host unasked).
     """
     page = fetched.final_url
-    pages = list(dict.fromkeys([report.url, *fetched.redirects, page]))
+    pages = landing_pages(url, fetched)
     fields = fetched.link_headers or (
         (fetched.headers["link"],) if fetched.headers.get("link") else ()
     )
@@ -107,8 +130,7 @@ def collect(
             TOO_MANY.at(page, f"more than {limits.max_links} links from all sources together")
         )
     found.findings.extend(check_sources(anchored_at(links, pages), page))
-    report.signposts.extend(links)
-    report.findings.extend(found.findings)
+    return Collected(links, found.findings)
 
 
 def _normalized(link: Link) -> Link:
@@ -160,38 +182,33 @@ def _read_linksets(
 
 
 def crosscheck(
-    report: DatasetReport,
+    datasets: Sequence[DatasetResult],
+    links: Sequence[Link],
+    pages: Sequence[str],
     fetcher: Fetcher,
     *,
     follow: bool = False,
     limits: Limits = DEFAULT_LIMITS,
-) -> None:
-    """Add findings where the signposts and the page's Dataset disagree.
+) -> CrossChecked:
+    """The findings where the signposts `links` and the page's Datasets disagree.
 
     A page's links describe one object, so they are held against one Dataset:
     the one their cite-as names, else the first (an info finding says which
-    when there are several). Page-level findings go to `report.findings`,
-    findings about the Dataset to that Dataset's findings.
+    when there are several). `pages`: the landing page's URLs (`landing_pages`).
     """
-    pages = landing_urls(report)
-    dataset, note = primary_dataset(report.datasets, report.signposts, pages)
+    dataset, note = primary_dataset(datasets, links, pages)
     # read once for the checks and the proposal (both want it whenever there is a Dataset)
     facts = dataset_links(dataset, pages[-1]) if dataset is not None else None
-    page_findings, dataset_findings = crosscheck_dataset(dataset, report.signposts, pages, facts)
+    page_findings, dataset_findings = crosscheck_dataset(dataset, links, pages, facts)
     if note is not None:
         page_findings.append(note)
     if follow:
-        page_findings.extend(follow_targets(report.signposts, pages, fetcher, limits=limits))
+        page_findings.extend(follow_targets(links, pages, fetcher, limits=limits))
     if dataset is not None and _needs_fixing([*page_findings, *dataset_findings]):
         page_findings.append(proposal_finding(dataset, pages[-1], facts))
-    report.findings.extend(page_findings)
-    if dataset is not None:
-        dataset.findings.extend(dataset_findings)
+    return CrossChecked(page_findings, dataset, dataset_findings)
 
 
 def _needs_fixing(findings: list[Finding]) -> bool:
     """Warnings about the page's own links (not about the targets --follow visited)."""
-    return any(
-        f.severity is not Severity.INFO and not f.code.startswith("signposting/follow-")
-        for f in findings
-    )
+    return any(f.severity is not Severity.INFO and f.code not in FOLLOW_CODES for f in findings)

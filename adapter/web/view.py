@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from adapter.doi import doi_url
-from adapter.findings import Finding, Severity
+from adapter.findings import Finding, Severity, Stage
 from adapter.jsonld.framed import first_literal
 from adapter.models import ChecklistItem, DatasetReport, DatasetResult, MediaObjectRef
 from adapter.report import ORDER, STAGES, dataset_says, row_codes, to_fix
@@ -249,7 +249,7 @@ def signpost_rows(report: DatasetReport) -> list[SignpostRow]:
     pages = landing_urls(report)
     own = [s for s in group(anchored_at(report.signposts, pages)) if s.rel in SIGNPOSTING_RELS]
     says = dataset_says(report, pages)
-    findings = [f for f in report.all_findings() if f.code.startswith("signposting/")]
+    findings = [f for f in report.all_findings() if f.stage == Stage.SIGNPOSTING]
     rows = []
     for rel in [*ORDER, *sorted({s.rel for s in own} - set(ORDER))]:
         said = says.get(rel, [])

@@ -31,6 +31,7 @@ from adapter.jsonld.loader import SCHEMA_ORG_CONTEXT_URLS, RemoteContextRefused,
 from adapter.jsonld.normalize import NormalizedDataset, _expand, normalize
 from adapter.limits import Limits
 from adapter.page.extract import JsonLdBlock, extract
+from adapter.page.findings import JS_RENDERED
 
 PAGES = Path(__file__).resolve().parents[2] / "fixtures" / "pages"
 CONTENT_TYPES = {".html": "text/html", ".jsonld": "application/ld+json"}
@@ -49,7 +50,7 @@ def run_case(page: Path) -> dict[str, Any]:
     datasets, findings = normalize(extraction.blocks, base_url=extraction.base_url or url)
     return {
         "url": url,
-        "js_rendered": extraction.js_rendered,
+        "js_rendered": any(f.code == JS_RENDERED.code for f in extraction.findings),
         "blocks": [
             {"index": b.index, "syntax": b.syntax, "repairs": list(b.repairs)}
             for b in extraction.blocks

@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 from adapter.findings import FindingType, Severity
 from adapter.limits import Limits
 from adapter.page import extract as extract_module
-from adapter.page.extract import Extraction, extract
+from adapter.page.extract import Extraction, Skipped, extract
+from adapter.page.findings import JS_RENDERED
+from adapter.page.jsonrepair import FailureKind
 from adapter.page.markup import markup_syntaxes
 
 URL = "https://repo.example/dataset/1"
@@ -36,6 +38,10 @@ def run(
 
 def codes(result: Extraction) -> list[str]:
     return [f.code for f in result.findings]
+
+
+def is_js_rendered(result: Extraction) -> bool:
+    return any(f.code == JS_RENDERED.code for f in result.findings)
 
 
 def test_each_block_is_read_and_numbered() -> None:
@@ -167,7 +173,7 @@ def test_js_shell_is_explained() -> None:
         body='<noscript>Please enable JavaScript.</noscript><div id="app"></div>',
     )
     result = run(shell)
-    assert result.js_rendered
+    assert is_js_rendered(result)
     assert codes(result) == ["extract/no-jsonld", "extract/js-rendered"]
     message = result.findings[1].message
     assert "index-4f2a.js" in message and '<div id="app">' in message and "noscript" in message
@@ -175,7 +181,7 @@ def test_js_shell_is_explained() -> None:
 
 def test_scripts_alone_are_not_a_js_shell() -> None:
     result = run(page(head='<script src="/main.js"></script>', body="<h1>Dataset</h1><p>..</p>"))
-    assert not result.js_rendered
+    assert not is_js_rendered(result)
     assert codes(result) == ["extract/no-jsonld"]
 
 
@@ -183,9 +189,9 @@ def test_a_server_rendered_page_asking_for_javascript_is_not_a_shell() -> None:
     text = "<p>" + "Daily discharge at station 42, quality-controlled. " * 10 + "</p>"
     body = text + "<noscript>Enable JavaScript to see the map.</noscript>"
     result = run(page(head='<script src="/js/bundle.min.js"></script>', body=body))
-    assert not result.js_rendered
+    assert not is_js_rendered(result)
     shell = run(page(head='<script src="/js/bundle.min.js"></script>', body=body[len(text) :]))
-    assert shell.js_rendered
+    assert is_js_rendered(shell)
 
 
 def test_a_shell_with_static_json_ld_but_no_dataset_is_explained_too() -> None:
@@ -193,13 +199,13 @@ def test_a_shell_with_static_json_ld_but_no_dataset_is_explained_too() -> None:
     result = run(
         page(website, head='<script src="/app.js"></script>', body='<div id="root"></div>')
     )
-    assert result.js_rendered
+    assert is_js_rendered(result)
     assert codes(result) == ["extract/js-rendered"]
     assert "no JSON-LD Dataset" in result.findings[0].message
     with_dataset = run(
         page(DATASET % "d", body='<script src="/app.js"></script><app-root></app-root>')
     )
-    assert not with_dataset.js_rendered
+    assert not is_js_rendered(with_dataset)
 
 
 def test_microdata_is_read_only_without_a_json_ld_dataset() -> None:
@@ -279,3 +285,21 @@ def test_rdfa_is_read_past_an_element_with_thousands_of_attributes() -> None:
     (block,) = result.blocks
     assert block.syntax == "rdfa"
     assert "Ice cores" in json.dumps(block.data)
+
+
+def test_skipped_candidates_say_where_why_and_which_cap() -> None:
+    deep = '{"@context": "https://schema.org/", "a": ' + "[" * 10 + "]" * 10 + "}"
+    result = run(page("   ", "{not json", deep), max_json_depth=5)
+    assert result.blocks == []
+    assert result.skipped == [
+        Skipped("block 1"),
+        Skipped("block 2", FailureKind.SYNTAX),
+        Skipped("block 3", FailureKind.TOO_DEEP),
+    ]
+    assert [s.why for s in result.skipped] == ["empty", "not valid JSON", "nested too deep"]
+    assert [s.limit for s in result.skipped] == [None, None, "max_json_depth"]
+    document = run(
+        b'{"a": ' + b"[" * 10 + b"]" * 10 + b"}", "application/ld+json", max_json_nodes=5
+    )
+    assert document.skipped == [Skipped("document", FailureKind.TOO_MANY_NODES)]
+    assert document.skipped[0].limit == "max_json_nodes"

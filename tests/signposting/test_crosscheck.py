@@ -9,15 +9,19 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapter.dataone.requirements import check_requirements as dataone_check
+from adapter.findings import catalogue
+from adapter.http.fetcher import Fetcher
 from adapter.jsonld.normalize import normalize
 from adapter.models import DatasetResult, Link, LinkSource
 from adapter.page.extract import JsonLdBlock
 from adapter.signposting.crosscheck import crosscheck_dataset, primary_dataset
 from adapter.signposting.datasetlinks import dataset_links
+from adapter.signposting.follow import FOLLOW_CODES
 from adapter.signposting.identities import iri_key, license_key, orcid, spdx_uri
 from adapter.signposting.linkheader import parse_link_fields
 from adapter.signposting.proposal import propose
 from adapter.signposting.sources import check_sources
+from adapter.signposting.stage import crosscheck
 
 PAGE = "https://repo.example/dataset/7"
 DOI = "10.5061/dryad.5d23f"
@@ -518,3 +522,19 @@ def test_any_dataset_shape_and_links_never_raise(framed: dict[str, Any], header:
     found += links(GOOD_HEADER)
     crosscheck_dataset(dataset, found, [PAGE])
     propose(dataset, PAGE)
+
+
+def test_the_stage_returns_its_findings_and_changes_no_dataset() -> None:
+    first = dataset_from(soso(identifier="doi:10.1/first", **{"@id": "https://repo.example/a"}))
+    second = dataset_from(soso(license="https://example.org/other-licence"))
+    with Fetcher() as fetcher:
+        checked = crosscheck([first, second], links(GOOD_HEADER), [PAGE], fetcher)
+    assert checked.dataset is second  # the one cite-as names
+    assert "signposting/several-datasets" in {f.code for f in checked.findings}
+    assert "signposting/license-mismatch" in {f.code for f in checked.dataset_findings}
+    assert first.findings == [] and second.findings == []  # the pipeline adds them
+
+
+def test_follow_codes_are_every_follow_finding() -> None:
+    follow = {t.code for t in catalogue() if t.code.startswith("signposting/follow-")}
+    assert follow == FOLLOW_CODES

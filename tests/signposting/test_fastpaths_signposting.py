@@ -21,7 +21,7 @@ from hypothesis import given
 
 from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS
-from adapter.models import DatasetReport, Fetched
+from adapter.models import Fetched
 from adapter.pipeline import _check, _read_datasets
 from adapter.signposting import htmllinks
 from adapter.signposting import links as signposts
@@ -222,14 +222,13 @@ def test_shared_dataset_links_give_the_same_findings(path: Path) -> None:
         headers={"content-type": "text/html"},
         body=path.read_bytes(),
     )
-    report = DatasetReport(url=PAGE)
     with Fetcher() as fetcher:
-        signposting.collect(report, fetched, fetcher)
+        links = signposting.collect(PAGE, fetched, fetcher).links
     pages = [PAGE]
-    for found in _read_datasets(report, fetched, DEFAULT_LIMITS):
+    for found in _read_datasets(fetched, DEFAULT_LIMITS).datasets:
         dataset = _check(found, PAGE)
         facts = dataset_links(dataset, PAGE)
-        assert crosscheck_dataset(dataset, report.signposts, pages, facts) == crosscheck_dataset(
-            dataset, report.signposts, pages
+        assert crosscheck_dataset(dataset, links, pages, facts) == crosscheck_dataset(
+            dataset, links, pages
         )
         assert propose(dataset, PAGE, facts) == propose(dataset, PAGE)
