@@ -1,8 +1,8 @@
 """`adapter pages` and `pages show`: an operator reads why a page failed without sqlite3.
 
 A real sync of the sync-change fixture site (good pages, a page without a DOI,
-a duplicate DOI, a withdrawn page) into a SQLite file, then the real
-executable lists and shows its pages.
+a duplicate DOI, a withdrawn page) into a SQLite file by the real executable,
+then the entry point lists and shows its pages in the test process.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.cli import run_in_process
 from tests.support.fixture_server import SiteServer, start_site, stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -23,6 +24,11 @@ ADAPTER = Path(sys.executable).parent / "adapter"
 
 
 def adapter(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    ran = run_in_process(list(args), cwd, env={"COLUMNS": "200"})
+    return subprocess.CompletedProcess(args, ran.returncode, ran.stdout, ran.stderr)
+
+
+def adapter_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(ADAPTER), *args],
         cwd=cwd,
@@ -38,9 +44,27 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SiteServe
     tmp = tmp_path_factory.mktemp("pages")
     servers = start_site("sync-change")
     store = f"sqlite:///{tmp / 'h.db'}"
-    # mnlite: most pages have no ISO metadata copy (the dataone profile's requirement)
-    url = servers[0].url("/sitemap.xml")
-    result = adapter("sync", url, "--store", store, "--profile", "mnlite", cwd=tmp)
+    # mnlite: most pages have no ISO metadata copy (the dataone profile's requirement); at
+    # 200 requests a second, not a quick run's 2 (six seconds of pacing for this site)
+    config = tmp / "node.yaml"
+    config.write_text(
+        f"""store_url: "{store}"
+nodes:
+  - id: urn:node:EXAMPLE
+    name: EXAMPLE
+    start:
+      sitemap_urls: ["{servers[0].url("/sitemap.xml")}"]
+    politeness:
+      requests_per_second: 200
+    checks:
+      profile: mnlite
+    dataone:
+      submitter: "http://orcid.org/0000-0002-1825-0097"
+      rights_holder: "CN=example,DC=dataone,DC=org"
+      contact_subject: "http://orcid.org/0000-0002-1825-0097"
+"""
+    )
+    result = adapter_process("sync", "--config", str(config), cwd=tmp)
     assert result.returncode == 0, result.stdout + result.stderr
     yield servers[0], store, tmp
     stop(servers)
