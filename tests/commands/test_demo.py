@@ -19,6 +19,7 @@ from adapter.demo.server import DemoServer, demo_site
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
 from adapter.store.db import Store
+from tests.support.cli import run_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -92,22 +93,8 @@ def test_demo_runs_as_a_command_in_an_empty_directory(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "demo-harvest.db").is_file()
     assert f"127.0.0.1:{DEMO_PORT}/" not in proc.stdout  # the preferred port is taken
-    listed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "adapter",
-            "queue",
-            "list",
-            "--store",
-            "sqlite:///demo-harvest.db",
-            "--json",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
+    listed = _adapter(
+        "queue", "list", "--store", "sqlite:///demo-harvest.db", "--json", cwd=tmp_path
     )
     assert listed.returncode == 0, listed.stderr
     # the ocean Dataset, its ISO copy and resource map: the others fail the default dataone profile
@@ -178,14 +165,9 @@ def test_ctrl_c_stops_demo_serve_with_130(tmp_path: Path) -> None:
 
 
 def _adapter(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "adapter", *args],
-        cwd=cwd,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    """The entry point in the test process: the demo's contract, not a process, is the point."""
+    ran = run_in_process(list(args), cwd)
+    return subprocess.CompletedProcess(args, ran.returncode, ran.stdout, ran.stderr)
 
 
 def test_a_second_demo_uses_the_one_serving_instead_of_moving_port(tmp_path: Path) -> None:
