@@ -7,6 +7,8 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from adapter.http import connections
+from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, start_site, stop
 
 
@@ -23,6 +25,17 @@ def serve_site() -> Iterator[Callable[[str], SiteServer]]:
     yield _start
     for servers in started:
         stop(servers)
+
+
+@pytest.fixture
+def virtual_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
+    """Every fetcher and HostPacer made during the test, a command's own included, times its
+    deadlines, retries and pace on a virtual clock (the process watchdog's, which both read):
+    a backoff, a Retry-After or a host's turn costs nothing, and `clock.sleeps` says what was
+    waited for."""
+    clock = FakeClock()
+    monkeypatch.setattr(connections, "WATCHDOG", connections.Watchdog(clock))
+    return clock
 
 
 @pytest.fixture

@@ -29,9 +29,10 @@ from urllib3.exceptions import LocationValueError, NewConnectionError
 
 from adapter import USER_AGENT
 from adapter.errors import FetchError
+from adapter.http import connections
 from adapter.http.addresses import AddressPolicy, UnsafeAddress, host_key
 from adapter.http.body import read_body, short, timeout_error
-from adapter.http.connections import WATCHDOG, Exchange, Watchdog, exchange, guarded_pools
+from adapter.http.connections import Exchange, Watchdog, exchange, guarded_pools
 from adapter.http.findings import (
     DISALLOWED,
     HOST_PAUSED,
@@ -74,18 +75,19 @@ class Fetcher:
         pacer: Pacer | None = None,
         gate: Gate | None = None,
         retry_base_delay: float = 1.0,
-        watchdog: Watchdog = WATCHDOG,
+        watchdog: Watchdog | None = None,
     ) -> None:
-        """`watchdog` ends fetches at their deadline, and its clock times them, their
-        retries included (tests hand in one on virtual time)."""
+        """`watchdog` (default: the process's, `connections.WATCHDOG`) ends fetches at
+        their deadline, and its clock times them, their retries included (tests hand in
+        one on virtual time)."""
         self.limits = limits
         self.user_agent = user_agent
         self.policy = policy or AddressPolicy()
         self.pacer: Pacer = pacer or NoPacer()
         self.gate = gate
         self.retry_base_delay = retry_base_delay
-        self.watchdog = watchdog
-        self.clock = watchdog.clock
+        self.watchdog = connections.WATCHDOG if watchdog is None else watchdog
+        self.clock = self.watchdog.clock
         self._pools = guarded_pools()  # no proxies or .netrc from the environment
         self.health = HostHealth(limits.host_failures_before_pause)
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Protocol
 
+from adapter.http import connections
 from adapter.http.clock import SYSTEM_CLOCK, Clock
 
 
@@ -84,11 +85,13 @@ class HostPacer:
     """Minimum interval between request starts per host, plus a concurrency cap."""
 
     def __init__(
-        self, requests_per_second: float = 2.0, concurrency: int = 2, clock: Clock = SYSTEM_CLOCK
+        self, requests_per_second: float = 2.0, concurrency: int = 2, clock: Clock | None = None
     ) -> None:
+        """`clock`: by default the process watchdog's, which the fetcher reads when it tells
+        `sent` a request's time: the two must agree."""
         if requests_per_second <= 0 or concurrency < 1:
             raise ValueError("requests_per_second must be > 0 and concurrency >= 1")
-        self._clock = clock
+        self._clock = connections.WATCHDOG.clock if clock is None else clock
         self._interval = 1.0 / requests_per_second
         self._concurrency = concurrency
         self._lock = threading.Lock()

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from adapter.cli import cli
 from adapter.findings import catalogue
+from tests.support.clock import FakeClock
 from tests.support.fixture_server import SITES, SiteServer
 
 Serve = Callable[[str], SiteServer]
@@ -175,13 +176,14 @@ def test_gone_page_exits_1(serve_site: Serve) -> None:
     assert "extract (JSON-LD blocks in the page): not reached" in out
 
 
-def test_unreachable_page_exits_2() -> None:
+def test_unreachable_page_exits_2(virtual_clock: FakeClock) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     code, out = invoke("check-dataset", "--json", f"http://127.0.0.1:{port}/dataset/1")
     assert code == 2
     assert json.loads(out)["findings"][0]["code"] == "fetch/connection-failed"
+    assert len(virtual_clock.sleeps) == 3  # after max_retries backoffs, on virtual time
 
 
 def test_usage_errors_exit_2() -> None:

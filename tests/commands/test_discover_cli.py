@@ -8,11 +8,13 @@ import pty
 import subprocess
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 
 from adapter.cli import cli
+from tests.support.cli import run_in_process
 from tests.support.fixture_server import SiteServer
 
 FAST = ["--rate", "100"]
@@ -131,12 +133,9 @@ def test_nothing_discovered_exits_1(serve_site: Callable[[str], SiteServer]) -> 
 
 
 def _adapter(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [*ENTRY, "discover", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    """The real entry point (`adapter.cli.main`), in the test process."""
+    ran = run_in_process(["discover", *args], Path.cwd())
+    return subprocess.CompletedProcess(args, ran.returncode, ran.stdout, ran.stderr)
 
 
 def test_exit_codes_from_the_real_entry_point(serve_site: Callable[[str], SiteServer]) -> None:

@@ -6,8 +6,10 @@ traceback), 130 Ctrl-C, 0 after SIGTERM for the long-lived commands. Each case
 runs `adapter`'s entry point against fixture sites on 127.0.0.1: in the test
 process (`tests.support.cli`) where only the contract is the point, as a real
 process where a run's process tree is (a sync, a worker), and for signals.
-A closed port is asked once (ADAPTER_LIMITS max_retries=0: the exit code is
-under test here, the retries in tests/http), not for 4-10 s of backoff.
+Fetches time their retries on a virtual clock (the `virtual_clock` fixture),
+so a closed port costs no 4-10 s of backoff; the sync of a closed port runs
+as a process, asked once (ADAPTER_LIMITS max_retries=0: the exit code is
+under test here, the retries in tests/http).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import pytest
 
 from tests.support import SERVE_AS_STARTED
 from tests.support.cli import run_in_process
+from tests.support.clock import FakeClock
 from tests.support.fixture_server import start_site, stop
 from tests.support.workersite import fixture_site, write_config
 
@@ -200,15 +203,13 @@ IN_A_PROCESS = {
     ("sync", "{change}", "--store", "sqlite:///{tmp}/quick.db"),
     ("worker", "--config", "{cfg_ok}", "--until-idle"),
 }
-CLOSED_PORT = {
-    ("check-dataset", "{closed}"),
-    ("discover", "{closed}"),
-    ("sync", "{closed}", "--store", "sqlite:///{tmp}/closed.db"),
-}
+CLOSED_PORT = {("sync", "{closed}", "--store", "sqlite:///{tmp}/closed.db")}
 
 
 @pytest.mark.parametrize(("template", "code", "fragment"), CASES, ids=lambda v: str(v))
-def test_exit_code(world: World, template: tuple[str, ...], code: int, fragment: str) -> None:
+def test_exit_code(
+    world: World, template: tuple[str, ...], code: int, fragment: str, virtual_clock: FakeClock
+) -> None:
     args = world.args(template)
     if template in CLOSED_PORT:
         result = run(args, world.tmp, NO_RETRIES)
