@@ -13,10 +13,14 @@ import re
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any, cast
 
 from sqlalchemy import Column, Float, Integer, MetaData, String, Table
+from sqlalchemy.exc import SQLAlchemyError
 
+from adapter.errors import StoreError
 from adapter.store.db import Store
 
 SQLITE_WAIT = 30.0  # seconds SQLite waits for the schedule file's lock
@@ -47,6 +51,23 @@ class ScheduleDb:
     """One autocommit DBAPI connection of the store, shared by this process's threads."""
 
     def __init__(self, store: Store) -> None:
+        self.url = store.url
+        dbapi = store.engine.dialect.dbapi
+        # the driver's own errors: this connection is used below SQLAlchemy
+        self._errors = (SQLAlchemyError, sqlite3.Error, getattr(dbapi, "Error", sqlite3.Error))
+        with self._failing():
+            self._open(store)
+
+    @contextmanager
+    def _failing(self) -> Iterator[None]:
+        """The database's errors as the StoreError every caller of the store handles (the
+        store gone mid-run is one expected fault, not a traceback per page)."""
+        try:
+            yield
+        except self._errors as exc:
+            raise StoreError(f"store {self.url}: the host schedule: {exc}") from exc
+
+    def _open(self, store: Store) -> None:
         self.pg = store.engine.dialect.name == "postgresql"
         # the database's clock on PostgreSQL; the caller's on SQLite (one machine)
         self.now = "extract(epoch from clock_timestamp())" if self.pg else ":now"
@@ -78,7 +99,7 @@ class ScheduleDb:
 
     def one(self, sql: str, **params: object) -> tuple[Any, ...] | None:
         params.setdefault("now", time.time())
-        with self._lock:
+        with self._lock, self._failing():
             cur = self._raw.cursor()
             try:
                 cur.execute(self._sql(sql), params)
@@ -88,7 +109,7 @@ class ScheduleDb:
         return None if row is None else tuple(row)
 
     def all(self, sql: str, **params: object) -> list[tuple[Any, ...]]:
-        with self._lock:
+        with self._lock, self._failing():
             cur = self._raw.cursor()
             try:
                 cur.execute(self._sql(sql), params)
@@ -99,7 +120,7 @@ class ScheduleDb:
 
     def run(self, sql: str, **params: object) -> None:
         params.setdefault("now", time.time())
-        with self._lock:
+        with self._lock, self._failing():
             cur = self._raw.cursor()
             try:
                 cur.execute(self._sql(sql), params)
@@ -119,7 +140,7 @@ class ScheduleDb:
             )
 
     def close(self) -> None:
-        with self._lock:
+        with self._lock, suppress(*self._errors):  # a connection the outage cut: gone already
             self._raw.close()
 
 
