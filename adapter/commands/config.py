@@ -6,7 +6,6 @@ Exit codes: 0 ok, 2 a configuration (or store) problem.
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -79,11 +78,6 @@ def _show_problems(file: Path, exc: ConfigError, as_json: bool) -> None:
     click.echo(f"{len(problems)} problem(s); the configuration was not loaded.", err=True)
 
 
-def _import_job(spec: str) -> Any:
-    module, _, attribute = spec.partition(":")
-    return getattr(importlib.import_module(module), attribute)
-
-
 @click.command(
     epilog=epilog(
         "adapter schedule --config node.yaml",
@@ -108,21 +102,18 @@ def _import_job(spec: str) -> Any:
 @click.option(
     "--metrics-host", default="127.0.0.1", show_default=True, help="Address for --metrics-port."
 )
-@click.option("--job", "job_spec", default=None, hidden=True, help="module:function (tests).")
 def schedule(
     config_path: Path,
     log_format: str | None,
     run_now: bool,
     metrics_port: int | None,
     metrics_host: str,
-    job_spec: str | None,
 ) -> int:
     """Keep every node in sync on its schedule until SIGTERM or SIGINT (SIGHUP reloads)."""
     # lazy: every command module loads for `adapter --help`
     from adapter.service.daemon import run_scheduler
 
-    job = _import_job(job_spec) if job_spec else None
-    options: dict[str, Any] = {"job": job} if job is not None else {}
+    options: dict[str, Any] = {}
     fmt: LogFormat | None = "json" if log_format == "json" else ("human" if log_format else None)
     if metrics_port is not None:
         options["metrics_at"] = (metrics_host, metrics_port)
