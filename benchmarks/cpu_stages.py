@@ -48,6 +48,7 @@ def main(config: str, pages: int) -> dict[str, Any]:
     import adapter.pipeline as pipeline
     import adapter.signposting.stage as signposting
     import adapter.sync.page as harvest
+    import adapter.sync.write as write
     from adapter.config.load import load_config
     from adapter.store import claims
     from adapter.store.db import Store
@@ -65,7 +66,7 @@ def main(config: str, pages: int) -> dict[str, Any]:
     timed(pipeline, "check_requirements", "DataONE checks")
     timed(pipeline, "check_soso", "science-on-schema.org recommendations")
     timed(harvest, "_plan", "records: canonical JSON, checksums")
-    timed(harvest, "commit_checked", "store: one transaction per page")
+    timed(write, "commit_checked", "store: one transaction per page")
     cfg = load_config(config)
     node = cfg.nodes[0]
     run_node(cfg, node, enqueue_only=True)
@@ -73,13 +74,16 @@ def main(config: str, pages: int) -> dict[str, Any]:
     owner = claims.owner_id(0)
     fetcher, _robots = node_fetcher(store, node, owner)
     rows = claims.claim_due(store, node.id, owner, batch=pages + 20, lease=timedelta(hours=1))
+    def process(row: Any) -> None:
+        write.commit_checked(store, node, owner, harvest.check_and_plan(node, fetcher, row))
+
     for row in rows[:20]:  # warm caches (contexts, connections)
-        harvest.process_page(store, node, fetcher, row, owner=owner)
+        process(row)
     SPENT.clear()
     began = time.process_time()
     done = rows[20 : 20 + pages]
     for row in done:
-        harvest.process_page(store, node, fetcher, row, owner=owner)
+        process(row)
     total = time.process_time() - began
     fetcher.close()
     store.close()

@@ -90,7 +90,8 @@ def worker(
     """Claim and process the due pages of NODEs (all configured nodes when none)."""
     # lazy: every command module loads for `adapter --help`
     from adapter.sync.checkpool import pool_size, shared_checks
-    from adapter.sync.worker import WorkOptions, work
+    from adapter.sync.drain import WorkOptions
+    from adapter.sync.worker import work
 
     if (
         batch < 1

@@ -4,7 +4,7 @@ Each node's schedule (cron or interval, with jitter) becomes a job with
 `max_instances=1` (a run still going when the next is due makes that one
 skipped, and logged), `coalesce=True` (runs missed while the process was
 busy or asleep collapse into one) and the node's misfire grace time. The job
-runs the same sync entry point as `adapter sync` (`adapter.sync.run.run_node`)
+runs the same sync entry point as `adapter sync` (`adapter.sync.run.start_node`)
 with a shared stop event, so a shutdown lets pages in flight finish and starts
 no new ones. Signals and the process loop live in `adapter.service.daemon`.
 """
@@ -34,7 +34,7 @@ log = logging.getLogger("adapter.service.scheduler")
 
 
 class RunJob(Protocol):
-    """The sync entry point: `adapter.sync.run.run_node` or a stand-in in tests."""
+    """The sync entry point: `run_node` below, or a stand-in in tests."""
 
     def __call__(
         self, config: AdapterConfig, node: NodeSettings, *, stop: threading.Event
@@ -42,18 +42,15 @@ class RunJob(Protocol):
 
 
 def run_node(config: AdapterConfig, node: NodeSettings, *, stop: threading.Event) -> Any:
-    """The scheduler's job: one sync run of the node. Among several nodes, its pages go to
-    the process's drain loop and the job returns a future of the summary (the job's
-    thread is free for the next start); they are checked in the process's shared pool
-    while other runs are going (the pool ends with the last of them)."""
+    """The scheduler's job: one sync run of the node (`adapter.sync.run.start_node`). Its
+    pages go to the process's loop and the job returns a future of the summary, so the
+    job's thread is free for the next start; among several nodes they are checked in the
+    process's shared pool while other runs are going (the pool ends with the last)."""
     # lazy: `adapter status` and `config check` read schedules from this module, and
     # every command module loads for `adapter --help`; neither needs the sync stack
     from adapter.sync.checkpool import pool_size, shared_checks
-    from adapter.sync.run import run_node as sync_run_node
     from adapter.sync.run import start_node
 
-    if len(config.nodes) == 1:  # its own processes, when its rate can feed them
-        return sync_run_node(config, node, stop=stop)
     held = ExitStack()
     checks = held.enter_context(shared_checks(config.store_url, pool_size(config, config.nodes)))
     return start_node(config, node, stop=stop, checks=checks, held=held)
@@ -123,7 +120,7 @@ def summary_counts(summary: Any) -> dict[str, Any]:
 class NodeScheduler:
     """The jobs of one configuration, swapped in place on reload.
 
-    A job may return its summary or a future of it (`run_node` among several nodes),
+    A job may return its summary or a future of it (`run_node`: always a future),
     so a run lasts until that future is done: a node's next run is skipped until then
     (APScheduler's `max_instances` sees only the job's call), and at most
     `nodes_at_once` runs are going, their starts (discovery) `discoveries_at_once` at once.

@@ -1,21 +1,21 @@
-"""One pool of checking processes for every node this process syncs side by side.
+"""One pool of checking processes for every node this process syncs.
 
-Hundreds of node runs in one process each wait on their hosts' pace, but
-checking what they fetch (extract, normalize, frame, the checks) is CPU under
-one GIL: 200 nodes at 1 request/s kept one core busy and reached half their
-allowed rate. So page threads here fetch each landing page (the I/O, under the
-node's pacer) and hand the response to this pool; its children check it (a
-linkset or metadata copy the check needs is fetched by the child, under the
-same store-backed pacer) and send back what to write, which the drain loop
-(`adapter.sync.drains`, through `start`'s future) or the waiting thread
-(`check`) writes. One pool serves every node, fed fairly: each node has a
-queue of its own and the children are given the nodes' pages in turn, so a
-node with many pages ready never starves the others.
+Checking what a page thread fetched (extract, normalize, frame, the checks) is
+CPU under one GIL: 200 nodes at 1 request/s kept one core busy and reached half
+their allowed rate, and one fast node is bound by one core. So page threads
+fetch each landing page (the I/O, under the node's pacer) and hand the response
+to this pool; its children check it (a linkset or metadata copy the check needs
+is fetched by the child, under the same store-backed pacer) and send back what
+to write, which the loop (`adapter.sync.loop`) writes. A child never writes:
+SQLite has one writer per file, and children committing their own pages spent
+a third of their time waiting for each other's locks. One pool serves every
+node, fed fairly: each node has a queue of its own and the children are given
+the nodes' pages in turn, so a node with many pages ready never starves others.
 
 A child that dies hands its pages to the others and is replaced (up to
-`RESTARTS` per child); a page that was in hand when two children died is
-not tried a third time: it is an error outcome naming the cause, and the run
-goes on. With no child left, pages are checked in the thread that fetched them;
+`RESTARTS` per child); a page that was in hand when two children died is not
+tried a third time: it is an error outcome naming the cause, and the run goes
+on. With no child left, pages are checked in the thread that fetched them;
 should the pool stop reading results, every page waiting is an error outcome
 (checked again by the next run), never a thread waiting forever.
 """
@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from adapter.config.settings import CPU_PER_PAGE, AdapterConfig, NodeSettings
-from adapter.errors import FetchError
+from adapter.errors import FetchError, StoreError
 from adapter.http.fetcher import Fetcher
 from adapter.models import Fetched
 from adapter.pipeline import get_page
@@ -60,6 +60,7 @@ RESTARTS = 3  # replacements per child before the pool runs with fewer
 DEATHS = 2  # children a page may see die before it is an error outcome
 POLL = 0.2  # seconds between looks at the children while no result arrives
 FROM_CORES = 0.5  # the nodes' checking must need this much of a core for a pool to pay
+PAGES_PER_PROCESS = 300  # below this many due pages per process, starting one does not pay
 
 Response = Fetched | FetchError
 T = TypeVar("T")
@@ -76,6 +77,14 @@ def pool_size(config: AdapterConfig, nodes: Sequence[NodeSettings], cpus: int | 
     if cores < 2 or len(nodes) < 2 or demand < FROM_CORES:
         return 0
     return min(cores, math.ceil(demand))
+
+
+def choose_processes(node: NodeSettings, due: int, cpus: int | None = None) -> int:
+    """Checking processes for one node's `due` pages: as many cores as its rate can feed
+    (1: none, check in the page threads)."""
+    cpus = cpus or os.cpu_count() or 1
+    feedable = math.ceil(node.politeness.requests_per_second * CPU_PER_PAGE)
+    return max(1, min(cpus, feedable, due // PAGES_PER_PROCESS))
 
 
 class FairQueue(Generic[T]):
@@ -124,17 +133,18 @@ class _Task:
     node: NodeSettings
     row: FrontierRow
     response: Response
-    done: threading.Event = field(default_factory=threading.Event)
-    result: CheckedPage | None = None  # None when done: no child left, check it here
     deaths: int = 0  # children that died with it in hand
-    future: Future[CheckedPage] | None = None  # `CheckPool.start`'s: nobody waits on `done`
+    future: Future[CheckedPage] = field(default_factory=Future)
 
-    def finish(self) -> None:
-        """Done: to a thread waiting on `done`, or into `future` (a page whose check found
-        no child left is then an error outcome: nobody is waiting to check it here)."""
-        self.done.set()
-        if self.future is not None and not self.future.done():
-            self.future.set_result(self.result or _error(self.row, "adapter/check-process-died"))
+    def finish(self, result: CheckedPage | StoreError | None = None) -> None:
+        """Its result; none: the last child died holding it, an error outcome (checked again
+        by the next run); a StoreError: the pacer's store is gone, the run fails."""
+        if self.future.done():
+            return
+        if isinstance(result, StoreError):
+            self.future.set_exception(result)
+        else:
+            self.future.set_result(result or _error(self.row, "adapter/check-process-died"))
 
 
 @dataclass(slots=True)
@@ -173,42 +183,20 @@ class CheckPool:
         with self._cond:
             return sum(1 for c in self._children if not c.gone)
 
-    def check(self, node: NodeSettings, fetcher: Fetcher, row: FrontierRow) -> CheckedPage:
-        """Fetch the page here (the node's pace), check it in a child, return what to write."""
-        return self.checked(
-            node, fetcher, row, get_page(fetcher, row.url, row.etag, row.last_modified)
-        )
-
     def start(
         self, node: NodeSettings, fetcher: Fetcher, row: FrontierRow
     ) -> CheckedPage | Future[CheckedPage]:
-        """`check` without waiting for the child: the future of what to write, so the
-        fetching thread is free for the next page (checked here when no child is left)."""
+        """Fetch the page here (the node's pace); the future of its check in a child, so
+        the fetching thread is free for the next page (checked here when no child is left)."""
         response = get_page(fetcher, row.url, row.etag, row.last_modified)
-        task = _Task(next(self._ids), node, row, response, future=Future())
+        task = _Task(next(self._ids), node, row, response)
         with self._cond:
             pooled = not self._closing and any(not c.gone for c in self._children)
             if pooled:
                 self._queue(task)
         if not pooled:
             return check_and_plan(node, fetcher, row, prefetched=response)
-        assert task.future is not None
         return task.future
-
-    def checked(
-        self, node: NodeSettings, fetcher: Fetcher, row: FrontierRow, response: Response
-    ) -> CheckedPage:
-        """The page's `response` checked in a child (here, when none is left)."""
-        task = _Task(next(self._ids), node, row, response)
-        with self._cond:
-            pooled = not self._closing and any(not c.gone for c in self._children)
-            if pooled:
-                self._queue(task)
-        if pooled:
-            task.done.wait()
-        if task.result is None:  # no child left: checked in this thread
-            return check_and_plan(node, fetcher, row, prefetched=response)
-        return task.result
 
     def close(self) -> None:
         """Let every child finish what it holds, then stop them."""
@@ -259,42 +247,33 @@ class CheckPool:
 
     def _receive(self) -> None:
         """Results to their tasks; dead children's pages to the others."""
+        reaped = time.monotonic()
         try:
-            self._receive_until_closed()
+            while True:
+                if time.monotonic() - reaped >= POLL:  # also while results flow
+                    reaped = time.monotonic()
+                    if self._reap():
+                        return
+                try:
+                    kind, index, task_id, checked = self._results.get(timeout=POLL)
+                except queue.Empty:
+                    continue
+                with self._cond:
+                    child = self._children[index]
+                    child.gone |= kind == "bye"
+                    task = child.held.pop(task_id, None)
+                    self._cond.notify_all()
+                if task is not None:
+                    task.finish(checked)
+        except (EOFError, OSError):
+            pass
         finally:
             with self._cond:
-                broken = not self._closing
-                self._closing = True
+                broken, self._closing = not self._closing, True
                 self._cond.notify_all()
             if broken:  # no result can arrive now: nobody waits forever
                 log.error("the checking pool stopped reading its processes' results")
                 self._fail_left("adapter/check-pool-failed")
-
-    def _receive_until_closed(self) -> None:
-        reaped = time.monotonic()
-        while True:
-            if time.monotonic() - reaped >= POLL:  # also while results flow
-                reaped = time.monotonic()
-                if self._reap():
-                    return
-            try:
-                message = self._results.get(timeout=POLL)
-            except queue.Empty:
-                continue
-            except (EOFError, OSError):
-                return
-            kind, index, task_id, checked = message
-            with self._cond:
-                child = self._children[index]
-                if kind == "bye":
-                    child.gone = True
-                    self._cond.notify_all()
-                    continue
-                task = child.held.pop(task_id, None)
-                self._cond.notify_all()
-            if task is not None:
-                task.result = checked
-                task.finish()
 
     def _reap(self) -> bool:
         """Replace children that died; True once closing and none is left."""
@@ -317,11 +296,8 @@ class CheckPool:
     def _retry(self, task: _Task) -> None:
         """Under the lock: a dead child's page to another child, or an error outcome."""
         task.deaths += 1
-        if task.deaths >= DEATHS or self._closing:
-            task.result = _error(task.row, "adapter/check-process-died")
-            task.finish()
-        elif all(c.gone for c in self._children):
-            task.finish()  # no result: the fetching thread checks it (`start`: an error)
+        if task.deaths >= DEATHS or self._closing or all(c.gone for c in self._children):
+            task.finish()  # an error outcome
         else:
             self._queue(task, front=True)
 
@@ -330,9 +306,7 @@ class CheckPool:
         with self._cond:
             left = self._waiting.drain() + [t for c in self._children for t in c.held.values()]
         for task in left:
-            if not task.done.is_set():
-                task.result = _error(task.row, code)
-                task.finish()
+            task.finish(_error(task.row, code))
 
     def _start(self, index: int, restarts: int = 0) -> _Child:
         tasks = self._ctx.Queue()
@@ -367,71 +341,69 @@ def child_main(index: int, store_url: str, threads: int, tasks: Any, results: An
     """Check what `tasks` brings until a `None` per thread (or SIGTERM, or the parent's end).
 
     Messages in: ("node", NodeSettings) before a node's first page; ("check", task id,
-    node id, FrontierRow, response). Out: ("done", index, task id, CheckedPage) per page,
-    ("bye", index, None, None) at the end.
+    node id, FrontierRow, response). Out per page: ("done", index, task id, CheckedPage),
+    or ("failed", ..., StoreError) when the pacer's store is gone; ("bye", index, None,
+    None) at the end.
     """
     stop = threading.Event()
     install(None, (signal.SIGINT,))  # Ctrl-C reaches the parent, which closes the pool
     install(lambda _signum: stop.set(), (signal.SIGTERM,))
     owner = claims.owner_id()  # the pacer's slots: a killed child's free themselves
+    parent = multiprocessing.parent_process()
     stores: list[Store] = []  # the pacer's, opened on the first node's first page
     nodes: dict[str, NodeSettings] = {}
-    fetchers: dict[str, tuple[Fetcher, ThreadFetchers]] = {}
-    lock = threading.Lock()
-    work: queue.Queue[Any] = queue.Queue()
+    fetchers: dict[str, ThreadFetchers] = {}
+    known = threading.Condition()
 
-    def fetcher_for(node: NodeSettings) -> Fetcher:
-        with lock:  # built on a node's first page here
+    def fetchers_of(node_id: str) -> tuple[NodeSettings, ThreadFetchers]:
+        with known:  # a node's settings come before its pages, maybe to another thread
+            known.wait_for(lambda: node_id in nodes)
             if not stores:
                 stores.append(Store.open(store_url, create=False))
-            if node.id not in fetchers:
-                base, _robots = node_fetcher(stores[0], node, owner)
-                fetchers[node.id] = (base, ThreadFetchers(base))
-            return fetchers[node.id][1].get()
+            if node_id not in fetchers:
+                fetchers[node_id] = ThreadFetchers(
+                    node_fetcher(stores[0], nodes[node_id], owner)[0]
+                )
+            return nodes[node_id], fetchers[node_id]
 
     def serve() -> None:
         while not stop.is_set():
-            item = work.get()
-            if item is None:
-                return
-            task_id, node_id, row, response = item
-            node = nodes[node_id]
-            try:
-                checked = check_and_plan(node, fetcher_for(node), row, prefetched=response)
-            except Exception as exc:  # the store for the pacer: the page waits for a rerun
-                log.exception("checking %s failed", row.url)
-                checked = _error(row, f"adapter/{type(exc).__name__}")
-            results.put(("done", index, task_id, checked))
-
-    pool = [threading.Thread(target=serve, name=f"check-{i}") for i in range(max(1, threads))]
-    for thread in pool:
-        thread.start()
-    parent = multiprocessing.parent_process()
-    ended = 0
-    try:
-        while ended < len(pool) and not stop.is_set():
             try:
                 message = tasks.get(timeout=POLL)
             except queue.Empty:
                 if parent is not None and not parent.is_alive():
-                    break
+                    return
                 continue
             if message is None:
-                ended += 1
-                work.put(None)
-            elif message[0] == "node":
-                nodes[message[1].id] = message[1]  # before any of its pages, in this thread
-            else:
-                work.put(message[1:])
+                return
+            if message[0] == "node":
+                with known:
+                    nodes[message[1].id] = message[1]
+                    known.notify_all()
+                continue
+            _check, task_id, node_id, row, response = message
+            try:
+                node, per_node = fetchers_of(node_id)
+                with per_node.borrow() as fetcher:
+                    checked = check_and_plan(node, fetcher, row, prefetched=response)
+                results.put(("done", index, task_id, checked))
+            except StoreError as exc:  # the store is gone: one line, from the run that fails
+                results.put(("failed", index, task_id, exc))
+            except Exception as exc:  # a bug of ours: the page is an error, the run goes on
+                log.exception("checking %s failed", row.url)
+                results.put(("done", index, task_id, _error(row, f"adapter/{type(exc).__name__}")))
+
+    pool = [threading.Thread(target=serve, name=f"check-{i}") for i in range(max(1, threads))]
+    try:
+        for thread in pool:
+            thread.start()
     finally:
-        for _ in range(len(pool) - ended):  # stopped early: the threads finish what they hold
-            work.put(None)
         for thread in pool:
             thread.join()
-        for base, per_thread in fetchers.values():
-            per_thread.close()
-            base.close()
-            base.pacer.close()  # type: ignore[attr-defined]
+        for per_node in fetchers.values():
+            per_node.close()
+            per_node.base.close()
+            per_node.base.pacer.close()  # type: ignore[attr-defined]
         for store in stores:
             store.close()
         results.put(("bye", index, None, None))

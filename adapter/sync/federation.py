@@ -1,16 +1,14 @@
-"""Several nodes at once, none holding back the others.
+"""Several nodes at once, none holding back the others: `adapter sync` of a configuration.
 
 A node's pace is set by its hosts' politeness (a request or two per second),
-so nodes run side by side rather than one after another: `adapter sync
---config` with several nodes goes through here. A node's discovery takes a
-thread of a bounded pool; its pages are then driven by the process's drain
-loop (`adapter.sync.drains`), so a node that is slow, paused or failing holds
-only its own pages back. Among several, a node whose run raises is a
-`failed` summary, and the others go on (a single node's error reaches the
-caller, as it always did). Their pages are checked by one pool of processes
-shared by them all (`adapter.sync.checkpool`), sized by `check_processes` or
-by what the nodes' allowed rates need, so side-by-side nodes never start a
-pool each.
+so nodes run side by side rather than one after another. Each is a run of its
+own (`adapter.sync.run.start_node`): its discovery takes a thread of a bounded
+pool, its pages are then driven by the process's loop (`adapter.sync.loop`),
+so a node that is slow, paused or failing holds only its own pages back.
+Among several, a node whose run raises is a `failed` summary, and the others
+go on (a single node's error reaches the caller). Their pages are checked by
+one pool of processes shared by them all (`adapter.sync.checkpool`), sized by
+`check_processes` or by what the nodes' allowed rates need.
 """
 
 from __future__ import annotations
@@ -25,7 +23,7 @@ from datetime import UTC, datetime
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.sync.checkpool import pool_size, shared_checks
 from adapter.sync.outcome import RunSummary
-from adapter.sync.run import run_node, start_node
+from adapter.sync.run import start_node
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +40,9 @@ def run_nodes(
 
     Runs start in `config.discoveries_at_once()` threads; a job may return its summary or a
     future of it (`start_node`: the pages in the process's drain loop), which frees the
-    thread for the next node's start. Default: `start_node`, or `run_node` for one."""
-    if len(nodes) == 1:  # one node: its run in this thread, as before (its bar, its errors)
-        single: Callable[..., RunSummary | Future[RunSummary]] = job or run_node
+    thread for the next node's start. Default: `start_node`."""
+    if len(nodes) == 1:  # one node: its discovery in this thread (its bar, its errors)
+        single: Callable[..., RunSummary | Future[RunSummary]] = job or start_node
         outcome = single(config, nodes[0], stop=stop, **options)
         yield outcome.result() if isinstance(outcome, Future) else outcome
         return

@@ -1,7 +1,7 @@
 """A node's fetchers: its limits, trusted origins, store-backed pacer and robots.txt gate.
 
-Shared by the sync run, the `adapter worker` loop and the processes of a
-multi-process sync, so each builds its fetchers the same way.
+Shared by the sync run, the `adapter worker` loop and the checking pool's
+children, so each builds its fetchers the same way.
 """
 
 from __future__ import annotations
@@ -42,22 +42,14 @@ def node_fetcher(store: Store, node: NodeSettings, owner: str) -> tuple[Fetcher,
 
 
 class ThreadFetchers:
-    """A node's Fetchers (a pool manager each), sharing `base`'s pacer, gate and host health:
-    one per thread (`get`), or one per page in flight (`borrow`)."""
+    """A node's Fetchers (a pool manager each), sharing `base`'s pacer, gate and host health,
+    one per page in flight (`borrow`)."""
 
     def __init__(self, base: Fetcher) -> None:
         self.base = base
-        self._local = threading.local()
         self._all: list[Fetcher] = []
         self._idle: list[Fetcher] = []  # borrowed and given back
         self._lock = threading.Lock()
-
-    def get(self) -> Fetcher:
-        """This thread's own."""
-        fetcher: Fetcher | None = getattr(self._local, "fetcher", None)
-        if fetcher is None:
-            fetcher = self._local.fetcher = self._new()
-        return fetcher
 
     @contextmanager
     def borrow(self) -> Iterator[Fetcher]:

@@ -1,7 +1,7 @@
-"""A landing page's result between check and write: its outcome, and what to write.
+"""A landing page's result between check and write, and what a run adds up from them.
 
-Shared by the checking side (`adapter.sync.page`, run in the child processes of a
-multi-process sync) and the writing side (`adapter.sync.write`).
+Shared by the checking side (`adapter.sync.page`, also run in the checking pool's
+children) and the writing side (`adapter.sync.write`).
 """
 
 from __future__ import annotations
@@ -56,8 +56,8 @@ class PageOutcome:
 class CheckedPage:
     """A page's outcome and what to write for it, not yet written.
 
-    A multi-process run checks in a child (`check_and_plan`, no store access)
-    and writes in the parent (`commit_checked`); `process_page` does both here.
+    Checked in a page thread or a checking pool's child (`check_and_plan`, no store
+    access), written by the loop's thread (`commit_group`).
     """
 
     row: FrontierRow
@@ -108,20 +108,9 @@ def capped_text(text: str) -> str:
 # The RunSummary fields that count committed pages: kept in the run's row as pages
 # commit (adapter.store.history.add_to_run), so workers' pages and a killed run's count.
 PAGE_COUNTS = frozenset(
-    {
-        "fetched",
-        "not_modified",
-        "unchanged",
-        "new_objects",
-        "new_versions",
-        "archived",
-        "gone",
-        "pages_not_harvestable",
-        "not_harvestable",
-        "errors",
-        "error_codes",
-    }
-)
+    {"fetched", "not_modified", "unchanged", "new_objects", "new_versions", "archived", "gone",
+     "pages_not_harvestable", "not_harvestable", "errors", "error_codes"}
+)  # fmt: skip
 
 
 def page_counts(outcomes: list[PageOutcome]) -> dict[str, Any]:

@@ -1,10 +1,8 @@
-"""One landing page of the frontier, end to end: check, decide, write.
+"""One claimed landing page checked, and its writes decided (`check_and_plan`).
 
-`process_page` is what the sync run and the scale-out workers call for each
-claimed page. It never raises for a repository's fault: a bad page is an
-outcome with findings. Checking and deciding are here (`check_and_plan`, no
-store access: a multi-process sync runs it in its children); the writes are
-in `adapter.sync.write`.
+It never raises for a repository's fault: a bad page is an outcome with
+findings. No store access here: the checking pool's children run it; the
+writes are `adapter.sync.write`'s.
 """
 
 from __future__ import annotations
@@ -29,16 +27,14 @@ from adapter.dataone.records import (
     series_id,
 )
 from adapter.dataone.resourcemap import series_id as map_series_id
-from adapter.errors import FetchError
+from adapter.errors import FetchError, StoreError
 from adapter.findings import Finding, Severity
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.models import DatasetReport, DatasetResult, Fetched
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.report import render_text
-from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow, PageUpdate
 from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings, capped_text
-from adapter.sync.write import commit_checked
 
 log = logging.getLogger(__name__)
 GONE_STATUSES = (404, 410)
@@ -71,13 +67,6 @@ def check_page(
     )
 
 
-def process_page(
-    store: Store, node: NodeSettings, fetcher: Fetcher, row: FrontierRow, *, owner: str
-) -> PageOutcome:
-    """Check one claimed page and commit its outcome (see the module docstring)."""
-    return commit_checked(store, node, owner, check_and_plan(node, fetcher, row))
-
-
 def check_and_plan(
     node: NodeSettings,
     fetcher: Fetcher,
@@ -91,6 +80,8 @@ def check_and_plan(
         report = check_page(node, fetcher, row, prefetched)
     except FetchError as exc:
         report = DatasetReport(url=row.url, findings=[_fetch_finding(exc)])
+    except StoreError:  # the pacer's store is gone: not the page's fault, the run fails
+        raise
     except Exception as exc:  # the adapter's own fault: keep the run going, say where
         log.exception("checking %s failed", row.url)
         out = PageOutcome(row.url, "error", error=f"adapter/{type(exc).__name__}")
@@ -103,13 +94,9 @@ def check_and_plan(
 # extract/ or pipeline/ finding, or unreadable JSON-LD, means a Dataset may hide
 # in what could not be read, so the page's series are all kept
 READ_WHOLE_EXTRACT = frozenset(
-    {
-        "extract/no-jsonld",
-        "extract/repaired-json",
-        "extract/linked-jsonld-used",
-        "extract/non-jsonld-markup",
-    }
-)
+    {"extract/no-jsonld", "extract/repaired-json", "extract/linked-jsonld-used",
+     "extract/non-jsonld-markup"}
+)  # fmt: skip
 UNREADABLE_JSONLD = frozenset(
     {"normalize/invalid-jsonld", "normalize/remote-context", "normalize/embedding-too-large"}
 )

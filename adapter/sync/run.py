@@ -1,8 +1,12 @@
-"""The sync run of one member node: discover -> upsert the frontier -> process due pages.
+"""A node's sync run: begin -> discover into the frontier -> drain the due pages -> finish.
 
-Each page commits on its own (adapter.sync.page), so a crash loses at most the
-pages in flight and a rerun picks up the pages still due. Pages leave the
-node by a 404/410 (archived when processed) or by missing from a complete
+One lifecycle for a node run alone (`run_node`) or among others (`start_node`,
+`adapter.sync.federation`, the scheduler): discovery in the caller's thread,
+the due pages in the process's loop (`adapter.sync.loop`), checked in its
+page threads or in a checking pool (`adapter.sync.checkpool`), the run closed
+when the last page is written. Pages commit as they finish, so a crash loses
+at most the pages in flight and a rerun picks up those still due. Pages leave
+the node by a 404/410 (archived when processed) or by missing from a complete
 discovery `archive_after_missing_runs` times in a row; a discovery that hit
 errors (a sitemap that failed) does not count anyone as missing.
 """
@@ -10,14 +14,15 @@ errors (a sitemap that failed) does not count anyone as missing.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -27,8 +32,8 @@ from adapter.dataone.records import DUPLICATE_DOI
 from adapter.discovery.findings import SITEMAP_READ
 from adapter.discovery.robots import UNREACHABLE as ROBOTS_UNREACHABLE
 from adapter.discovery.walk import discover
+from adapter.errors import StoreError
 from adapter.findings import Finding, FindingType, Severity
-from adapter.http.fetcher import Fetcher
 from adapter.models import SitemapEntry
 from adapter.store import claims
 from adapter.store import frontier as fr
@@ -37,13 +42,14 @@ from adapter.store.frontier import due_count
 from adapter.store.history import add_to_run
 from adapter.store.ledger import archive_page, pages_without_packages, refresh_packages
 from adapter.store.policy import apply_policy
-from adapter.sync.checkpool import CheckPool
-from adapter.sync.drains import drain_side_by_side
+from adapter.sync.checkpool import CheckPool, choose_processes, shared_checks
+from adapter.sync.drain import Run, WorkOptions
 from adapter.sync.fetchers import node_fetcher
-from adapter.sync.outcome import PAGE_COUNTS, RunSummary
-from adapter.sync.pool import process_due
-from adapter.sync.worker import WorkOptions
+from adapter.sync.loop import drive
+from adapter.sync.outcome import PAGE_COUNTS, PageOutcome, RunSummary
 from adapter.sync.write import defaults_for
+
+log = logging.getLogger(__name__)
 
 CLAIM_BATCH = 20
 LEASE = timedelta(minutes=10)
@@ -87,20 +93,6 @@ def start_failure(
     return None
 
 
-def _discover(
-    node: NodeSettings, fetcher: Fetcher, robots: Any
-) -> Iterator[SitemapEntry | Finding]:
-    return discover(
-        node.start.urls(),
-        fetcher,
-        limits=node.limits(),
-        robots=robots,
-        allowed_hosts=node.scope.allowed_hosts,
-        include=node.scope.include_patterns,
-        exclude=node.scope.exclude_patterns,
-    )
-
-
 def run_node(
     config: AdapterConfig,
     node: NodeSettings,
@@ -111,24 +103,18 @@ def run_node(
     processes: int | None = None,
     checks: CheckPool | None = None,
 ) -> RunSummary:
-    """One sync run of `node` into `config.store_url`; the summary is also stored.
+    """One sync run of `node` into `config.store_url`, waited for; the summary is also stored.
 
     `enqueue_only` (or the node's `sync.enqueue_only`): discover and mark pages
     due, leave them to `adapter worker`s.
     `processes`: how many processes check pages (default: as many as pay, see
-    `adapter.sync.pool.choose_processes`).
+    `adapter.sync.checkpool.choose_processes`).
     `checks`: the checking pool of the nodes run side by side with this one.
     """
-    with shared_store(config.store_url) as store:  # one engine for every node run at once
-        return run_with_store(
-            store,
-            node,
-            stop=stop,
-            progress=progress,
-            enqueue_only=enqueue_only,
-            processes=processes,
-            checks=checks,
-        )
+    return start_node(
+        config, node, stop=stop or threading.Event(), progress=progress,
+        enqueue_only=enqueue_only, processes=processes, checks=checks,
+    ).result()  # fmt: skip
 
 
 def start_node(
@@ -141,134 +127,94 @@ def start_node(
     processes: int | None = None,
     checks: CheckPool | None = None,
     held: ExitStack | None = None,
-) -> RunSummary | Future[RunSummary]:
-    """`run_node` side by side with other nodes: `start_run` into the process's store engine,
-    which (with `held`) is kept until the run ends. `processes` asks for a pool of the
-    node's own: that run is `run_node`, in this thread, and its summary is returned."""
-    if processes:
-        with held or ExitStack():
-            return run_node(
-                config, node, stop=stop, progress=progress, enqueue_only=enqueue_only,
-                processes=processes, checks=checks,
-            )  # fmt: skip
+) -> Future[RunSummary]:
+    """The run's discovery in this thread, its pages in the process's loop, so no thread
+    waits on the node's pace meanwhile: the future of the summary, or of the error that
+    failed the run. The process's store engine (and what `held` holds) is kept until the
+    run ends; one engine serves every node run at once."""
     held = held or ExitStack()
     try:
         store = held.enter_context(shared_store(config.store_url))
-        future = start_run(store, node, stop=stop, checks=checks, enqueue_only=enqueue_only)
+        run = _begin(store, node, stop)
     except BaseException:
         held.close()
         raise
-    future.add_done_callback(lambda _future: held.close())
-    return future
-
-
-def run_with_store(
-    store: Store,
-    node: NodeSettings,
-    *,
-    stop: threading.Event | None = None,
-    progress: bool = False,
-    enqueue_only: bool = False,
-    processes: int | None = None,
-    checks: CheckPool | None = None,
-) -> RunSummary:
-    run = _begin(store, node, stop or threading.Event())
-    try:
-        if _prepare(run, progress, enqueue_only):
-            _process_due(run, progress, processes, checks)
-        _set_status(run)
-    except Exception as exc:
-        run.summary.status, run.summary.message = "failed", f"{type(exc).__name__}: {exc}"
-        raise
-    finally:
-        _finish(run)
-    return run.summary
-
-
-def start_run(
-    store: Store,
-    node: NodeSettings,
-    *,
-    stop: threading.Event,
-    checks: CheckPool | None,
-    enqueue_only: bool = False,
-) -> Future[RunSummary]:
-    """A run side by side with others: its discovery in this thread, its pages in the
-    process's drain loop (`adapter.sync.drains`), so no thread waits on the node's pace
-    meanwhile. The future holds the summary, or the error that failed the run."""
     result: Future[RunSummary] = Future()
-    run = _begin(store, node, stop)
+    own = ExitStack()  # the run's own checking pool and progress bar
 
     def end(error: BaseException | None) -> None:
-        if error is None:
-            _set_status(run)
-        else:
-            run.summary.status = "failed"
-            run.summary.message = f"{type(error).__name__}: {error}"
         try:
-            _finish(run)
+            own.close()
         except Exception as exc:
             error = error or exc
-        if error is None:
+        failed = _finish(run, error)
+        held.close()
+        if failed is None:
             result.set_result(run.summary)
         else:
-            result.set_exception(error)
+            result.set_exception(failed)
 
     try:
-        wanted = _prepare(run, False, enqueue_only)
-    except Exception as exc:
-        end(exc)
-        return result
-    if not wanted:
-        end(None)
-        return result
-    options = WorkOptions(batch=CLAIM_BATCH, lease=LEASE, checks=checks)
-    try:
-        drain_side_by_side(store, node, run.fetcher, run.owner, stop, options, run.summary.add, end)
+        if not _prepare(run, progress, enqueue_only):
+            end(None)
+            return result
+        _drain(run, own, progress, processes, checks).add_done_callback(
+            lambda done: end(done.exception())
+        )
     except Exception as exc:  # not handed over: nobody else will end the run
         end(exc)
     return result
 
 
-@dataclass(slots=True)
-class _Run:
-    """A node's run between its phases."""
-
-    store: Store
-    node: NodeSettings
-    stop: threading.Event
-    summary: RunSummary
-    owner: str
-    fetcher: Fetcher
-    robots: Any
-    began: float
+# runs whose end the store missed (it had gone away), by (store URL, run id)
+_MISSED_ENDS: dict[tuple[str, int], RunSummary] = {}
+_MISSED_LOCK = threading.Lock()
 
 
-def _begin(store: Store, node: NodeSettings, stop: threading.Event) -> _Run:
+def _write_end(store: Store, summary: RunSummary) -> dict[str, Any]:
+    return store.finish_run(
+        summary.run_id, summary.status, summary.as_dict(), summary.message, counted=PAGE_COUNTS
+    )
+
+
+def _write_missed_ends(store: Store) -> None:
+    """The runs of this process that ended while the store was away: recorded as they
+    ended (failed), their claims released, so no run stays "running" and no page waits
+    for a lease to run out in a process that is still alive."""
+    with _MISSED_LOCK:
+        missed = [(key, s) for key, s in _MISSED_ENDS.items() if key[0] == store.url]
+    for key, summary in missed:
+        _write_end(store, summary)
+        claims.release_claims(store, summary.node_id, claims.owner_id(summary.run_id))
+        with _MISSED_LOCK:
+            _MISSED_ENDS.pop(key, None)
+        log.info("%s: run %d recorded as %s", summary.node_id, summary.run_id, summary.status)
+
+
+def _begin(store: Store, node: NodeSettings, stop: threading.Event) -> Run:
     """The run's row in the store, its policy applied and its fetcher."""
-    began = time.monotonic()
+    _write_missed_ends(store)
     summary = RunSummary(node.id, started_at=datetime.now(UTC).isoformat(timespec="seconds"))
     summary.notices = placeholder_notices(node)
     store.close_dead_runs(node.id, claims.dead_local_owner)
     summary.run_id = store.start_run(node.id, claims.owner_id())
     owner = claims.owner_id(summary.run_id)
-    run = _Run(store, node, stop, summary, owner, *node_fetcher(store, node, owner), began)
+    fetcher, robots = node_fetcher(store, node, owner)
+    options = WorkOptions(batch=CLAIM_BATCH, lease=LEASE)
+    run = Run(store, node, stop, summary, owner, fetcher, options, robots)
     try:
         summary.policy_updates = _apply_policy(store, node)
     except Exception as exc:
-        summary.status, summary.message = "failed", f"{type(exc).__name__}: {exc}"
-        _finish(run)
+        _finish(run, exc)
         raise
     return run
 
 
-def _prepare(run: _Run, progress: bool, enqueue_only: bool) -> bool:
+def _prepare(run: Run, progress: bool, enqueue_only: bool) -> bool:
     """Discover, archive what went missing, mark pages due; whether to process them now."""
     store, node, summary, stop = run.store, run.node, run.summary, run.stop
     previous_seen = _previous_pages_seen(store, node.id)
-    complete, first_error = _discover_into(
-        store, node, run.fetcher, run.robots, summary, stop, progress
-    )
+    complete, first_error = _discover_into(run, progress)
     # pages are fetched by fetchers of their own: discovery's keep-alive connection
     # would idle, open at the host and held here, for the rest of the run
     run.fetcher.close()
@@ -287,27 +233,54 @@ def _prepare(run: _Run, progress: bool, enqueue_only: bool) -> bool:
     return not (enqueue_only or node.sync.enqueue_only)
 
 
-def _set_status(run: _Run) -> None:
-    if run.summary.status != "failed":
-        run.summary.status = "interrupted" if run.stop.is_set() else "ok"
+def _drain(
+    run: Run, held: ExitStack, progress: bool, processes: int | None, checks: CheckPool | None
+) -> Future[int]:
+    """The due pages in the loop, checked in `checks` (the pool of the nodes side by side),
+    else in a pool of the run's own when its rate can feed more than one core."""
+    wanted = processes or choose_processes(run.node, run.summary.due)
+    if checks is None and wanted > 1 and not run.stop.is_set():
+        log.info("%s: %d due pages in %d processes", run.node.id, run.summary.due, wanted)
+        checks = held.enter_context(shared_checks(run.store.url, wanted))
+    run.options = replace(run.options, checks=checks)
+    bar = _bar(run.summary.due, run.node.id) if progress else None
+    if bar is not None:
+        held.callback(bar.close)
+        run.on_outcome = _counted(run.summary.add, bar.update)
+    return drive(run)
 
 
-def _finish(run: _Run) -> None:
-    """Close the run's fetcher and its row in the store, with the counts workers added."""
+def _counted(
+    add: Callable[[PageOutcome], None], tick: Callable[[int], object]
+) -> Callable[[PageOutcome], None]:
+    def outcome(out: PageOutcome) -> None:
+        add(out)
+        tick(1)
+
+    return outcome
+
+
+def _finish(run: Run, error: BaseException | None) -> BaseException | None:
+    """Close the run's fetcher and its row in the store, with the counts pages added;
+    the error that failed the run, if any."""
     summary = run.summary
+    if error is not None:
+        summary.status, summary.message = "failed", f"{type(error).__name__}: {error}"
+    elif summary.status != "failed":
+        summary.status = "interrupted" if run.stop.is_set() else "ok"
     run.fetcher.close()
     run.fetcher.pacer.close()  # type: ignore[attr-defined]
     summary.duration_s = round(time.monotonic() - run.began, 3)
     summary.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
-    written = run.store.finish_run(
-        summary.run_id,
-        summary.status,
-        summary.as_dict(),
-        summary.message,
-        counted=PAGE_COUNTS,
-    )
+    try:
+        written = _write_end(run.store, summary)
+    except StoreError as exc:  # written at the next run's start, its claims released then
+        with _MISSED_LOCK:
+            _MISSED_ENDS[run.store.url, summary.run_id] = summary
+        return error or exc
     for key in PAGE_COUNTS:  # workers may have added pages to this run meanwhile
         setattr(summary, key, written.get(key, getattr(summary, key)))
+    return error
 
 
 def policy_json(node: NodeSettings) -> str:
@@ -367,19 +340,12 @@ def _start_failure(summary: RunSummary, first_error: str | None, previous_seen: 
     return f"could not reach the node's start: {why}"
 
 
-def _discover_into(
-    store: Store,
-    node: NodeSettings,
-    fetcher: Fetcher,
-    robots: Any,
-    summary: RunSummary,
-    stop: threading.Event,
-    progress: bool = False,
-) -> tuple[bool, str | None]:
-    """Upsert every entry discovery yields.
+def _discover_into(run: Run, progress: bool) -> tuple[bool, str | None]:
+    """Upsert every entry discovery yields (the node's scope applied by `discover`).
 
     Returns (discovery finished without errors, the first error's message).
     """
+    store, node, summary, stop = run.store, run.node, run.summary, run.stop
     codes: Counter[str] = Counter()
     errors = 0
     first_error: str | None = None
@@ -387,7 +353,12 @@ def _discover_into(
 
     def entries() -> Iterator[SitemapEntry]:
         nonlocal errors, first_error
-        for item in _discover(node, fetcher, robots):
+        scope = node.scope
+        for item in discover(
+            node.start.urls(), run.fetcher, limits=node.limits(), robots=run.robots,
+            allowed_hosts=scope.allowed_hosts, include=scope.include_patterns,
+            exclude=scope.exclude_patterns,
+        ):  # fmt: skip
             if stop.is_set():
                 return
             if isinstance(item, Finding):
@@ -397,7 +368,7 @@ def _discover_into(
                     first_error = first_error or item.message
                 if bar is not None and item.code == SITEMAP_READ.code:
                     bar.set_postfix_str(f"{codes[SITEMAP_READ.code]} sitemaps", refresh=False)
-            else:  # discover applied the node's scope (hosts, include, exclude)
+            else:
                 if bar is not None:
                     bar.update()
                 yield item
@@ -443,30 +414,6 @@ def _publish_missing_packages(store: Store, node: NodeSettings, summary: RunSumm
             add_to_run(conn, node.id, {"new_objects": created})
         summary.new_objects += created
         after = pages[-1]
-
-
-def _process_due(
-    run: _Run, progress: bool, processes: int | None, checks: CheckPool | None
-) -> None:
-    """Threads per process, one Session each; processes when the node's rate can feed them."""
-    summary = run.summary
-    bar = _bar(summary.due, run.node.id) if progress else None
-    options = WorkOptions(batch=CLAIM_BATCH, lease=LEASE, checks=checks)
-    try:
-        process_due(
-            run.store,
-            run.node,
-            run.fetcher,
-            run.owner,
-            summary,
-            run.stop,
-            options,
-            processes=processes,
-            on_progress=bar.update if bar is not None else None,
-        )
-    finally:
-        if bar is not None:
-            bar.close()
 
 
 def _discovery_bar(node_id: str) -> Any:

@@ -1,10 +1,11 @@
 """Writing checked landing pages: records, outbox and frontier row, while the claim holds.
 
 A page's writes commit together, and only while this owner still holds the
-page's claim (else they roll back: "lost"). `commit_checked` gives a page a
-transaction of its own; `commit_group` writes the pages a multi-process sync
-receives together in one transaction, a savepoint each. The same transaction
-adds the pages to the node's newest run (`adapter.store.history.add_to_run`).
+page's claim (else they roll back: "lost"). `commit_group` writes the pages
+that finished together in one transaction, a savepoint each (`commit_checked`:
+one page alone). The same transaction adds the pages to the node's newest run
+(`adapter.store.history.add_to_run`). A page whose writes fail is an error
+outcome; a store that went away fails the run (`store_gone`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from sqlalchemy import Connection
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import OperationalError, SQLAlchemyError
 
 from adapter.config.settings import NodeSettings
 from adapter.dataone.records import (
@@ -69,7 +70,7 @@ def commit_checked(store: Store, node: NodeSettings, owner: str, c: CheckedPage)
     except _ClaimLost:
         return PageOutcome(c.row.url, "lost")
     except StoreError as exc:
-        _write_failed(c, exc)
+        _write_failed(store, c, exc)
     return c.out
 
 
@@ -93,7 +94,7 @@ def commit_group(
             add_to_run(conn, node.id, page_counts(outcomes))
     except StoreError as exc:
         for c in group:
-            _write_failed(c, exc)
+            _write_failed(store, c, exc)
         return [c.out for c in group]
     return outcomes
 
@@ -107,11 +108,23 @@ def _write_in_savepoint(
     except _ClaimLost:
         return PageOutcome(c.row.url, "lost")
     except SQLAlchemyError as exc:
-        _write_failed(c, store_error(store.url, exc))
+        _write_failed(store, c, store_error(store.url, exc))
     return c.out
 
 
-def _write_failed(c: CheckedPage, exc: StoreError) -> None:
+def store_gone(store: Store, exc: StoreError) -> bool:
+    """Whether the database went away (PostgreSQL stopped, its connection cut), rather
+    than refusing one page's writes: then the run fails, once, instead of each page."""
+    cause = exc.__cause__
+    if store.engine.dialect.name != "postgresql" or not isinstance(cause, OperationalError):
+        return False
+    state = getattr(cause.orig, "sqlstate", None)  # None: no server said anything
+    return cause.connection_invalidated or state is None or state.startswith(("08", "57"))
+
+
+def _write_failed(store: Store, c: CheckedPage, exc: StoreError) -> None:
+    if store_gone(store, exc):
+        raise exc
     log.error("store write for %s failed: %s", c.row.url, exc)
     out = c.out
     out.status, out.error = "error", STORE_WRITE_FAILED.code

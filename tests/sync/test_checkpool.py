@@ -13,6 +13,7 @@ import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -142,9 +143,15 @@ def kill_holder(pool: CheckPool) -> int:
     raise AssertionError("no child took the page")
 
 
+def check(pool: CheckPool, *args: Any) -> CheckedPage:
+    """The page fetched here and checked in the pool, waited for."""
+    started = pool.start(*args)
+    return started.result() if isinstance(started, Future) else started
+
+
 def check_in_thread(pool: CheckPool, *args: Any) -> tuple[threading.Thread, list[CheckedPage]]:
     got: list[CheckedPage] = []
-    thread = threading.Thread(target=lambda: got.append(pool.check(*args)))
+    thread = threading.Thread(target=lambda: got.append(check(pool, *args)))
     thread.start()
     return thread, got
 
@@ -172,5 +179,5 @@ def test_a_page_two_children_died_holding_is_an_error_and_the_pool_goes_on(
     kill_holder(pool)
     thread.join(60)
     assert got and got[0].out.error == "adapter/check-process-died"
-    again = pool.check(*args)  # a third child, the page answered this time
+    again = check(pool, *args)  # a third child, the page answered this time
     assert again.out.error != "adapter/check-process-died"

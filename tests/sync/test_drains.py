@@ -19,11 +19,10 @@ import pytest
 
 from adapter.http.politeness import Turn
 from adapter.store.frontier import FrontierRow
-from adapter.sync.drains import DrainLoop
+from adapter.sync.drain import Starts
 from adapter.sync.federation import run_nodes
-from adapter.sync.pagethreads import PageThreads
+from adapter.sync.loop import DrainLoop, PageThreads
 from adapter.sync.run import run_node
-from adapter.sync.worker import _Starts
 from tests.support.fixture_server import SiteServer
 from tests.sync.test_federation import config, node, window
 
@@ -47,6 +46,7 @@ class Numbers:
     def __init__(self, name: str, count: int, fail: bool = False) -> None:
         self.node = SimpleNamespace(id=name)
         self.left, self.fail = count, fail
+        self.size = 2  # pages in flight at most
         self.starts = Pending()
         self.ended = False
         self.written: list[int] = []
@@ -182,34 +182,34 @@ def row(url: str = "https://repo.example/a") -> FrontierRow:
 def test_with_nothing_in_flight_a_page_waits_in_the_loop_for_its_hosts_turn() -> None:
     """Not at the pacer in a thread: a page handed over as soon as nothing was in flight
     held a thread there for most of an interval, a thread per node."""
-    starts = _Starts(2, FixedTurns(ahead=0.6))  # type: ignore[arg-type]
+    starts = Starts(2, FixedTurns(ahead=0.6))  # type: ignore[arg-type]
     wait = starts.next_start(row())
-    assert wait is not None and 0.6 - _Starts.LEAD - 0.05 < wait <= 0.6 - _Starts.LEAD
+    assert wait is not None and 0.6 - Starts.LEAD - 0.05 < wait <= 0.6 - Starts.LEAD
     assert not starts.may_start(row())
-    assert _Starts(2, FixedTurns(ahead=_Starts.LEAD / 2)).may_start(row())  # type: ignore[arg-type]
+    assert Starts(2, FixedTurns(ahead=Starts.LEAD / 2)).may_start(row())  # type: ignore[arg-type]
 
 
 def test_fast_hosts_start_at_once_up_to_their_concurrency() -> None:
-    starts = _Starts(2, FixedTurns(ahead=0.02, interval=0.02))  # type: ignore[arg-type]
+    starts = Starts(2, FixedTurns(ahead=0.02, interval=0.02))  # type: ignore[arg-type]
     assert starts.may_start(row())
     starts.add(Future())
     starts.add(Future())
     assert starts.next_start(row()) is None  # full: only once one finishes
 
 
-def test_a_node_driven_by_its_own_thread_sleeps_until_its_hosts_turn(
+def test_a_node_run_alone_sleeps_until_its_hosts_turn(
     tmp_path: Path, serve_site: Callable[[str], SiteServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """With nothing in flight and the host's turn to come, `drain` waits for it (or a
+    """With nothing in flight and the host's turn to come, the loop waits for it (or a
     stop) instead of looking again at once: that spun a core for the whole of a paced run."""
     looks = [0]
-    original = _Starts.next_start
+    original = Starts.next_start
 
-    def counted(self: _Starts, row: FrontierRow) -> float | None:
+    def counted(self: Starts, row: FrontierRow) -> float | None:
         looks[0] += 1
         return original(self, row)
 
-    monkeypatch.setattr(_Starts, "next_start", counted)
+    monkeypatch.setattr(Starts, "next_start", counted)
     site = serve_site("sync-change")
     cfg = config(tmp_path, node("PACED", site, 3))
     summary = run_node(cfg, cfg.nodes[0], stop=threading.Event())

@@ -17,9 +17,9 @@ from adapter.config.settings import AdapterConfig
 from adapter.store import hostrate_db
 from adapter.store.db import Store, shared_store
 from adapter.store.hostrate import StorePacer
+from adapter.sync.checkpool import choose_processes, shared_checks
 from adapter.sync.federation import run_nodes
 from adapter.sync.outcome import RunSummary
-from adapter.sync.pool import ProcessBudget
 from tests.support import stores
 from tests.support.fixture_server import SiteServer
 
@@ -101,13 +101,21 @@ def test_a_node_whose_run_raises_is_a_failed_summary_and_the_others_go_on(
     assert summaries["urn:node:BROKEN"].message == "RuntimeError: the store vanished"
 
 
-def test_the_process_budget_is_shared_and_given_back() -> None:
-    budget = ProcessBudget(3)
-    assert budget.take(3) == 3  # the run's own process and two children
-    assert budget.take(4) == 2  # one child left
-    assert budget.take(2) == 1  # none left: in its own process only
-    budget.give(3)
-    assert budget.take(8) == 3
+def test_runs_at_once_share_one_checking_pool_sized_by_what_pays(tmp_path: Path) -> None:
+    """The processes of every run in this process are one pool's (once the cores, never a
+    pool per run); a run alone starts one only for as many cores as its rate can feed."""
+    url = stores.sqlite_url(tmp_path)
+    Store.open(url).close()
+    with shared_checks(url, 2) as first, shared_checks(url, 2) as second:
+        assert first is not None and first is second
+        assert first.processes == 2
+    with shared_checks(url, 0) as none:
+        assert none is None  # checked in the page threads
+    fast, slow = many(1, 5000.0).nodes[0], many(1, 2.0).nodes[0]
+    assert choose_processes(fast, 1500, cpus=2) == 2
+    assert choose_processes(fast, 100, cpus=2) == 1  # too few pages to pay for a process
+    assert choose_processes(slow, 1500, cpus=8) == 1  # its rate keeps no second core busy
+    assert choose_processes(fast, 1500, cpus=1) == 1
 
 
 def test_adapter_sync_config_runs_its_nodes_side_by_side(

@@ -9,7 +9,7 @@ from concurrent.futures import Future
 
 import pytest
 
-from adapter.sync.pagethreads import PageThreads
+from adapter.sync.loop import PageThreads
 
 
 def one_after_another(

@@ -28,10 +28,11 @@ from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.frontier import frontier_rows
+from adapter.sync.drain import Run
 from adapter.sync.fetchers import node_fetcher
-from adapter.sync.outcome import PageOutcome
+from adapter.sync.loop import drive
+from adapter.sync.outcome import PageOutcome, RunSummary
 from adapter.sync.run import run_node
-from adapter.sync.worker import WorkOptions, process_here
 from benchmarks import synthrepo
 from tests.support import stores
 from tests.support.fixture_server import SiteServer, start_site, stop
@@ -242,7 +243,7 @@ def _four_workers(tmp_path: Path, url: str, robots: str, pages: int) -> None:
 
 
 def drain_threads(tmp_path: Path, server: SiteServer, rate: float, pages: int) -> set[str]:
-    """Process the site's due pages with `drain` (concurrency 4); the page threads it used."""
+    """Process the site's due pages in the loop (concurrency 4); the page threads it used."""
     cfg = load_config(config(tmp_path, stores.sqlite_url(tmp_path), server, rate=rate))
     node = cfg.nodes[0]
     run_node(cfg, node, enqueue_only=True)
@@ -255,9 +256,10 @@ def drain_threads(tmp_path: Path, server: SiteServer, rate: float, pages: int) -
         assert out.status == "harvested"
 
     try:
-        done = process_here(
-            store, node, fetcher, "drainer", threading.Event(), WorkOptions(), on_outcome
-        )
+        summary = RunSummary(node.id)
+        run = Run(store, node, threading.Event(), summary, "drainer", fetcher)
+        run.on_outcome = on_outcome
+        done = drive(run).result()
     finally:
         store.close()
     assert done == pages

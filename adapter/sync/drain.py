@@ -1,0 +1,227 @@
+"""One node's due pages: the run they belong to, which may start now, and their writes.
+
+A sync run and an `adapter worker` both hand a `Run` to a `NodeDrain`, which
+the process's one loop (`adapter.sync.loop`) drives: it claims pages in
+batches (`adapter.store.claims.claim_due`, `FOR UPDATE SKIP LOCKED` on
+PostgreSQL), refilled as pages finish, with leases renewed while the process
+lives; starts a page when its host's turn comes; checks it in a page thread
+(`adapter.sync.page.check_and_plan`) or in the process's checking pool
+(`adapter.sync.checkpool`); and writes the pages that finished together in one
+transaction (`adapter.sync.write.commit_group`).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+from adapter.config.settings import NodeSettings
+from adapter.http.addresses import host_key
+from adapter.http.fetcher import Fetcher
+from adapter.http.politeness import Pacer
+from adapter.store import claims
+from adapter.store.db import Store
+from adapter.store.frontier import FrontierRow
+from adapter.sync.fetchers import ThreadFetchers
+from adapter.sync.leases import lease_keeper
+from adapter.sync.outcome import CheckedPage, PageOutcome, RunSummary
+from adapter.sync.page import check_and_plan
+from adapter.sync.write import commit_group
+
+if TYPE_CHECKING:  # the pool imports this module's neighbours; only its type is needed here
+    from adapter.sync.checkpool import CheckPool
+
+CLAIM_AHEAD = 5.0  # seconds of a node's allowed rate claimed at once (with its batch as most)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkOptions:
+    """How a process works through due pages."""
+
+    batch: int = 20  # pages claimed at once
+    lease: timedelta = timedelta(minutes=10)  # a claim not renewed for this long is free again
+    threads: int | None = None  # pages in flight per node; default: the node's concurrency
+    until_idle: bool = False  # `adapter worker`: return once nothing of the node is due
+    poll_seconds: float = 5.0  # how often an idle worker looks for due pages
+    # the process's checking pool: pages fetched in the page threads are checked there
+    # (`adapter.sync.checkpool`); None: checked in those threads
+    checks: CheckPool | None = None
+
+    def pool_size(self, node: NodeSettings) -> int:
+        return max(1, self.threads or node.politeness.concurrency)
+
+
+@dataclass(slots=True)
+class Run:
+    """What one node's pages need while they are processed: a sync run's or a worker's."""
+
+    store: Store
+    node: NodeSettings
+    stop: threading.Event
+    summary: RunSummary
+    owner: str  # of the claims, and of the pacer's slots
+    fetcher: Fetcher  # the node's: its pacer, host health and robots.txt gate
+    options: WorkOptions = WorkOptions()  # frozen, so safe to share
+    robots: Any = None
+    began: float = field(default_factory=time.monotonic)
+    on_outcome: Callable[[PageOutcome], None] | None = None  # default: `summary.add`
+
+    def outcome(self, out: PageOutcome) -> None:
+        (self.on_outcome or self.summary.add)(out)
+
+
+def claim_batch(node: NodeSettings, options: WorkOptions) -> int:
+    """Pages claimed at once: a few seconds' worth at the node's rate, up to `batch`.
+
+    A node at 1 request/s that claimed 20 held them for 20 s; at 200 nodes
+    side by side that was 4,000 rows, each with its URL and links, waiting."""
+    ahead = math.ceil(node.politeness.requests_per_second * CLAIM_AHEAD)
+    return max(options.pool_size(node), min(options.batch, ahead))
+
+
+Page = Callable[[FrontierRow], "CheckedPage | Future[CheckedPage]"]
+Submit = Callable[[Page, FrontierRow], "Future[CheckedPage]"]
+
+
+class NodeDrain:
+    """One node's claimed pages: which may start now, and writing those that finished.
+
+    Claims are refilled as pages finish, so the pool never waits for the
+    slowest page of a batch. Pages that finished together are written in one
+    transaction (a savepoint each): on PostgreSQL a commit per page, a WAL
+    flush each, was most of a worker's time. A page starts only when its
+    host's turn has come (`Starts`). On `stop`, pages not started go back to
+    the frontier (`close` releases their claims); those in flight finish and
+    are written. Holds its claims' leases and its fetchers until `close`.
+    """
+
+    def __init__(self, run: Run) -> None:
+        self.run, self.node = run, run.node
+        self.fetchers = ThreadFetchers(run.fetcher)
+        self.size = run.options.pool_size(run.node)
+        self.starts = Starts(self.size, run.fetcher.pacer)
+        self.batch = claim_batch(run.node, run.options)
+        self.claimed: deque[FrontierRow] = deque()  # not started yet
+        self.exhausted = False
+        self.ended = False  # nothing in flight and nothing more to start
+        self.done = 0
+        self._lease = lease_keeper(run.store, run.owner, run.options.lease)
+        self._lease.__enter__()
+
+    def close(self) -> None:
+        """Drop the leases, close the fetchers, release the claims a stop kept from starting."""
+        self._lease.__exit__(None, None, None)
+        self.fetchers.close()
+        claims.release_claims(self.run.store, self.node.id, self.run.owner)
+
+    def start_ready(self, submit: Submit) -> float | None:
+        """Start the pages that may start now; seconds until the next may (None: only once
+        one in flight finishes). Sets `ended` when nothing is in flight or left to start."""
+        run = self.run
+        if not self.claimed and not self.exhausted and not run.stop.is_set():
+            rows = claims.claim_due(
+                run.store, self.node.id, run.owner, batch=self.batch, lease=run.options.lease
+            )
+            self.claimed.extend(rows)
+            self.exhausted = not rows
+        while self._more() and self.starts.may_start(self.claimed[0]):
+            self.starts.add(submit(self._one, self.claimed.popleft()))
+        if self._more():
+            return self.starts.next_start(self.claimed[0])
+        self.ended = not self.starts.pending
+        return None
+
+    def write(self, finished: Iterable[Future[CheckedPage]]) -> None:
+        """Write the pages that finished, in one transaction. Its own frame (the caller's
+        loop holding nothing of them), so the written pages are freed before the node waits
+        again: at 200 nodes side by side, each holding its last pages grew memory."""
+        pages = [f.result() for f in finished]
+        if not pages:
+            return
+        for out in commit_group(self.run.store, self.node, self.run.owner, pages):
+            self.run.outcome(out)
+        self.done += len(pages)
+
+    def _more(self) -> bool:
+        return bool(self.claimed) and not self.run.stop.is_set()
+
+    def _one(self, row: FrontierRow) -> CheckedPage | Future[CheckedPage]:
+        """In a page thread: fetch and check here, or fetch here and check in the pool
+        (the future of that check: the thread goes on to the next page meanwhile)."""
+        with self.fetchers.borrow() as fetcher:
+            checks = self.run.options.checks
+            if checks is not None:
+                return checks.start(self.node, fetcher, row)
+            return check_and_plan(self.node, fetcher, row)
+
+
+class Starts:
+    """The pages in flight of one node, and when the next may start.
+
+    Every page waits its turn at the host's pacer; starting another before the
+    newest has had its turn, while one waits there, or before the host's next
+    turn, would only park another thread at the same pacer (at 200 nodes,
+    hundreds of threads, about 40 KB each). So a page starts when fewer than
+    `size` are in flight, the newest has had its turn, none waits for one and
+    the host's next turn has come: a host that answers within its interval is
+    served by one thread, a slow one gets as many in flight as its concurrency.
+    """
+
+    POLL = 0.01  # the shortest wait before looking again
+    # at shorter intervals (20 requests/s and more) a page held back would wait longer than
+    # a thread parked at the pacer: every page starts at once, as many as `size`
+    UNGATED = 0.05
+    # a page is handed over this long before its host's turn and waits for it at the pacer:
+    # handed over at the turn, the time it took to reach a thread and the host (hundreds of
+    # nodes' turns come at once) was added to every interval, 4 % of the rate
+    LEAD = 0.05
+
+    def __init__(self, size: int, pacer: Pacer) -> None:
+        self.size = size
+        self.pacer = pacer
+        self.pending: set[Future[CheckedPage]] = set()
+        self._newest = float("-inf")  # monotonic time the newest page was handed over
+        self._host = ("", "")  # the latest row's URL and host key (the next looks' row, mostly)
+
+    def may_start(self, row: FrontierRow) -> bool:
+        return self.next_start(row) == 0
+
+    def next_start(self, row: FrontierRow) -> float | None:
+        """Seconds until `row` may start if nothing finishes first (None: only once one does)."""
+        if len(self.pending) >= self.size:
+            return None
+        turn = self.pacer.turn(self._host_of(row.url))
+        if turn.interval < self.UNGATED:
+            return 0.0
+        left = turn.next - time.monotonic()
+        # a turn to come (a page of ours in flight not yet asked, or anyone's page waiting at
+        # the pacer): look again after it; with none in flight, the host's next turn alone
+        # says when, so no page waits at the pacer holding a thread
+        if turn.waiting or (self.pending and turn.last < self._newest):
+            return max(left, self.POLL)
+        return max(left - self.LEAD, 0.0)
+
+    def _host_of(self, url: str) -> str:
+        """`host_key` parses the URL: in a profile of 200 nodes side by side it was 9 % of the
+        process's GIL time, every look at a node's next start parsing its row again."""
+        if self._host[0] != url:
+            self._host = (url, host_key(url))
+        return self._host[1]
+
+    def add(self, future: Future[CheckedPage]) -> None:
+        self.pending.add(future)
+        self._newest = time.monotonic()
+
+    def take(self, future: Future[CheckedPage]) -> bool:
+        """Take a finished page out of the pending set (False: it was not pending)."""
+        if future not in self.pending:
+            return False
+        self.pending.discard(future)
+        return True

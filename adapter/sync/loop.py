@@ -1,0 +1,329 @@
+"""The one loop that drives every node's due pages in this process, and its page threads.
+
+A node's run used to spend its whole drain in a thread of its own, waiting for
+its host's next turn, a page or the page's check, each page in flight taking
+another thread: at 200 nodes, most of how the process grew with the nodes
+(BENCHMARKS.md). Here one thread drives every `NodeDrain` (a sync run's of one
+node or of many, an `adapter worker`'s): it starts each node's pages when
+their turn comes, in one pool of page threads shared by all (as many as pages
+are in flight at once: the summed rate sets that, not the number of nodes),
+and writes what finished.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from adapter.store.frontier import FrontierRow
+from adapter.sync.drain import NodeDrain, Page, Run
+from adapter.sync.outcome import CheckedPage
+
+log = logging.getLogger(__name__)
+
+PAGE_THREADS = 256  # the most pages in flight at once, over every node of the loop
+# beyond the largest node's concurrency, a further page thread starts only once pages have
+# waited for one this long without a break: bursts of short pages (every node's turn come
+# at once) reuse the threads there are
+GROW_AFTER = 1.0
+# a drain waiting for its host's turn is looked at again at least this often, so a stop
+# is seen within it even behind a long pause (Retry-After)
+LOOK_AT_LEAST = 1.0
+
+A = TypeVar("A")
+R = TypeVar("R")
+OnEnd = Callable[[BaseException | None], None]
+
+
+class PageThreads(Generic[A, R]):
+    """Up to `size` threads running `fn(arg)` for submitted args, each into its future.
+
+    `ThreadPoolExecutor` starts a thread on `submit` unless one has said it is
+    idle, which it says only after its future's result is out: the loop, woken
+    by that result, submitted the next page at once and started another thread
+    (a node at one request a second ended with two). Here a thread counts itself
+    idle before it publishes its result. Up to `floor` threads start as calls
+    need them; with `grow_after`, a further one starts (`grow`, one a twentieth
+    of that apart) only while calls have waited that long without a break, so
+    hundreds of nodes' short calls share a few threads while slow hosts' calls,
+    which keep the backlog from emptying, still get as many as they hold.
+    """
+
+    def __init__(self, size: int, name: str = "page", grow_after: float | None = None) -> None:
+        self._size, self._name, self.grow_after = max(1, size), name, grow_after
+        self.floor = 1
+        self._queue: queue.SimpleQueue[tuple[Future[R], Callable[[A], R], A] | None]
+        self._queue = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._threads: list[threading.Thread] = []
+        self._idle = 0  # threads free and not yet promised to a queued item
+        self._backlog = 0  # queued items no thread is promised to yet
+        self._backlog_since = 0.0  # monotonic time the backlog last went from none to some
+        self._grown_at = 0.0
+
+    def __enter__(self) -> PageThreads[A, R]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def started(self) -> int:
+        return len(self._threads)
+
+    def submit(self, fn: Callable[[A], R], arg: A) -> Future[R]:
+        future: Future[R] = Future()
+        with self._lock:
+            free = self.grow_after is None or len(self._threads) < self.floor
+            if self._idle:
+                self._idle -= 1
+            elif len(self._threads) < self._size and free:
+                self._start()
+            else:
+                if not self._backlog:
+                    self._backlog_since = time.monotonic()
+                self._backlog += 1
+            self._queue.put((future, fn, arg))
+        return future
+
+    def grow(self) -> float | None:
+        """Start a thread if calls have waited `grow_after` without a break; seconds until
+        one may start (None: no call waits, or no thread may be added)."""
+        with self._lock:
+            if not self._backlog or len(self._threads) >= self._size:
+                return None
+            after = self.grow_after or 0.0
+            now = time.monotonic()
+            wait = max(self._backlog_since + after, self._grown_at + after / 20) - now
+            if wait > 0:
+                return wait
+            self._backlog -= 1  # the new thread's
+            self._grown_at = now
+            self._start()
+            return after / 20 if self._backlog else None
+
+    def _start(self) -> None:
+        """Under the lock."""
+        name = f"{self._name}_{len(self._threads)}"
+        thread = threading.Thread(target=self._work, name=name, daemon=True)
+        self._threads.append(thread)
+        thread.start()
+
+    def close(self) -> None:
+        """Let the threads finish what they hold, then end them."""
+        with self._lock:
+            threads = list(self._threads)
+        for _ in threads:
+            self._queue.put(None)
+        for thread in threads:
+            thread.join()
+
+    def _work(self) -> None:
+        while self._run_next():
+            pass
+
+    def _run_next(self) -> bool:
+        """Run the next item; False at the end. Its own frame, so that nothing of the
+        page (arg, future, result) stays referenced while the thread waits for the next:
+        with the loop's written pages, 6 MB of 200 nodes."""
+        item = self._queue.get()
+        if item is None:
+            return False
+        future, fn, arg = item
+        if not future.set_running_or_notify_cancel():
+            self._free()
+            return True
+        try:
+            result = fn(arg)
+        except BaseException as exc:  # the caller sees it through the future
+            self._free()
+            future.set_exception(exc)
+        else:
+            self._free()  # before the result is out: a page submitted on it reuses us
+            future.set_result(result)
+        return True
+
+    def _free(self) -> None:
+        with self._lock:
+            if self._backlog:
+                self._backlog -= 1  # the next queued item is ours
+            else:
+                self._idle += 1
+
+
+@dataclass(eq=False, slots=True)
+class _Entry:
+    drain: NodeDrain
+    on_end: OnEnd
+    wake: float | None = 0.0  # monotonic time of the next look; None: when a page finishes
+    finished: list[Future[CheckedPage]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
+class _Finished:
+    entry: _Entry
+    future: Future[CheckedPage]
+
+
+Submit = Callable[[Page, FrontierRow], Future[CheckedPage]]
+
+
+class DrainLoop:
+    """The thread that drives the drains added to it; it ends when none is left."""
+
+    def __init__(self, threads: int = PAGE_THREADS) -> None:
+        self._threads = threads
+        self._events: queue.SimpleQueue[_Entry | _Finished] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def add(self, drain: NodeDrain, on_end: OnEnd) -> None:
+        """Drive `drain` until it ends; then `on_end(None)`, or `on_end(error)` if it raised.
+        `on_end` runs in the loop's thread: it must not wait for another drain."""
+        with self._lock:
+            self._events.put(_Entry(drain, on_end))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="drains", daemon=True)
+                self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        with self._lock:
+            return self._thread is not None
+
+    def _run(self) -> None:
+        entries: list[_Entry] = []
+        with PageThreads[FrontierRow, Any](self._threads, grow_after=GROW_AFTER) as pool:
+
+            def submit(entry: _Entry) -> Submit:
+                def start(fn: Page, row: FrontierRow) -> Future[CheckedPage]:
+                    page: Future[CheckedPage] = Future()
+                    page.add_done_callback(lambda f: self._events.put(_Finished(entry, f)))
+                    pool.submit(fn, row).add_done_callback(lambda f: _settle(page, f))
+                    return page
+
+                return start
+
+            try:
+                while self._more(entries):
+                    self._turn(entries, submit, pool)
+            except BaseException as exc:  # never leave a run waiting for an end that won't come
+                log.exception("the drain loop stopped")
+                with self._lock:
+                    self._thread = None
+                for entry in entries + self._pending_adds():
+                    _end(entry, exc)
+
+    def _more(self, entries: list[_Entry]) -> bool:
+        """False (and the loop marked ended) when no drain is left and none was added."""
+        if entries:
+            return True
+        with self._lock:
+            if self._events.empty():
+                self._thread = None
+                return False
+        return True
+
+    def _turn(
+        self, entries: list[_Entry], submit: Callable[[_Entry], Submit], pool: PageThreads[Any, Any]
+    ) -> None:
+        """Wait for the next event, wake time or page thread to grow; then step every entry
+        that is due."""
+        now, grow = time.monotonic(), pool.grow()
+        wakes = [e.wake - now for e in entries if e.wake is not None]
+        wakes += [grow] if grow is not None else []
+        timeout = max(0.0, min(wakes)) if wakes else None
+        try:
+            events = [self._events.get(timeout=timeout)]
+        except queue.Empty:
+            events = []
+        while not self._events.empty():
+            events.append(self._events.get_nowait())
+        for event in events:
+            if isinstance(event, _Entry):
+                entries.append(event)
+                pool.floor = max(pool.floor, event.drain.size)
+            elif event.entry.drain.starts.take(event.future):
+                event.entry.finished.append(event.future)
+        now = time.monotonic()
+        due = [e for e in entries if e.finished or (e.wake is not None and e.wake <= now)]
+        for entry in due:
+            if not _step(entry, submit(entry)):
+                entries.remove(entry)
+
+    def _pending_adds(self) -> list[_Entry]:
+        added = []
+        while not self._events.empty():
+            event = self._events.get_nowait()
+            if isinstance(event, _Entry):
+                added.append(event)
+        return added
+
+
+def _settle(page: Future[CheckedPage], done: Future[Any]) -> None:
+    """`page` done as `done` is: a checked page, or the future of its check in the pool
+    (the page's thread went on to the next page meanwhile)."""
+    error = done.exception()
+    if error is not None:
+        page.set_exception(error)
+    elif isinstance(result := done.result(), Future):
+        result.add_done_callback(lambda inner: _settle(page, inner))
+    else:
+        page.set_result(result)
+
+
+def _step(entry: _Entry, submit: Submit) -> bool:
+    """Write what finished, start what may; False once the drain has ended (and was told)."""
+    finished, entry.finished = entry.finished, []
+    try:
+        entry.drain.write(finished)
+        timeout = entry.drain.start_ready(submit)
+    except Exception as exc:  # the node's run fails; its pages in flight are not written
+        _end(entry, exc)
+        return False
+    if entry.drain.ended:
+        _end(entry, None)
+        return False
+    entry.wake = None if timeout is None else time.monotonic() + min(timeout, LOOK_AT_LEAST)
+    return True
+
+
+def _end(entry: _Entry, error: BaseException | None) -> None:
+    try:
+        entry.on_end(error)
+    except Exception:
+        log.exception("%s: ending the node's run failed", entry.drain.node.id)
+
+
+LOOP = DrainLoop()  # this process's (its thread runs while it has drains)
+
+
+def drive(run: Run, loop: DrainLoop | None = None) -> Future[int]:
+    """The run's due pages, driven by the loop: the future of how many were done, set in
+    the loop's thread once their leases are dropped, fetchers closed and the claims a stop
+    left over released (or of the error that ended the drain)."""
+    done: Future[int] = Future()
+    try:
+        drain = NodeDrain(run)
+    except BaseException as exc:
+        done.set_exception(exc)
+        return done
+
+    def ended(error: BaseException | None) -> None:
+        try:
+            drain.close()
+        except Exception as exc:
+            error = error or exc
+        if error is None:
+            done.set_result(drain.done)
+        else:
+            done.set_exception(error)
+
+    (loop or LOOP).add(drain, ended)
+    return done
