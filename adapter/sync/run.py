@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import ExitStack
 from dataclasses import replace
@@ -93,7 +93,12 @@ def start_failure(
     return None
 
 
-def run_node(
+def run_node(config: AdapterConfig, node: NodeSettings, **options: Any) -> RunSummary:
+    """`start_node`, waited for: its summary (also stored), or the error that failed it."""
+    return start_node(config, node, **options).result()
+
+
+def start_node(
     config: AdapterConfig,
     node: NodeSettings,
     *,
@@ -102,40 +107,21 @@ def run_node(
     enqueue_only: bool = False,
     processes: int | None = None,
     checks: CheckPool | None = None,
-) -> RunSummary:
-    """One sync run of `node` into `config.store_url`, waited for; the summary is also stored.
-
-    `enqueue_only` (or the node's `sync.enqueue_only`): discover and mark pages
-    due, leave them to `adapter worker`s.
-    `processes`: how many processes check pages (default: as many as pay, see
-    `adapter.sync.checkpool.choose_processes`).
-    `checks`: the checking pool of the nodes run side by side with this one.
-    """
-    return start_node(
-        config, node, stop=stop or threading.Event(), progress=progress,
-        enqueue_only=enqueue_only, processes=processes, checks=checks,
-    ).result()  # fmt: skip
-
-
-def start_node(
-    config: AdapterConfig,
-    node: NodeSettings,
-    *,
-    stop: threading.Event,
-    progress: bool = False,
-    enqueue_only: bool = False,
-    processes: int | None = None,
-    checks: CheckPool | None = None,
     held: ExitStack | None = None,
 ) -> Future[RunSummary]:
-    """The run's discovery in this thread, its pages in the process's loop, so no thread
-    waits on the node's pace meanwhile: the future of the summary, or of the error that
-    failed the run. The process's store engine (and what `held` holds) is kept until the
-    run ends; one engine serves every node run at once."""
+    """One sync run of `node` into `config.store_url`: its discovery in this thread, its
+    pages in the process's loop, so no thread waits on the node's pace; the future of the
+    summary (also stored), or of the error that failed the run. The process's store engine,
+    one for every node run at once, and what `held` holds are kept until the run ends.
+
+    `enqueue_only` (or the node's `sync.enqueue_only`): discover and mark pages due, leave
+    them to `adapter worker`s. `processes`: how many check pages (default: as many as pay,
+    `adapter.sync.checkpool.choose_processes`). `checks`: the pool of the nodes side by side.
+    """
     held = held or ExitStack()
     try:
         store = held.enter_context(shared_store(config.store_url))
-        run = _begin(store, node, stop)
+        run = _begin(store, node, stop or threading.Event())
     except BaseException:
         held.close()
         raise
@@ -246,18 +232,13 @@ def _drain(
     bar = _bar(run.summary.due, run.node.id) if progress else None
     if bar is not None:
         held.callback(bar.close)
-        run.on_outcome = _counted(run.summary.add, bar.update)
+
+        def counted(out: PageOutcome) -> None:
+            run.summary.add(out)
+            bar.update(1)
+
+        run.on_outcome = counted
     return drive(run)
-
-
-def _counted(
-    add: Callable[[PageOutcome], None], tick: Callable[[int], object]
-) -> Callable[[PageOutcome], None]:
-    def outcome(out: PageOutcome) -> None:
-        add(out)
-        tick(1)
-
-    return outcome
 
 
 def _finish(run: Run, error: BaseException | None) -> BaseException | None:

@@ -94,7 +94,7 @@ def test_side_by_side_nodes_checked_in_the_pool_write_what_their_threads_would(
 
     def job(config: AdapterConfig, n: NodeSettings, **options: object) -> RunSummary:
         used.append(options.get("checks"))
-        return run_node(config, n, **options)  # type: ignore[arg-type]
+        return run_node(config, n, **options)
 
     results = {}
     for processes in (2, 0):
