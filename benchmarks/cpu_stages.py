@@ -74,6 +74,7 @@ def main(config: str, pages: int) -> dict[str, Any]:
     owner = claims.owner_id(0)
     fetcher, _robots = node_fetcher(store, node, owner)
     rows = claims.claim_due(store, node.id, owner, batch=pages + 20, lease=timedelta(hours=1))
+
     def process(row: Any) -> None:
         write.commit_checked(store, node, owner, harvest.check_and_plan(node, fetcher, row))
 
