@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import click
 
 from adapter.commands.args import BadValue, epilog
+from adapter.commands.sync import summary_lines
 from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.demo.server import DemoServer
@@ -133,7 +134,7 @@ def demo(store_url: str, serve: bool) -> None:
         click.echo(f"Syncing it as {DEMO_NODE} into {store_url} ...\n")
         config = AdapterConfig(store_url=store_url, nodes=(node,))
         summary = run_node(config, node, progress=sys.stderr.isatty())
-        click.echo("\n".join(summary.lines()))
+        click.echo("\n".join(summary_lines(summary)))
         _look_next(store_url)
         if serve:
             _serve_until_stopped(origin)

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -26,6 +26,9 @@ from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.errors import ConfigError
 from adapter.signals import on_signals
 from adapter.store.db import Store
+
+if TYPE_CHECKING:  # the sync stack loads only when a command runs
+    from adapter.sync.outcome import RunSummary
 
 DEFAULT_STORE = "sqlite:///harvest.db"
 QUICK_NODE_ID = "urn:node:EXAMPLE"
@@ -193,7 +196,7 @@ def sync(
             if as_json:
                 click.echo(json.dumps(summary.as_dict(), sort_keys=True))
             else:
-                click.echo("\n".join(summary.lines()))
+                click.echo("\n".join(summary_lines(summary)))
     raise SystemExit(stop.exit_code(failed))
 
 
@@ -309,3 +312,35 @@ def upgrade(config_path: str | None, store_url: str | None) -> None:
     else:
         steps = ", ".join(str(v) for v in applied)
         click.echo(f"{tgt.store_url}: upgraded from version {before} (applied {steps})")
+
+
+def summary_lines(s: RunSummary) -> list[str]:
+    """A run summary for people: printed at the end of `adapter sync` and `adapter demo`."""
+    out = [
+        f"{s.node_id}: run {s.run_id} {s.status} in {s.duration_s:.1f} s",
+        f"  pages seen {s.pages_seen}, due {s.due}, fetched {s.fetched}, "
+        f"not modified {s.not_modified}, unchanged {s.unchanged}",
+        f"  new objects {s.new_objects}, new versions {s.new_versions}, "
+        f"archived {s.archived}, gone {s.gone}, errors {s.errors}",
+    ]
+    if s.policy_updates:
+        out.append(
+            f"  policy changed: {s.policy_updates} record(s) updated "
+            "(serialVersion + 1, new dateSysMetadataModified)"
+        )
+    for title, counts in (
+        (
+            f"not harvestable: {s.pages_not_harvestable} page(s), by code",
+            s.not_harvestable,
+        ),
+        ("errors", s.error_codes),
+        ("series", s.series_findings),
+        ("discovery", s.discovery_findings),
+    ):
+        if counts:
+            out.append(f"  {title}:")
+            out += [f"    {n:5d}  {code}" for code, n in sorted(counts.items())]
+    if s.message:
+        out.append(f"  {s.message}")
+    out += [f"  note: {notice}" for notice in s.notices]
+    return out

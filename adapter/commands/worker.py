@@ -18,7 +18,7 @@ from datetime import timedelta
 import click
 
 from adapter.commands.args import epilog
-from adapter.commands.sync import graceful_stop, store_options, target
+from adapter.commands.sync import graceful_stop, store_options, summary_lines, target
 from adapter.service.logsetup import configure
 from adapter.store.db import Store
 
@@ -142,5 +142,5 @@ def worker(
                 f"  fetched {summary.fetched}, not modified {summary.not_modified}, "
                 f"unchanged {summary.unchanged}"
             )
-            click.echo("\n".join([head, pages, *summary.lines()[2:]]))
+            click.echo("\n".join([head, pages, *summary_lines(summary)[2:]]))
     raise SystemExit(stop.exit_code(failed))

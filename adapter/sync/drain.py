@@ -27,10 +27,10 @@ from adapter.http.addresses import host_key
 from adapter.http.fetcher import Fetcher
 from adapter.http.politeness import Pacer
 from adapter.store import claims
+from adapter.store.claims import lease_keeper
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow
 from adapter.sync.fetchers import ThreadFetchers
-from adapter.sync.leases import lease_keeper
 from adapter.sync.outcome import CheckedPage, PageOutcome, RunSummary
 from adapter.sync.page import check_and_plan
 from adapter.sync.write import commit_group

@@ -3,11 +3,11 @@
 A node's run used to spend its whole drain in a thread of its own, waiting for
 its host's next turn, a page or the page's check, each page in flight taking
 another thread: at 200 nodes, most of how the process grew with the nodes
-(BENCHMARKS.md). Here one thread drives every `NodeDrain` (a sync run's of one
-node or of many, an `adapter worker`'s): it starts each node's pages when
-their turn comes, in one pool of page threads shared by all (as many as pages
-are in flight at once: the summed rate sets that, not the number of nodes),
-and writes what finished.
+(BENCHMARKS.md). Here one thread drives every `NodeDrain` (a node run alone
+or among many, an `adapter worker`'s): it starts each node's pages when their
+turn comes, in one pool of page threads shared by all (as many as pages are in
+flight at once: the summed rate sets that, not the number of nodes), and
+writes what finished.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ LOOK_AT_LEAST = 1.0
 
 A = TypeVar("A")
 R = TypeVar("R")
-OnEnd = Callable[[BaseException | None], None]
+Submit = Callable[[Page, FrontierRow], Future[CheckedPage]]
 
 
 class PageThreads(Generic[A, R]):
@@ -98,8 +98,7 @@ class PageThreads(Generic[A, R]):
         with self._lock:
             if not self._backlog or len(self._threads) >= self._size:
                 return None
-            after = self.grow_after or 0.0
-            now = time.monotonic()
+            after, now = self.grow_after or 0.0, time.monotonic()
             wait = max(self._backlog_since + after, self._grown_at + after / 20) - now
             if wait > 0:
                 return wait
@@ -111,9 +110,8 @@ class PageThreads(Generic[A, R]):
     def _start(self) -> None:
         """Under the lock."""
         name = f"{self._name}_{len(self._threads)}"
-        thread = threading.Thread(target=self._work, name=name, daemon=True)
-        self._threads.append(thread)
-        thread.start()
+        self._threads.append(threading.Thread(target=self._work, name=name, daemon=True))
+        self._threads[-1].start()
 
     def close(self) -> None:
         """Let the threads finish what they hold, then end them."""
@@ -160,18 +158,9 @@ class PageThreads(Generic[A, R]):
 @dataclass(eq=False, slots=True)
 class _Entry:
     drain: NodeDrain
-    on_end: OnEnd
+    done: Future[int] = field(default_factory=Future)
     wake: float | None = 0.0  # monotonic time of the next look; None: when a page finishes
     finished: list[Future[CheckedPage]] = field(default_factory=list)
-
-
-@dataclass(frozen=True, slots=True)
-class _Finished:
-    entry: _Entry
-    future: Future[CheckedPage]
-
-
-Submit = Callable[[Page, FrontierRow], Future[CheckedPage]]
 
 
 class DrainLoop:
@@ -179,18 +168,22 @@ class DrainLoop:
 
     def __init__(self, threads: int = PAGE_THREADS) -> None:
         self._threads = threads
-        self._events: queue.SimpleQueue[_Entry | _Finished] = queue.SimpleQueue()
+        self._events: queue.SimpleQueue[_Entry | tuple[_Entry, Future[CheckedPage]]]
+        self._events = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
-    def add(self, drain: NodeDrain, on_end: OnEnd) -> None:
-        """Drive `drain` until it ends; then `on_end(None)`, or `on_end(error)` if it raised.
-        `on_end` runs in the loop's thread: it must not wait for another drain."""
+    def add(self, drain: NodeDrain) -> Future[int]:
+        """Drive `drain` until it ends: the future of its pages done, set in the loop's
+        thread once the drain is closed, or of the error that ended it (its callbacks must
+        not wait for another drain)."""
+        entry = _Entry(drain)
         with self._lock:
-            self._events.put(_Entry(drain, on_end))
+            self._events.put(entry)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="drains", daemon=True)
                 self._thread.start()
+        return entry.done
 
     @property
     def running(self) -> bool:
@@ -204,7 +197,7 @@ class DrainLoop:
             def submit(entry: _Entry) -> Submit:
                 def start(fn: Page, row: FrontierRow) -> Future[CheckedPage]:
                     page: Future[CheckedPage] = Future()
-                    page.add_done_callback(lambda f: self._events.put(_Finished(entry, f)))
+                    page.add_done_callback(lambda f: self._events.put((entry, f)))
                     pool.submit(fn, row).add_done_callback(lambda f: _settle(page, f))
                     return page
 
@@ -217,18 +210,19 @@ class DrainLoop:
                 log.exception("the drain loop stopped")
                 with self._lock:
                     self._thread = None
-                for entry in entries + self._pending_adds():
+                while not self._events.empty():
+                    event = self._events.get_nowait()
+                    entries += [event] if isinstance(event, _Entry) else []
+                for entry in entries:
                     _end(entry, exc)
 
     def _more(self, entries: list[_Entry]) -> bool:
         """False (and the loop marked ended) when no drain is left and none was added."""
-        if entries:
-            return True
         with self._lock:
-            if self._events.empty():
-                self._thread = None
-                return False
-        return True
+            if entries or not self._events.empty():
+                return True
+            self._thread = None
+            return False
 
     def _turn(
         self, entries: list[_Entry], submit: Callable[[_Entry], Submit], pool: PageThreads[Any, Any]
@@ -238,9 +232,8 @@ class DrainLoop:
         now, grow = time.monotonic(), pool.grow()
         wakes = [e.wake - now for e in entries if e.wake is not None]
         wakes += [grow] if grow is not None else []
-        timeout = max(0.0, min(wakes)) if wakes else None
         try:
-            events = [self._events.get(timeout=timeout)]
+            events = [self._events.get(timeout=max(0.0, min(wakes)) if wakes else None)]
         except queue.Empty:
             events = []
         while not self._events.empty():
@@ -249,28 +242,18 @@ class DrainLoop:
             if isinstance(event, _Entry):
                 entries.append(event)
                 pool.floor = max(pool.floor, event.drain.size)
-            elif event.entry.drain.starts.take(event.future):
-                event.entry.finished.append(event.future)
+            elif event[0].drain.starts.take(event[1]):
+                event[0].finished.append(event[1])
         now = time.monotonic()
-        due = [e for e in entries if e.finished or (e.wake is not None and e.wake <= now)]
-        for entry in due:
+        for entry in [e for e in entries if e.finished or (e.wake is not None and e.wake <= now)]:
             if not _step(entry, submit(entry)):
                 entries.remove(entry)
-
-    def _pending_adds(self) -> list[_Entry]:
-        added = []
-        while not self._events.empty():
-            event = self._events.get_nowait()
-            if isinstance(event, _Entry):
-                added.append(event)
-        return added
 
 
 def _settle(page: Future[CheckedPage], done: Future[Any]) -> None:
     """`page` done as `done` is: a checked page, or the future of its check in the pool
     (the page's thread went on to the next page meanwhile)."""
-    error = done.exception()
-    if error is not None:
+    if (error := done.exception()) is not None:
         page.set_exception(error)
     elif isinstance(result := done.result(), Future):
         result.add_done_callback(lambda inner: _settle(page, inner))
@@ -295,35 +278,20 @@ def _step(entry: _Entry, submit: Submit) -> bool:
 
 
 def _end(entry: _Entry, error: BaseException | None) -> None:
+    """Close the drain (its leases, fetchers, claims a stop left over), then say so."""
     try:
-        entry.on_end(error)
-    except Exception:
-        log.exception("%s: ending the node's run failed", entry.drain.node.id)
+        entry.drain.close()
+    except Exception as exc:
+        error = error or exc
+    if error is None:
+        entry.done.set_result(entry.drain.done)
+    else:
+        entry.done.set_exception(error)
 
 
 LOOP = DrainLoop()  # this process's (its thread runs while it has drains)
 
 
-def drive(run: Run, loop: DrainLoop | None = None) -> Future[int]:
-    """The run's due pages, driven by the loop: the future of how many were done, set in
-    the loop's thread once their leases are dropped, fetchers closed and the claims a stop
-    left over released (or of the error that ended the drain)."""
-    done: Future[int] = Future()
-    try:
-        drain = NodeDrain(run)
-    except BaseException as exc:
-        done.set_exception(exc)
-        return done
-
-    def ended(error: BaseException | None) -> None:
-        try:
-            drain.close()
-        except Exception as exc:
-            error = error or exc
-        if error is None:
-            done.set_result(drain.done)
-        else:
-            done.set_exception(error)
-
-    (loop or LOOP).add(drain, ended)
-    return done
+def drive(run: Run) -> Future[int]:
+    """The run's due pages, driven by this process's loop (see `DrainLoop.add`)."""
+    return LOOP.add(NodeDrain(run))

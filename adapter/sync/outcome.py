@@ -174,34 +174,3 @@ class RunSummary:
             self.errors += 1
             code = out.error or "error"
             self.error_codes[code] = self.error_codes.get(code, 0) + 1
-
-    def lines(self) -> list[str]:
-        """The human summary printed at the end of `adapter sync`."""
-        out = [
-            f"{self.node_id}: run {self.run_id} {self.status} in {self.duration_s:.1f} s",
-            f"  pages seen {self.pages_seen}, due {self.due}, fetched {self.fetched}, "
-            f"not modified {self.not_modified}, unchanged {self.unchanged}",
-            f"  new objects {self.new_objects}, new versions {self.new_versions}, "
-            f"archived {self.archived}, gone {self.gone}, errors {self.errors}",
-        ]
-        if self.policy_updates:
-            out.append(
-                f"  policy changed: {self.policy_updates} record(s) updated "
-                "(serialVersion + 1, new dateSysMetadataModified)"
-            )
-        for title, counts in (
-            (
-                f"not harvestable: {self.pages_not_harvestable} page(s), by code",
-                self.not_harvestable,
-            ),
-            ("errors", self.error_codes),
-            ("series", self.series_findings),
-            ("discovery", self.discovery_findings),
-        ):
-            if counts:
-                out.append(f"  {title}:")
-                out += [f"    {n:5d}  {code}" for code, n in sorted(counts.items())]
-        if self.message:
-            out.append(f"  {self.message}")
-        out += [f"  note: {notice}" for notice in self.notices]
-        return out

@@ -229,7 +229,7 @@ def _drain(
         log.info("%s: %d due pages in %d processes", run.node.id, run.summary.due, wanted)
         checks = held.enter_context(shared_checks(run.store.url, wanted))
     run.options = replace(run.options, checks=checks)
-    bar = _bar(run.summary.due, run.node.id) if progress else None
+    bar = _bar(run.node.id, run.summary.due) if progress else None
     if bar is not None:
         held.callback(bar.close)
 
@@ -313,12 +313,11 @@ def _previous_pages_seen(store: Store, node_id: str) -> int:
 
 
 def _start_failure(summary: RunSummary, first_error: str | None, previous_seen: int) -> str | None:
-    why = start_failure(summary.pages_seen, summary.discovery_findings, first_error, previous_seen)
-    if why is None:
-        return None
     codes = summary.discovery_findings
-    summary.discovery_findings = dict(sorted({**codes, START_FAILED.code: 1}.items()))
-    return f"could not reach the node's start: {why}"
+    why = start_failure(summary.pages_seen, codes, first_error, previous_seen)
+    if why is not None:
+        summary.discovery_findings = dict(sorted({**codes, START_FAILED.code: 1}.items()))
+    return None if why is None else f"could not reach the node's start: {why}"
 
 
 def _discover_into(run: Run, progress: bool) -> tuple[bool, str | None]:
@@ -328,9 +327,8 @@ def _discover_into(run: Run, progress: bool) -> tuple[bool, str | None]:
     """
     store, node, summary, stop = run.store, run.node, run.summary, run.stop
     codes: Counter[str] = Counter()
-    errors = 0
-    first_error: str | None = None
-    bar = _discovery_bar(node.id) if progress else None
+    errors, first_error = 0, None
+    bar = _bar(node.id) if progress else None
 
     def entries() -> Iterator[SitemapEntry]:
         nonlocal errors, first_error
@@ -397,18 +395,11 @@ def _publish_missing_packages(store: Store, node: NodeSettings, summary: RunSumm
         after = pages[-1]
 
 
-def _discovery_bar(node_id: str) -> Any:
-    """A counter of pages listed while discovery walks the sitemaps (a terminal only)."""
+def _bar(node_id: str, total: int | None = None) -> Any:
+    """Pages done (or, without a total, listed by discovery) on a terminal; else None."""
     if not sys.stderr.isatty():
         return None
     from tqdm import tqdm
 
-    return tqdm(desc=f"{node_id} discovery", unit="page", file=sys.stderr, leave=False)
-
-
-def _bar(total: int, node_id: str) -> Any:
-    if not sys.stderr.isatty():
-        return None
-    from tqdm import tqdm
-
-    return tqdm(total=total, desc=node_id, unit="page", file=sys.stderr, leave=False)
+    desc = node_id if total is not None else f"{node_id} discovery"
+    return tqdm(total=total, desc=desc, unit="page", file=sys.stderr, leave=False)

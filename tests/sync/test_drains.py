@@ -50,6 +50,14 @@ class Numbers:
         self.starts = Pending()
         self.ended = False
         self.written: list[int] = []
+        self.closed = False
+
+    @property
+    def done(self) -> int:
+        return len(self.written)
+
+    def close(self) -> None:
+        self.closed = True
 
     def start_ready(self, submit: Callable[..., Future[Any]]) -> float | None:
         if self.fail:
@@ -69,9 +77,9 @@ def test_a_failing_drain_ends_its_run_alone_and_the_loop_ends_when_idle() -> Non
     ends: dict[str, BaseException | None] = {}
     done = threading.Event()
 
-    def on_end(name: str) -> Callable[[BaseException | None], None]:
-        def end(error: BaseException | None) -> None:
-            ends[name] = error
+    def on_end(name: str) -> Callable[[Future[int]], None]:
+        def end(future: Future[int]) -> None:
+            ends[name] = future.exception()
             if len(ends) == 3:
                 done.set()
 
@@ -79,18 +87,19 @@ def test_a_failing_drain_ends_its_run_alone_and_the_loop_ends_when_idle() -> Non
 
     good, broken, more = Numbers("good", 25), Numbers("broken", 5, fail=True), Numbers("more", 7)
     for drain in (good, broken, more):
-        loop.add(drain, on_end(drain.node.id))  # type: ignore[arg-type]
+        loop.add(drain).add_done_callback(on_end(drain.node.id))  # type: ignore[arg-type]
     assert done.wait(WAIT)
     assert sorted(good.written) == [n * 10 for n in range(1, 26)]
     assert sorted(more.written) == [n * 10 for n in range(1, 8)]
     assert ends["good"] is None and ends["more"] is None
+    assert good.closed and broken.closed and more.closed  # each drain closed as it ended
     assert str(ends["broken"]) == "broken: the store vanished"
     deadline = time.monotonic() + WAIT
     while loop.running:  # nothing left to drive: its thread ends
         assert time.monotonic() < deadline
         time.sleep(0.01)
     again = threading.Event()
-    loop.add(Numbers("later", 3), lambda error: again.set())  # type: ignore[arg-type]
+    loop.add(Numbers("later", 3)).add_done_callback(lambda f: again.set())  # type: ignore[arg-type]
     assert again.wait(WAIT), "a drain added after the loop ended starts it again"
 
 
@@ -112,7 +121,7 @@ def test_a_page_whose_work_returns_a_future_is_written_once_that_is_done() -> No
             return check
 
     drain, ended = HandsOff("pool", 3), threading.Event()
-    loop.add(drain, lambda error: ended.set())  # type: ignore[arg-type]
+    loop.add(drain).add_done_callback(lambda f: ended.set())  # type: ignore[arg-type]
     deadline = time.monotonic() + WAIT
     while len(checks) < 3:
         assert time.monotonic() < deadline

@@ -6,6 +6,7 @@ tests/commands/test_queue_cli.py; here, which settings give which line.
 
 from __future__ import annotations
 
+from adapter.commands.sync import summary_lines
 from adapter.config.load import PLACEHOLDER_SUBJECTS, quick_node
 from adapter.sync.outcome import RunSummary
 from adapter.sync.run import placeholder_notices
@@ -37,6 +38,6 @@ def test_real_subjects_give_no_notice() -> None:
 
 def test_the_printed_summary_ends_with_the_notices() -> None:
     summary = RunSummary("urn:node:QUICK", notices=["one thing", "another"])
-    assert summary.lines()[-2:] == ["  note: one thing", "  note: another"]
+    assert summary_lines(summary)[-2:] == ["  note: one thing", "  note: another"]
     assert summary.as_dict()["notices"] == ["one thing", "another"]
-    assert not any("note:" in line for line in RunSummary("urn:node:X").lines())
+    assert not any("note:" in line for line in summary_lines(RunSummary("urn:node:X")))

@@ -14,8 +14,8 @@ import pytest
 from adapter.models import SitemapEntry
 from adapter.store import claims
 from adapter.store import frontier as fr
+from adapter.store.claims import LeaseKeeper
 from adapter.store.db import Store
-from adapter.sync.leases import LeaseKeeper
 from tests.support.stores import sqlite_url
 
 NODE = "urn:node:LEASES"
