@@ -21,6 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from adapter.config.settings import AdapterConfig, NodeSettings
+from adapter.errors import AdapterError
 from adapter.sync.checkpool import pool_size, shared_checks
 from adapter.sync.outcome import RunSummary
 from adapter.sync.run import start_node
@@ -39,7 +40,7 @@ def run_nodes(
     """Each node's summary as its run ends (in that order), `config.nodes_at_once()` at once.
 
     Runs start in `config.discoveries_at_once()` threads; a job may return its summary or a
-    future of it (`start_node`: the pages in the process's drain loop), which frees the
+    future of it (`start_node`: the pages in the process's loop), which frees the
     thread for the next node's start. Default: `start_node`."""
     if len(nodes) == 1:  # one node: its discovery in this thread (its bar, its errors)
         single: Callable[..., RunSummary | Future[RunSummary]] = job or start_node
@@ -104,7 +105,9 @@ def _start(
 
 def _failed(node: NodeSettings, began: datetime, exc: BaseException | None) -> RunSummary:
     """An exception is the node's own failed summary, never the others' problem."""
-    log.error("%s: the run failed", node.id, exc_info=exc)
+    # the adapter's own errors (a store gone away) are one line; anything else, a bug's trace
+    log.error("%s: the run failed: %s", node.id, exc,
+              exc_info=None if isinstance(exc, AdapterError) else exc)  # fmt: skip
     summary = RunSummary(node.id, started_at=began.isoformat(timespec="seconds"))
     summary.status, summary.message = "failed", f"{type(exc).__name__}: {exc}"
     summary.finished_at = datetime.now(UTC).isoformat(timespec="seconds")

@@ -43,16 +43,13 @@ from adapter.store.history import add_to_run
 from adapter.store.ledger import archive_page, pages_without_packages, refresh_packages
 from adapter.store.policy import apply_policy
 from adapter.sync.checkpool import CheckPool, choose_processes, shared_checks
-from adapter.sync.drain import Run, WorkOptions
+from adapter.sync.drain import Run
 from adapter.sync.fetchers import node_fetcher
 from adapter.sync.loop import drive
 from adapter.sync.outcome import PAGE_COUNTS, PageOutcome, RunSummary
 from adapter.sync.write import defaults_for
 
 log = logging.getLogger(__name__)
-
-CLAIM_BATCH = 20
-LEASE = timedelta(minutes=10)
 
 DISCOVERY_INCOMPLETE = FindingType(
     "sync/discovery-incomplete",
@@ -186,8 +183,7 @@ def _begin(store: Store, node: NodeSettings, stop: threading.Event) -> Run:
     summary.run_id = store.start_run(node.id, claims.owner_id())
     owner = claims.owner_id(summary.run_id)
     fetcher, robots = node_fetcher(store, node, owner)
-    options = WorkOptions(batch=CLAIM_BATCH, lease=LEASE)
-    run = Run(store, node, stop, summary, owner, fetcher, options, robots)
+    run = Run(store, node, stop, summary, owner, fetcher, robots=robots)  # default options
     try:
         summary.policy_updates = _apply_policy(store, node)
     except Exception as exc:
