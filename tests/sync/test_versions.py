@@ -316,9 +316,11 @@ def test_a_page_lists_its_series_only_when_it_was_read_whole() -> None:
         findings=[Finding("dataone/x", Severity.ERROR, "fails a check")],
     )
     got = listed_series(_report(datasets=[failing]), [])
-    # kept, not harvestable
+    # kept, not harvestable, under every scheme it may be filed under (the DOI's, and the
+    # mnlite-at-id scheme's: its @id), with its metadata copy and resource map
     assert got == frozenset(
         {"doi:10.5072/a", "doi:10.5072/a#iso19139", "doi:10.5072/a#resourcemap"}
+        | {"https://r/p#a", "https://r/p#a#iso19139", "https://r/p#a#resourcemap"}
     )
     assert listed_series(_report("extract/no-jsonld"), []) == frozenset()  # nothing published
     for unread in ("fetch/too-large", "extract/body-too-large", "normalize/invalid-jsonld"):
