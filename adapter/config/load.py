@@ -216,6 +216,27 @@ def placeholder_subjects(node: NodeSettings) -> list[str]:
     return [key for key, value in values.items() if value == PLACEHOLDER_SUBJECTS[key]]
 
 
+def placeholder_notices(node: NodeSettings) -> list[str]:
+    """A line for the run summary when the node's records carry placeholder subjects.
+
+    Quick mode (`adapter sync URL`) names no person: its submitter and rightsHolder
+    are `PLACEHOLDER_SUBJECTS`. Every run says so, since what it writes carries them."""
+    names = {"submitter": "submitter", "rights_holder": "rightsHolder"}
+    held = [names[key] for key in placeholder_subjects(node) if key in names]
+    if not held:
+        return []
+    values = ", ".join(PLACEHOLDER_SUBJECTS[k] for k in names if names[k] in held)
+    settings = " and ".join(f"dataone.{k}" for k in names if names[k] in held)
+    plural = "s" if len(held) > 1 else ""
+    notice = (
+        f"this node publishes placeholder {' and '.join(held)} subject{plural} ({values}); "
+        f"set real ones with {settings} in a configuration file (`adapter sync --config FILE`)"
+    )
+    if "submitter" in held:  # DataONE never changes a published object's submitter
+        notice += "; objects already published keep their submitter"
+    return [notice]
+
+
 def quick_node(url: str, node_id: str, **overrides: Any) -> NodeSettings:
     """A node for one URL with every other value at its default (`adapter sync URL`).
 

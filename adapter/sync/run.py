@@ -26,7 +26,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from adapter.config.load import PLACEHOLDER_SUBJECTS, placeholder_subjects
+from adapter.config.load import placeholder_notices
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.dataone.records import DUPLICATE_DOI
 from adapter.discovery.findings import SITEMAP_READ
@@ -277,27 +277,6 @@ def _apply_policy(store: Store, node: NodeSettings) -> int:
     """A changed access, replication or rightsHolder policy: every live record updated."""
     with store.write() as conn:
         return apply_policy(conn, node.id, policy_json(node), node.dataone.rights_holder)
-
-
-def placeholder_notices(node: NodeSettings) -> list[str]:
-    """A line for the run summary when the node's records carry placeholder subjects.
-
-    Quick mode (`adapter sync URL`) names no person: its submitter and rightsHolder
-    are `PLACEHOLDER_SUBJECTS`. Every run says so, since what it writes carries them."""
-    names = {"submitter": "submitter", "rights_holder": "rightsHolder"}
-    held = [names[key] for key in placeholder_subjects(node) if key in names]
-    if not held:
-        return []
-    values = ", ".join(PLACEHOLDER_SUBJECTS[k] for k in names if names[k] in held)
-    settings = " and ".join(f"dataone.{k}" for k in names if names[k] in held)
-    plural = "s" if len(held) > 1 else ""
-    notice = (
-        f"this node publishes placeholder {' and '.join(held)} subject{plural} ({values}); "
-        f"set real ones with {settings} in a configuration file (`adapter sync --config FILE`)"
-    )
-    if "submitter" in held:  # DataONE never changes a published object's submitter
-        notice += "; objects already published keep their submitter"
-    return [notice]
 
 
 def _previous_pages_seen(store: Store, node_id: str) -> int:

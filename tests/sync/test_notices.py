@@ -7,9 +7,8 @@ tests/commands/test_queue_cli.py; here, which settings give which line.
 from __future__ import annotations
 
 from adapter.commands.sync import summary_lines
-from adapter.config.load import PLACEHOLDER_SUBJECTS, quick_node
+from adapter.config.load import PLACEHOLDER_SUBJECTS, placeholder_notices, quick_node
 from adapter.sync.outcome import RunSummary
-from adapter.sync.run import placeholder_notices
 
 URL = "https://repo.example/sitemap.xml"
 
