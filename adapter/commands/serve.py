@@ -36,6 +36,7 @@ from adapter.api.schedule import Schedule, harvest_schedule
 from adapter.api.xml import NodeInfo
 from adapter.commands.args import BadValue, epilog
 from adapter.commands.serving import listen, serve_until_stopped
+from adapter.commands.web import ops_secret
 from adapter.config.load import load_config, placeholder_subjects, quick_node
 from adapter.config.settings import AccessLogSettings, AuthSettings, NodeSettings
 from adapter.errors import ConfigError, StoreError
@@ -117,6 +118,7 @@ class ServeSettings:
     log_level: str = "INFO"
     auth: AuthSettings = NO_AUTH  # quick mode verifies no token
     access_log: AccessLogSettings = DEFAULT_ACCESS_LOG
+    ops_token: str | None = None  # the operator's secret for /ops
 
 
 def lower_priority(niceness: int, idle: bool) -> None:
@@ -169,6 +171,7 @@ def serve_settings(
             config.log_level,
             config.auth,
             config.access_log,
+            config.ops_token,
         )
     if not store_url:
         raise click.UsageError("give --config FILE, or --store URL (with --node-id ID)")
@@ -258,8 +261,9 @@ def serve_settings(
     "--ops",
     "with_ops",
     is_flag=True,
-    help="Also serve the operator view of the store at /ops (every page's report: "
-    "put it behind access control).",
+    help="Also serve the operator view of the store at /ops. It shows every page's report, "
+    "so it answers only callers on a loopback address or who present the operator's secret "
+    "(ops_token in the configuration, or ADAPTER_OPS_TOKEN in the environment).",
 )
 def serve(
     config_path: str | None,
@@ -309,6 +313,7 @@ def serve(
     except ValueError as exc:
         raise ConfigError(f"auth.cn_certificate: {exc}") from None
     retention = retention_from(chosen.access_log)
+    ops_token = ops_secret(chosen.ops_token) if with_ops else None
     if workers > 1 and server_kind != "granian":
         raise click.UsageError("--workers needs --server granian (waitress runs one process)")
     lower_priority(niceness, idle)  # before granian's workers start: they inherit it
@@ -317,7 +322,7 @@ def serve(
             url,
             settings,
             bool(config_path),
-            with_ops,
+            (with_ops, ops_token),
             host,
             port,
             threads,
@@ -335,7 +340,7 @@ def serve(
     api = MemberNodeApp(  # nodes once the port is known
         store, [], access_log=access_log, authority=authority, retention=retention
     )
-    app = _application(store, api, settings, bool(config_path), with_ops, threads)
+    app = _application(store, api, settings, bool(config_path), (with_ops, ops_token), threads)
     try:
         server = listen(
             app,
@@ -355,6 +360,7 @@ def serve(
 
     def announce() -> None:
         _announce(settings, bound, f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.")
+        _announce_ops(bound, with_ops, ops_token)
 
     access_log.start()
     try:
@@ -364,8 +370,23 @@ def serve(
         store.close()
 
 
+def _announce_ops(bound: str, with_ops: bool, token: str | None) -> None:
+    if with_ops:
+        who = (
+            "loopback callers, or with the operator's secret"
+            if token
+            else ("loopback callers only: no operator's secret is set")
+        )
+        click.echo(f"Operator view: {bound}/ops ({who})", err=True)
+
+
 def _application(
-    store: Any, api: Any, settings: list[NodeSettings], configured: bool, ops: bool, threads: int
+    store: Any,
+    api: Any,
+    settings: list[NodeSettings],
+    configured: bool,
+    ops: tuple[bool, str | None],
+    threads: int,
 ) -> Any:
     """The API with /metrics and the health checks, and the check page (and /ops) beside it."""
     from adapter.commands.web import build_app, operator_view
@@ -374,7 +395,7 @@ def _application(
 
     metrics = Metrics()
     metrics.collect_store(store)
-    view = operator_view(store, settings if configured else ()) if ops else None
+    view = operator_view(store, settings if configured else (), ops[1]) if ops[0] else None
     origins = (o for s in settings for o in s.trusted_origins())
     web = build_app(origins, ops=view, max_checks=max(1, threads // 2))
     return Mount(web, OpsApp(metrics, store, api), [s.short_name for s in settings])
@@ -384,7 +405,7 @@ def _serve_granian(
     url: str,
     settings: list[NodeSettings],
     configured: bool,
-    ops: bool,
+    ops: tuple[bool, str | None],
     host: str,
     port: int,
     threads: int,
@@ -426,6 +447,7 @@ def _serve_granian(
             f"Serving {len(settings)} node(s) from {url} with granian, {workers} worker(s) "
             f"of {threads} threads; Ctrl-C stops.",
         )
+        _announce_ops(bound, *ops)
 
     serve_forked(build, host, port, workers=workers, threads=threads, announce=announce)
 

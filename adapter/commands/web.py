@@ -6,9 +6,13 @@ each `--trust URL`, are trusted as on the command line (a repository on the
 operator's own network). Each client address may start at most `--rate-limit`
 checks a minute, counted in a SQLite file that every server process shares.
 
-With a store (`--store`, or the store of `--config`) the operator's view of
-it is served at `/ops` too: nodes with their last and next runs, each run's
-findings by code down to the pages and their stored reports, the queue.
+With `--ops` and a store (`--store`, or the store of `--config`) the
+operator's view of it is served at `/ops` too: nodes with their profile, last
+and next runs, every page and finding code down to the stored reports, the
+queue. It holds every page's report, so it answers only callers on a loopback
+address, or who present the operator's secret (`ops_token` in the
+configuration, or ADAPTER_OPS_TOKEN): `Authorization: Bearer SECRET`, or the
+secret typed once into /ops/login.
 """
 
 from __future__ import annotations
@@ -38,6 +42,8 @@ MAX_FORM_BODY = 11 * 1024 * 1024  # a page's worth of pasted HTML (max_page_byte
     "web",
     epilog=epilog(
         "adapter web --config node.yaml --port 8090",
+        "adapter web --config node.yaml --ops    # /ops: loopback callers only",
+        "ADAPTER_OPS_TOKEN=... adapter web --config node.yaml --ops --host 0.0.0.0",
         "adapter web --trust http://127.0.0.1:8737/ --rate-limit 60",
         exits="0 after SIGTERM, 2 a busy port or a bad store, 130 Ctrl-C.",
     ),
@@ -58,9 +64,12 @@ MAX_FORM_BODY = 11 * 1024 * 1024  # a page's worth of pasted HTML (max_page_byte
 @click.option(
     "--ops/--no-ops",
     "with_ops",
-    default=True,
+    default=False,
     show_default=True,
-    help="Serve the operator view of the store at /ops (needs --store or --config).",
+    help="Serve the operator view of the store at /ops (needs --store or --config). It "
+    "shows every page's report, so it answers only callers on a loopback address or who "
+    "present the operator's secret: ops_token in the configuration, or ADAPTER_OPS_TOKEN "
+    "in the environment (sent as 'Authorization: Bearer SECRET', or typed into /ops/login).",
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8090, show_default=True, type=click.IntRange(0, 65535))
@@ -116,7 +125,12 @@ def web(
             store_url = config.store_url
         else:  # nothing synced yet: the check page alone, and say why
             click.echo(f"No operator view: no store yet at {config.store_url}", err=True)
-    ops = operator_view(open_store(store_url), nodes) if with_ops and store_url else None
+    if with_ops and not store_url and config is None:
+        raise click.UsageError("--ops needs --store URL or --config FILE")
+    if store_url and not with_ops:
+        raise click.UsageError("--store is the operator view's store: give --ops too")
+    token = ops_secret(config.ops_token if config else None)
+    ops = operator_view(open_store(store_url), nodes, token) if with_ops and store_url else None
     origins = configured_origins(nodes, trusted)
     app = build_app(origins, rate, rate_file, deadline, ops, max_checks=max(1, threads // 2))
     configure("human", "INFO")
@@ -135,7 +149,12 @@ def web(
     def announce() -> None:
         click.echo(f"Check page: http://{shown}:{server.effective_port}/check")
         if ops is not None:
-            click.echo(f"Operator view: http://{shown}:{server.effective_port}/ops")
+            who = (
+                "loopback callers, or with the operator's secret"
+                if token
+                else ("loopback callers only: no operator's secret is set")
+            )
+            click.echo(f"Operator view: http://{shown}:{server.effective_port}/ops ({who})")
         click.echo("Ctrl-C stops.", err=True)
 
     try:
@@ -181,13 +200,26 @@ def store_exists(url: str) -> bool:
     return True
 
 
-def operator_view(store: Store, nodes: Iterable[NodeSettings] = ()) -> Ops:
-    """The /ops pages over `store`, with the configured nodes' names and next runs."""
+def ops_secret(configured: str | None = None) -> str | None:
+    """The operator's secret: the configuration's `ops_token`, else ADAPTER_OPS_TOKEN."""
+    import os
+
+    from adapter.web.opsaccess import TOKEN_ENV
+
+    return configured or os.environ.get(TOKEN_ENV) or None
+
+
+def operator_view(
+    store: Store, nodes: Iterable[NodeSettings] = (), token: str | None = None
+) -> Ops:
+    """The /ops pages over `store`, with the configured nodes' names, profiles and next
+    runs, answering loopback callers and those presenting `token`."""
     from datetime import UTC, datetime
 
     # lazy: the check page's stack loads only when `adapter web` runs, not for its --help
     from adapter.commands.status_view import next_run
     from adapter.web.ops import Ops, when
+    from adapter.web.opsaccess import OpsAccess
 
     by_id = {node.id: node for node in nodes}
 
@@ -199,7 +231,9 @@ def operator_view(store: Store, nodes: Iterable[NodeSettings] = ()) -> Ops:
         late = " (overdue: is `adapter schedule` running?)" if due < datetime.now(UTC) else ""
         return when(due) + late
 
-    return Ops(store, {n.id: n.name for n in by_id.values()}, _next)
+    names = {n.id: n.name for n in by_id.values()}
+    profiles = {n.id: str(n.checks.profile) for n in by_id.values()}
+    return Ops(store, names, _next, profiles, OpsAccess(token))
 
 
 def build_app(

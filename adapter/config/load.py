@@ -39,6 +39,7 @@ TOP_KEYS = (
     "check_processes",
     "auth",
     "access_log",
+    "ops_token",
     "defaults",
     "nodes",
 )

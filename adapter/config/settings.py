@@ -16,7 +16,15 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    create_model,
+    model_validator,
+)
 
 from adapter import USER_AGENT
 from adapter.config.types import (
@@ -309,6 +317,11 @@ class AdapterConfig(Settings):
     check_processes: Annotated[int, Field(ge=0, le=256)] | None = None
     auth: AuthSettings = AuthSettings()  # DataONE tokens and trusted node subjects (serve)
     access_log: AccessLogSettings = AccessLogSettings()  # getLogRecords' retention (serve)
+    # the operator's secret for /ops (`web`, `serve --ops`) to callers not on loopback;
+    # ADAPTER_OPS_TOKEN in the environment is taken when this is not set
+    ops_token: Annotated[
+        Annotated[str, Field(min_length=16)] | None, BeforeValidator(lambda v: v or None)
+    ] = None
     source: Path | None = None  # the file it was loaded from
 
     def nodes_at_once(self, cpus: int | None = None) -> int:

@@ -38,6 +38,7 @@ from sqlalchemy import (
     text,
 )
 from sqlalchemy import event as sa_event
+from sqlalchemy.schema import CreateIndex
 
 from adapter.errors import StoreError
 
@@ -92,6 +93,55 @@ frontier = Table(
     UniqueConstraint("node_id", "url", name="uq_frontier_node_url"),
 )
 Index("ix_frontier_due", frontier.c.node_id, frontier.c.due, frontier.c.id)
+# the operator view's lists: by outcome, and in natural URL order (shorter first: ds/9 < ds/10);
+# the id last, so a deep page is found in the index alone
+ix_frontier_status = Index(
+    "ix_frontier_status",
+    frontier.c.node_id,
+    frontier.c.last_status,
+    func.length(frontier.c.url),
+    frontier.c.url,
+    frontier.c.id,
+)
+ix_frontier_natural = Index(
+    "ix_frontier_natural",
+    frontier.c.node_id,
+    func.length(frontier.c.url),
+    frontier.c.url,
+    frontier.c.id,
+)
+
+# The finding codes of each page's last report, one row per (page, code), with the page's
+# last outcome: kept by triggers on the frontier, so the operator view counts and lists a
+# code's pages from an index, whatever the node's size.
+page_codes = Table(
+    "page_codes",
+    metadata,
+    Column("frontier_id", BigInteger, primary_key=True),
+    Column("code", String(200), primary_key=True),
+    Column("node_id", String(200), nullable=False),
+    Column("url", Text, nullable=False),
+    Column("severity", String(20)),
+    Column("status", String(40)),  # the page's last_status
+)
+Index(
+    "ix_page_codes_list",
+    page_codes.c.node_id,
+    page_codes.c.code,
+    func.length(page_codes.c.url),
+    page_codes.c.url,
+    page_codes.c.frontier_id,
+)
+Index(
+    "ix_page_codes_status",
+    page_codes.c.node_id,
+    page_codes.c.code,
+    page_codes.c.status,
+    func.length(page_codes.c.url),
+    page_codes.c.url,
+    page_codes.c.frontier_id,
+)
+Index("ix_page_codes_count", page_codes.c.node_id, page_codes.c.code, page_codes.c.severity)
 
 # One row per DataONE object; immutable columns are written once (see records.py).
 records = Table(
@@ -388,6 +438,106 @@ MIGRATIONS.append(
         "ix_series_source: a page's series by index (each page write, and resource maps)",
         lambda conn: ix_series_source.create(conn, checkfirst=True),
     )
+)
+
+_CODE_ROWS_SQLITE = (
+    "INSERT OR IGNORE INTO page_codes (frontier_id, code, node_id, url, severity, status) "
+    "SELECT NEW.id, json_extract(value, '$.code'), NEW.node_id, NEW.url, "
+    "json_extract(value, '$.severity'), NEW.last_status "
+    "FROM json_each(CASE WHEN json_valid(NEW.last_report) "
+    "THEN NEW.last_report ELSE '{}' END, '$.findings') "
+    "WHERE json_type(value, '$.code') = 'text'"
+)
+_CODE_TRIGGERS_SQLITE = (
+    "CREATE TRIGGER IF NOT EXISTS page_codes_insert AFTER INSERT ON frontier "
+    f"WHEN NEW.last_report IS NOT NULL BEGIN {_CODE_ROWS_SQLITE}; END",
+    "CREATE TRIGGER IF NOT EXISTS page_codes_update AFTER UPDATE OF last_report, url ON frontier "
+    "WHEN NEW.last_report IS NOT OLD.last_report OR NEW.url IS NOT OLD.url "
+    f"BEGIN DELETE FROM page_codes WHERE frontier_id = OLD.id; {_CODE_ROWS_SQLITE}; END",
+    "CREATE TRIGGER IF NOT EXISTS page_codes_status AFTER UPDATE OF last_status ON frontier "
+    "WHEN NEW.last_status IS NOT OLD.last_status AND NEW.last_report IS OLD.last_report "
+    "AND NEW.url IS OLD.url "
+    "BEGIN UPDATE page_codes SET status = NEW.last_status WHERE frontier_id = NEW.id; END",
+    "CREATE TRIGGER IF NOT EXISTS page_codes_delete AFTER DELETE ON frontier "
+    "BEGIN DELETE FROM page_codes WHERE frontier_id = OLD.id; END",
+)
+_CODE_TRIGGERS_POSTGRES = (
+    """CREATE OR REPLACE FUNCTION page_codes_keep() RETURNS trigger AS $$
+BEGIN
+  IF TG_OP = 'UPDATE' AND NEW.last_report IS NOT DISTINCT FROM OLD.last_report
+     AND NEW.url IS NOT DISTINCT FROM OLD.url THEN
+    UPDATE page_codes SET status = NEW.last_status WHERE frontier_id = NEW.id;
+    RETURN NULL;
+  END IF;
+  IF TG_OP <> 'INSERT' THEN
+    DELETE FROM page_codes WHERE frontier_id = OLD.id;
+  END IF;
+  IF TG_OP <> 'DELETE' AND NEW.last_report IS NOT NULL THEN
+    INSERT INTO page_codes (frontier_id, code, node_id, url, severity, status)
+    SELECT NEW.id, f->>'code', NEW.node_id, NEW.url, min(f->>'severity'), NEW.last_status
+    FROM jsonb_array_elements(CASE WHEN jsonb_typeof(NEW.last_report::jsonb->'findings') = 'array'
+         THEN NEW.last_report::jsonb->'findings' ELSE '[]'::jsonb END) AS f
+    WHERE jsonb_typeof(f->'code') = 'string'
+    GROUP BY f->>'code';
+  END IF;
+  RETURN NULL;
+END $$ LANGUAGE plpgsql""",
+    "DROP TRIGGER IF EXISTS page_codes_insert ON frontier",
+    "CREATE TRIGGER page_codes_insert AFTER INSERT ON frontier FOR EACH ROW "
+    "WHEN (NEW.last_report IS NOT NULL) EXECUTE FUNCTION page_codes_keep()",
+    "DROP TRIGGER IF EXISTS page_codes_update ON frontier",
+    "CREATE TRIGGER page_codes_update AFTER UPDATE OF last_report, url, last_status ON frontier "
+    "FOR EACH ROW WHEN (NEW.last_report IS DISTINCT FROM OLD.last_report "
+    "OR NEW.url IS DISTINCT FROM OLD.url OR NEW.last_status IS DISTINCT FROM OLD.last_status) "
+    "EXECUTE FUNCTION page_codes_keep()",
+    "DROP TRIGGER IF EXISTS page_codes_delete ON frontier",
+    "CREATE TRIGGER page_codes_delete AFTER DELETE ON frontier FOR EACH ROW "
+    "EXECUTE FUNCTION page_codes_keep()",
+)
+
+
+def install_code_triggers(conn: Connection) -> None:
+    """The triggers that keep `page_codes` as each page's last report changes (idempotent)."""
+    pg = conn.dialect.name == "postgresql"
+    for statement in _CODE_TRIGGERS_POSTGRES if pg else _CODE_TRIGGERS_SQLITE:
+        conn.exec_driver_sql(statement)
+
+
+@sa_event.listens_for(metadata, "after_create")
+def _codes_created(_target: MetaData, conn: Connection, **_kw: object) -> None:
+    if inspect(conn).has_table("page_codes"):
+        install_code_triggers(conn)
+
+
+def _page_codes(conn: Connection) -> None:
+    """page_codes and the frontier's list indexes, filled from the reports already stored."""
+    metadata.create_all(conn, tables=[page_codes])  # installs the triggers (after_create)
+    for index in (ix_frontier_status, ix_frontier_natural):  # expressions: not reflected
+        conn.execute(CreateIndex(index, if_not_exists=True))
+    # an update that sets nothing new fires no trigger: the rows are copied once, here
+    if conn.dialect.name == "postgresql":
+        conn.exec_driver_sql(
+            "INSERT INTO page_codes (frontier_id, code, node_id, url, severity, status) "
+            "SELECT fr.id, f->>'code', fr.node_id, fr.url, min(f->>'severity'), "
+            "min(fr.last_status) FROM frontier fr, "
+            "jsonb_array_elements(CASE WHEN jsonb_typeof(fr.last_report::jsonb->'findings') "
+            "= 'array' THEN fr.last_report::jsonb->'findings' ELSE '[]'::jsonb END) AS f "
+            "WHERE fr.last_report IS NOT NULL AND jsonb_typeof(f->'code') = 'string' "
+            "GROUP BY fr.id, f->>'code' ON CONFLICT DO NOTHING"
+        )
+    else:
+        conn.exec_driver_sql(
+            "INSERT OR IGNORE INTO page_codes (frontier_id, code, node_id, url, severity, status) "
+            "SELECT fr.id, json_extract(j.value, '$.code'), fr.node_id, fr.url, "
+            "json_extract(j.value, '$.severity'), fr.last_status FROM frontier fr, "
+            "json_each(CASE WHEN json_valid(fr.last_report) THEN fr.last_report ELSE '{}' END, "
+            "'$.findings') AS j "
+            "WHERE fr.last_report IS NOT NULL AND json_type(j.value, '$.code') = 'text'"
+        )
+
+
+MIGRATIONS.append(
+    (7, "page_codes: each page's finding codes, and the operator view's indexes", _page_codes)
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -12,6 +12,7 @@ import logging
 from typing import Any
 
 from adapter.config.settings import NodeSettings
+from adapter.dataone.profiles import as_json as checklist_json
 from adapter.dataone.profiles import profile_for
 from adapter.dataone.records import (
     DUPLICATE_DOI,
@@ -242,7 +243,11 @@ def report_summary(report: DatasetReport) -> dict[str, Any]:
         "status": report.status,
         "not_modified": report.not_modified,
         "harvestable": report.harvestable,
-        "datasets": [{"doi": d.doi, "harvestable": d.harvestable} for d in report.datasets],
+        "profile": report.profile,  # the operator view shows it, and checks again under it
+        "datasets": [
+            {"doi": d.doi, "harvestable": d.harvestable, "checklist": checklist_json(d.checklist)}
+            for d in report.datasets
+        ],
         "text": capped_text(render_text(report)),  # what `adapter pages show` prints
     }
     return capped_findings(summary, report.all_findings())

@@ -6,7 +6,9 @@
     GET  /findings              the finding catalogue, one anchor per code
     GET  /static/NAME           the style sheet, and copy.js (an optional Copy button)
     GET  /ops...                the operator's view of the store (`adapter.web.ops`), when
-                                the application has a store
+                                the application has one (`--ops`), to a caller on loopback
+                                or presenting the operator's secret (`adapter.web.opsaccess`)
+    POST /ops/login             the operator's secret, typed once: a cookie
 
 `Accept: application/json` on /check answers the JSON report of
 `adapter check-dataset --json` instead of the page. Everything is imported
@@ -37,7 +39,7 @@ from adapter.report import to_json
 from adapter.store import overview
 from adapter.web.checking import BadInput, Checker
 from adapter.web.forms import Form, TooLarge, body_form, query_form
-from adapter.web.ops import Ops, code_counts, run_chart, when
+from adapter.web.ops import Ops, code_counts, stored_view, when
 from adapter.web.ratelimit import RateLimit
 from adapter.web.view import report_view
 
@@ -133,7 +135,8 @@ class WebApp:
 
     def route(self, environ: dict[str, Any], verb: str) -> Response:
         path = str(environ.get("PATH_INFO", "")) or "/"
-        if verb not in ("GET", "HEAD", "POST") or (verb == "POST" and path != "/check"):
+        posts = ("/check", "/ops/login")
+        if verb not in ("GET", "HEAD", "POST") or (verb == "POST" and path not in posts):
             return Response(
                 "405 Method Not Allowed", b"method not allowed\n", "text/plain", [("Allow", "GET")]
             )
@@ -144,7 +147,7 @@ class WebApp:
         if path == "/findings":
             return self.page(environ, "findings.html", "200 OK", {"groups": self.catalogue})
         if path == "/ops" or path.startswith("/ops/"):
-            return self.operator(environ, path)
+            return self.operator(environ, path, verb)
         if path.startswith("/static/") and path[8:] in self.static:
             name = path[8:]
             kind = _STATIC_TYPES.get(Path(name).suffix, "application/octet-stream")
@@ -209,18 +212,67 @@ class WebApp:
 
     # -- the operator's view ---------------------------------------------------
 
-    def operator(self, environ: dict[str, Any], path: str) -> Response:
+    def operator(self, environ: dict[str, Any], path: str, verb: str = "GET") -> Response:
         context: dict[str, Any]
         if self.ops is None:
-            why = "the operator view needs a store: --config or --store"
+            why = "the operator view is served only with --ops (and a store)"
             context = {"missing": path, "why": why}
             return self.page(environ, "error.html", "404 Not Found", context)
+        if path == "/ops/login":
+            return self.login(environ, verb)
+        if not self.ops.access.allows(environ):
+            return self.page(
+                environ,
+                "ops_login.html",
+                "401 Unauthorized",
+                {"secret_set": bool(self.ops.access.token), "wrong": False, "next": path},
+            )
+        response = self.operator_page(environ, path)
+        response.headers.append(("Cache-Control", "no-store"))
+        return response
+
+    def login(self, environ: dict[str, Any], verb: str) -> Response:
+        """The operator's secret, typed once: a cookie holding its digest, then /ops."""
+        assert self.ops is not None
+        access = self.ops.access
+        context = {"secret_set": bool(access.token), "wrong": False, "next": "/ops"}
+        if verb != "POST":
+            return self.page(environ, "ops_login.html", "200 OK", context)
+        form = body_form(environ, 4096)
+        if not access.matches(form.get("token")):
+            context["wrong"] = True
+            return self.page(environ, "ops_login.html", "401 Unauthorized", context)
+        secure = environ.get("wsgi.url_scheme") == "https"
+        headers = [
+            ("Location", _base(environ) + "/ops"),
+            access.cookie_header((_base(environ) or "") + "/ops", secure),
+        ]
+        return Response("303 See Other", b"", headers=headers)
+
+    def operator_page(self, environ: dict[str, Any], path: str) -> Response:
+        context: dict[str, Any]
+        assert self.ops is not None
         ops, q = self.ops, query_form(environ)
         node = q.get("node")
+        offset = _offset(q)
         if path == "/ops":
+            nodes = ops.nodes()
             runs = ops.recent_runs()
-            context = {"nodes": ops.nodes(), "runs": runs, "chart": run_chart(runs)}
+            charts = ops.charts([n.id for n in nodes])
+            context = {"nodes": nodes, "runs": runs, "charts": charts}
             return self.page(environ, "ops.html", "200 OK", context)
+        if path == "/ops/node" and node:
+            view = ops.node(node)
+            context = {
+                "n": view,
+                "codes": overview.code_totals(ops.store, node),
+                "charts": ops.charts([node]),
+            }
+            return self.page(environ, "ops_node.html", "200 OK", context)
+        if path == "/ops/runs":
+            listing = overview.runs(ops.store, node or None, offset)
+            context = {"node": node, "listing": listing, "query": _query(node=node)}
+            return self.page(environ, "ops_runs.html", "200 OK", context)
         if path.startswith("/ops/runs/") and path[10:].isdigit():
             run = overview.run(ops.store, int(path[10:]))
             if run is not None:
@@ -228,22 +280,27 @@ class WebApp:
                 return self.page(environ, "ops_run.html", "200 OK", context)
         elif path == "/ops/pages" and node:
             code, status = q.get("code") or None, q.get("status") or None
-            rows = overview.pages(ops.store, node, code=code, status=status)
-            context = {"node": node, "code": code, "state": status, "rows": rows}
+            pages = overview.pages(ops.store, node, code=code, status=status, offset=offset)
+            context = {
+                "node": node,
+                "code": code,
+                "state": status,
+                "listing": pages,
+                "query": _query(node=node, code=code, status=status),
+            }
             return self.page(environ, "ops_pages.html", "200 OK", context)
         elif path == "/ops/page" and node:
             row = overview.page(ops.store, node, q.get("url"))
             if row is not None:
-                return self.page(environ, "ops_page.html", "200 OK", {"row": row})
+                context = {"row": row, "stored": stored_view(row.report, ops.profile(node))}
+                return self.page(environ, "ops_page.html", "200 OK", context)
         elif path == "/ops/queue":
-            events = ops.store.outbox(node or None, limit=500)
-            context = {"node": node, "events": events}
+            queue = overview.queue(ops.store, node or None, offset)
+            context = {"node": node, "listing": queue, "query": _query(node=node)}
             return self.page(environ, "ops_queue.html", "200 OK", context)
         elif path == "/ops/failures":
-            nodes = [node] if node else ops.node_ids()
-            failures = [f for n in nodes for f in ops.store.sync_failures(n, limit=100)]
-            failures.sort(key=lambda f: f.received_at, reverse=True)
-            context = {"node": node, "failures": failures}
+            failures = overview.failures(ops.store, node or None, offset)
+            context = {"node": node, "listing": failures, "query": _query(node=node)}
             return self.page(environ, "ops_failures.html", "200 OK", context)
         return self.page(environ, "error.html", "404 Not Found", {"missing": path})
 
@@ -292,6 +349,20 @@ def ticks(text: object) -> markupsafe.Markup:
     """`name` as <code>name</code>, after escaping everything: safe for a stranger's text."""
     escaped = str(markupsafe.escape(text))
     return markupsafe.Markup(re.sub(r"`([^`<>]+)`", r"<code>\1</code>", escaped))
+
+
+def _offset(q: Form) -> int:
+    """A listing's first row: `offset`, else `page` (1-based) of PER_PAGE rows."""
+    for name, scale in (("offset", 1), ("page", overview.PER_PAGE)):
+        value = q.get(name).strip()
+        if value.isdigit() and len(value) < 10:
+            return max(0, int(value) - (scale > 1)) * scale
+    return 0
+
+
+def _query(**params: str | None) -> str:
+    """A listing's own query string, for its page links (`&offset=` is appended)."""
+    return urlencode({k: v for k, v in params.items() if v})
 
 
 def _is_http_url(value: object) -> bool:

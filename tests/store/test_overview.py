@@ -62,9 +62,9 @@ def test_pages_by_code_status_and_one_page(store_url: str) -> None:
             "unchecked": 1,
         }
         having = overview.pages(store, NODE, code="dataone/name-missing")
-        assert [p.url for p in having] == ["https://r.example/b"]
-        assert having[0].report is None  # listings do not carry the reports
-        assert [p.url for p in overview.pages(store, NODE, status="unchecked")] == [
+        assert [p.url for p in having.rows] == ["https://r.example/b"] and having.total == 1
+        assert having.rows[0].report is None  # listings do not carry the reports
+        assert [p.url for p in overview.pages(store, NODE, status="unchecked").rows] == [
             "https://r.example/e"
         ]
         one = overview.page(store, NODE, "https://r.example/b")
@@ -74,5 +74,70 @@ def test_pages_by_code_status_and_one_page(store_url: str) -> None:
         assert overview.frontier_node_ids(store) == [NODE]
         assert overview.pending_events(store, NODE) == 0
         assert overview.run(store, 12345) is None
+    finally:
+        store.close()
+
+
+def test_every_list_pages_through_all_its_rows_with_true_totals(store_url: str) -> None:
+    """250 pages in natural order (ds/9 before ds/10), by code and status, every row reached."""
+    store = Store.open(store_url)
+    try:
+        with store.write() as conn:
+            for i in range(250):
+                codes = ["dataone/encoding-missing"] + (["soso/x"] if i % 2 else [])
+                conn.execute(
+                    t.frontier.insert().values(
+                        node_id=NODE,
+                        url=f"https://r.example/ds/{i}",
+                        last_status="not-harvestable" if i % 5 else "harvested",
+                        last_report=report(*codes),
+                        due=False,
+                        missing_runs=0,
+                    )
+                )
+        seen: list[str] = []
+        offset: int | None = 0
+        while offset is not None:
+            listing = overview.pages(store, NODE, code="soso/x", offset=offset, limit=40)
+            assert listing.total == 125
+            seen += [p.url for p in listing.rows]
+            offset = listing.next
+        assert seen == [f"https://r.example/ds/{i}" for i in range(1, 250, 2)]
+        every = overview.pages(store, NODE, limit=100)
+        assert every.total == 250 and every.pages == 3 and every.rows[9].url.endswith("/ds/9")
+        assert every.rows[10].url.endswith("/ds/10")
+        both = overview.pages(store, NODE, code="soso/x", status="harvested")
+        assert both.total == 25 and all(p.last_status == "harvested" for p in both.rows)
+        last = overview.pages(store, NODE, status="harvested", offset=40, limit=10)
+        assert (last.total, len(last.rows), last.next, last.first) == (50, 10, None, 41)
+        totals = {c.code: (c.severity, c.pages) for c in overview.code_totals(store, NODE)}
+        assert totals == {"dataone/encoding-missing": ("error", 250), "soso/x": ("error", 125)}
+        # a new report replaces the page's codes; a deleted page takes its codes along
+        with store.write() as conn:
+            f = t.frontier
+            conn.execute(
+                f.update().where(f.c.url == "https://r.example/ds/1").values(last_report=report())
+            )
+            conn.execute(f.delete().where(f.c.url == "https://r.example/ds/3"))
+        assert overview.pages(store, NODE, code="soso/x").total == 123
+        assert overview.pages(store, NODE, code="dataone/encoding-missing").total == 248
+    finally:
+        store.close()
+
+
+def test_an_older_store_gets_the_codes_of_the_reports_it_holds(store_url: str) -> None:
+    """Migration 7 fills page_codes from the reports stored before it."""
+    store = Store.open(store_url)
+    try:
+        seed(store)
+        with store.write() as conn:
+            conn.execute(t.page_codes.delete())
+            t._page_codes(conn)
+        assert overview.pages(store, NODE, code="dataone/name-missing").total == 1
+        assert {c.code for c in overview.code_totals(store, NODE)} == {
+            "dataone/name-missing",
+            "dataone/name-missing-ish",
+            "fetch/timeout",
+        }
     finally:
         store.close()

@@ -92,6 +92,8 @@ def test_adapter_serve_has_the_check_page_beside_the_api(tmp_path: Path) -> None
         assert "doi:10.5555/w1" in queue.text
     finally:
         assert stop(process) == 0
+    assert process.stderr is not None
+    assert f"Operator view: {origin}/ops (loopback callers only" in process.stderr.read()
 
 
 def test_adapter_web_with_a_store_serves_the_operator_view(tmp_path: Path) -> None:
@@ -100,10 +102,19 @@ def test_adapter_web_with_a_store_serves_the_operator_view(tmp_path: Path) -> No
     node = node_settings()
     put_dataset(store, node, "10.5555/w2", "Dataset w2")
     store.close()
-    process, check = start("web", "--store", url, "--rate-file", str(tmp_path / "rate.db"))
+    process, check = start("web", "--rate-file", str(tmp_path / "rate.db"))
+    try:  # not asked for: not served
+        assert requests.get(check.removesuffix("/check") + "/ops", timeout=10).status_code == 404
+    finally:
+        assert stop(process) == 0
+    rate = str(tmp_path / "rate.db")
+    process, check = start("web", "--store", url, "--ops", "--rate-file", rate)
     try:
+        assert process.stdout is not None
+        said = process.stdout.readline()  # where /ops is, and to whom
+        assert said.startswith("Operator view: http://127.0.0.1:") and "loopback" in said
         ops = requests.get(check.removesuffix("/check") + "/ops", timeout=10)
-        assert ops.status_code == 200
+        assert ops.status_code == 200  # a loopback caller
         assert node.id in ops.text and "1 pending" in ops.text
     finally:
         assert stop(process) == 0
@@ -112,7 +123,7 @@ def test_adapter_web_with_a_store_serves_the_operator_view(tmp_path: Path) -> No
 def test_adapter_web_refuses_a_store_file_that_is_not_there(tmp_path: Path) -> None:
     missing = f"sqlite:///{tmp_path}/none.db"
     done = subprocess.run(
-        [sys.executable, "-m", "adapter", "web", "--store", missing],
+        [sys.executable, "-m", "adapter", "web", "--ops", "--store", missing],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
@@ -134,7 +145,9 @@ def test_adapter_web_with_a_config_not_synced_yet_serves_the_check_page(tmp_path
         '    start: {entry_urls: ["https://repo.example/"]}\n'
         "    dataone: {submitter: x, rights_holder: x, contact_subject: x}\n"
     )
-    process, check = start("web", "--config", str(config), "--rate-file", str(tmp_path / "r.db"))
+    process, check = start(
+        "web", "--config", str(config), "--ops", "--rate-file", str(tmp_path / "r.db")
+    )
     try:
         assert requests.get(check, timeout=10).status_code == 200
         assert requests.get(check.removesuffix("/check") + "/ops", timeout=10).status_code == 404

@@ -70,4 +70,4 @@ def test_without_a_store_there_is_no_operator_view(tmp_path: Path) -> None:
     with serve_wsgi(WebApp(Checker())) as web:
         got = requests.get(web.url("/ops"), timeout=10)
     assert got.status_code == 404
-    assert "needs a store" in got.text
+    assert "only with --ops" in got.text
