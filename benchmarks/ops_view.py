@@ -22,8 +22,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
-from functools import partial
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
