@@ -7,6 +7,8 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
+import pytest
+
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
@@ -350,3 +352,19 @@ def test_signposting_absent_promises_a_proposal_only_when_one_follows(serve_site
     [absent] = [f for f in with_dataset.findings if f.code == "signposting/absent"]
     assert "The proposal below" in absent.message
     assert [f for f in with_dataset.findings if f.code == "signposting/proposal"]
+
+
+@pytest.mark.parametrize(
+    "path", ["/dataset/euro-latin1", "/dataset/euro-ascii", "/dataset/euro-meta.html"]
+)
+def test_latin1_and_ascii_labels_are_read_as_windows_1252_as_browsers_do(
+    serve_site: Serve, path: str
+) -> None:
+    # the WHATWG Encoding table: iso-8859-1, latin1 and ascii all mean windows-1252
+    report = check(serve_site("page-extract"), path, CheckOptions(profile="mnlite"))
+    [ds] = report.datasets
+    assert ds.framed["name"] == "Price survey, 5\u20ac a sample"
+    assert "\u201cwindows-1252\u201d quotes, and \x81," in ds.framed["description"]
+    assert not {f.code for f in report.all_findings()} & {"extract/invalid-encoding"}
+    [author] = [x for x in report.signposts if x.rel == "author"]
+    assert dict(author.extra)["title"] == "J\u00f6rgensen \u20ac"

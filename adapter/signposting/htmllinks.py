@@ -18,6 +18,7 @@ import lxml.html
 from adapter.findings import FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import Link
+from adapter.page import charset as charsets
 from adapter.page.tree import PageTree
 from adapter.signposting.linkheader import TOO_MANY, ParsedLinks, normalize_rel, resolve
 from adapter.signposting.links import SIGNPOSTING_RELS
@@ -140,6 +141,10 @@ def _parse(
             return lxml.etree.fromstring(body, parser), False
         except lxml.etree.XMLSyntaxError:
             pass  # not well-formed: read it as HTML like a browser would
+    if charsets.chosen_codec(body, charset) == charsets.WINDOWS_1252:
+        # libxml2 reads iso-8859-1 as Latin-1 and drops what follows a byte its cp1252
+        # leaves undefined: decode as a browser does, and give it UTF-8
+        body, charset = charsets.decode(body, charset).text.encode("utf-8"), "utf-8"
     try:
         parser = lxml.html.HTMLParser(encoding=charset) if charset else None
     except LookupError:

@@ -110,8 +110,22 @@ def test_header_charset_wins_over_meta() -> None:
     body = page(DATASET % "Jörgensen", head='<meta charset="utf-8">').decode().encode("latin-1")
     result = run(body, charset="iso-8859-1")
     assert result.blocks[0].data["name"] == "Jörgensen"
-    assert result.encoding == "iso8859-1"
+    assert result.encoding == "cp1252"  # iso-8859-1 means windows-1252 (WHATWG)
     assert result.findings == []
+
+
+def test_latin1_and_ascii_labels_mean_windows_1252_as_in_browsers() -> None:
+    body = page(DATASET % "5@").replace(b"@", b"\x80")
+    for label in ("iso-8859-1", "ISO_8859-1", "latin1", "ascii", "us-ascii", "windows-1252"):
+        result = run(body, charset=label)
+        assert result.blocks[0].data["name"] == "5\u20ac", label
+        assert result.encoding == "cp1252" and result.findings == []
+    meta = page(DATASET % "5@", head='<meta charset="iso-8859-1">').replace(b"@", b"\x80")
+    assert run(meta).blocks[0].data["name"] == "5\u20ac"
+    # the five bytes cp1252 leaves undefined are the code points of their number
+    undefined = page(DATASET % "@").replace(b"@", b"\x81\x8d\x8f\x90\x9d")
+    result = run(undefined, charset="latin1")
+    assert result.blocks[0].data["name"] == "\x81\x8d\x8f\x90\x9d" and result.findings == []
 
 
 def test_meta_charset_is_used_without_a_header() -> None:

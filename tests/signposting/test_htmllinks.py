@@ -84,3 +84,19 @@ def test_any_bytes_never_raise(body: bytes) -> None:
     for ctype in ("text/html", "application/xhtml+xml"):
         r = parse_html_links(b"<html><head>" + body, PAGE, content_type=ctype)
         assert all(link.href for link in r.links)
+
+
+def test_latin1_labels_read_links_as_windows_1252() -> None:
+    head = b'<link rel="author" href="https://repo.example/J\xf6rg" title="5\x80 \x81">'
+    body = b"<html><head>" + head + b'<link rel="license" href="/l"></head></html>'
+    meta = b'<html><head><meta charset="latin1">' + body[12:]
+    for found in (
+        parse_html_links(
+            body, "https://repo.example/d", content_type="text/html", charset="iso-8859-1"
+        ),
+        parse_html_links(body, "https://repo.example/d", content_type="text/html", charset="ascii"),
+        parse_html_links(meta, "https://repo.example/d", content_type="text/html"),
+    ):
+        assert [x.rel for x in found.links] == ["author", "license"]
+        assert found.links[0].href == "https://repo.example/J\u00f6rg"
+        assert dict(found.links[0].extra)["title"] == "5\u20ac \x81"
