@@ -2,9 +2,11 @@
 
 Defaults suit real repositories; a node's configuration may override any of
 them (`limits:` in the YAML), and `ADAPTER_LIMITS="total_timeout=5,max_links=100"`
-overrides the defaults for commands run without a configuration file
-(`check-dataset`, `discover`). A breach is a finding that names the limit
-and the URL, never a hang or a crash.
+overrides the defaults (under a node's own `limits:`; alone for commands run
+without a configuration file: `check-dataset`, `discover`, `web`). The
+environment is read when a command starts (`Limits.from_env`), never at
+import: `DEFAULT_LIMITS` is the defaults alone. A breach is a finding that
+names the limit and the URL, never a hang or a crash.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import MISSING, dataclass, field, fields, replace
+from functools import lru_cache
 from typing import Any
 
 from adapter.errors import ConfigError
@@ -78,6 +81,12 @@ class Limits:
             if isinstance(value, bool) or not isinstance(value, int | float) or value < lowest:
                 raise ValueError(f"limit {f.name} must be a positive number, not {value!r}")
 
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Limits:
+        """The defaults with `ADAPTER_LIMITS`'s overrides (environ: `os.environ`), for a
+        command as it starts; ConfigError when the variable cannot be read."""
+        return _from_text((os.environ if environ is None else environ).get(ENV_VAR, ""))
+
     def with_overrides(self, values: Mapping[str, Any]) -> Limits:
         known = {f.name for f in fields(self)}
         unknown = set(values) - known
@@ -108,8 +117,8 @@ def parse_overrides(text: str) -> dict[str, float | int]:
     return out
 
 
-def limits_from_env(environ: Mapping[str, str]) -> Limits:
-    text = environ.get(ENV_VAR, "")
+@lru_cache(maxsize=8)  # a sync asks for a node's limits per page; the text rarely changes
+def _from_text(text: str) -> Limits:
     if not text.strip():
         return Limits()
     try:
@@ -118,4 +127,4 @@ def limits_from_env(environ: Mapping[str, str]) -> Limits:
         raise ConfigError(f"{ENV_VAR}: {exc}") from exc
 
 
-DEFAULT_LIMITS = limits_from_env(os.environ)
+DEFAULT_LIMITS = Limits()  # the defaults alone: ADAPTER_LIMITS is `Limits.from_env()`

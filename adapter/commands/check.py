@@ -20,6 +20,7 @@ from adapter.findings import catalogue
 from adapter.http import findings as fetch_findings
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
+from adapter.limits import Limits
 from adapter.models import DatasetReport, Fetched
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.report import render_text, to_json
@@ -149,7 +150,9 @@ def _setup(config_path: str | None, node_id: str | None, follow: bool, shacl: st
     if config_path is None:
         if node_id is not None:
             raise click.UsageError("--node needs --config FILE")
-        return _Setup(CheckOptions(follow=follow, linksets_elsewhere=follow, shacl=shacl))
+        limits = Limits.from_env()  # ADAPTER_LIMITS, read as the command starts
+        options = CheckOptions(limits=limits, follow=follow, linksets_elsewhere=follow, shacl=shacl)
+        return _Setup(options)
     from adapter.config.load import load_config  # lazy: only with --config
 
     config = load_config(config_path)

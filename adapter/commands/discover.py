@@ -34,7 +34,7 @@ from adapter.findings import Finding
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
 from adapter.http.politeness import HostPacer
-from adapter.limits import DEFAULT_LIMITS
+from adapter.limits import Limits
 from adapter.models import SitemapEntry
 
 PROGRESS_EVERY = 1000
@@ -121,7 +121,7 @@ def discover(
     severities: Counter[str] = Counter()
     entries = 0
     started = time.monotonic()
-    with Fetcher(DEFAULT_LIMITS, policy=policy, pacer=HostPacer(rate)) as fetcher:
+    with Fetcher(Limits.from_env(), policy=policy, pacer=HostPacer(rate)) as fetcher:
         robots = RobotsCache(fetcher, honour_crawl_delay=not no_crawl_delay)
         fetcher.gate = robots.gate
         stream = discover_pages(

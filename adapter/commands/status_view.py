@@ -14,7 +14,7 @@ from typing import Any, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 from adapter.config.settings import NodeSettings
-from adapter.limits import DEFAULT_LIMITS
+from adapter.limits import Limits
 from adapter.service.scheduler import next_fire, run_counts
 
 
@@ -117,10 +117,11 @@ def _settings_lines(node: NodeSettings) -> list[str]:
     delay = "Crawl-delay honoured" if polite.honour_crawl_delay else "Crawl-delay ignored"
     scope = node.scope
     hosts = ", ".join(scope.allowed_hosts) or "none"
+    defaults = Limits.from_env()
     limits = {
         k: v
         for k, v in node.limit_overrides.model_dump(exclude_none=True).items()
-        if v != getattr(DEFAULT_LIMITS, k)
+        if v != getattr(defaults, k)
     }
     d1 = node.dataone
     access = "; ".join(f"{r.subject} {'+'.join(r.permissions)}" for r in d1.access_policy)

@@ -251,11 +251,11 @@ def build_app(
     without a thread.
     """
     # lazy: the check page's stack loads only when `adapter web` runs, not for its --help
-    from adapter.limits import DEFAULT_LIMITS
+    from adapter.limits import Limits
     from adapter.web.app import WebApp
     from adapter.web.checking import Checker
     from adapter.web.ratelimit import RateLimit, default_path
 
-    checker = Checker(tuple(trusted_origins), DEFAULT_LIMITS, deadline)
+    checker = Checker(tuple(trusted_origins), Limits.from_env(), deadline)
     limit = RateLimit(Path(rate_file) if rate_file else default_path(), rate)
     return WebApp(checker, limit, ops, max_checks)

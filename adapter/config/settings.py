@@ -40,7 +40,7 @@ from adapter.config.types import (
     TimeZone,
     non_empty,
 )
-from adapter.limits import DEFAULT_LIMITS, ZERO_ALLOWED, Limits
+from adapter.limits import ZERO_ALLOWED, Limits
 
 CPU_PER_PAGE = 0.0045  # seconds of CPU per landing page, checked and written (BENCHMARKS.md)
 DISCOVERIES_PER_CORE = 32  # default `parallel_discoveries`: a walk mostly waits on its host
@@ -258,8 +258,9 @@ class NodeSettings(Settings):
         return self.id.removeprefix("urn:node:")
 
     def limits(self) -> Limits:
-        """The node's caps: its `limits:` over the defaults (and ADAPTER_LIMITS)."""
-        return DEFAULT_LIMITS.with_overrides(self.limit_overrides.model_dump(exclude_none=True))
+        """The node's caps: its `limits:` over the defaults and ADAPTER_LIMITS (read now)."""
+        overrides = self.limit_overrides.model_dump(exclude_none=True)
+        return Limits.from_env().with_overrides(overrides)
 
     def trusted_origins(self) -> tuple[str, ...]:
         """URLs the operator named: may resolve to non-public addresses (fetch.AddressPolicy)."""

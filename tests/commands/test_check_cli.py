@@ -9,9 +9,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from adapter.cli import cli
+from adapter.errors import ConfigError
 from adapter.findings import catalogue
 from tests.support.clock import FakeClock
 from tests.support.fixture_server import SITES, SiteServer
@@ -296,3 +298,20 @@ def test_a_file_or_standard_input_is_checked_before_it_is_published(tmp_path: Pa
     )
     code, out = invoke("check-dataset", "--file", str(broken))
     assert code == 1 and "NOT HARVESTABLE" in out
+
+
+def test_adapter_limits_is_read_when_the_command_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    # set after every module is imported: the command reads it as it starts
+    page = SITES / "page-good" / "dataset" / "1.html"
+    monkeypatch.setenv("ADAPTER_LIMITS", "max_json_nodes=5")
+    code, out = invoke("check-dataset", "--file", str(page), "--json")
+    assert code == 1
+    findings = json.loads(out)["findings"]
+    [capped] = [f for f in findings if f["code"] == "normalize/dataset-over-limit"]
+    assert "max_json_nodes" in capped["message"]
+    monkeypatch.setenv("ADAPTER_LIMITS", "max_json_nodes=-1")
+    result = CliRunner().invoke(cli, ["check-dataset", "--file", str(page)])
+    # a configuration error (`main` exits 2 on it), raised by the command, not by an import
+    assert isinstance(result.exception, ConfigError) and "ADAPTER_LIMITS" in str(result.exception)
+    monkeypatch.delenv("ADAPTER_LIMITS")
+    assert invoke("check-dataset", "--file", str(page))[0] == 0

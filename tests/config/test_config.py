@@ -273,6 +273,16 @@ def test_quick_node_places_the_url_by_its_shape(url: str, place: str) -> None:
     assert node.limits() == DEFAULT_LIMITS
 
 
+def test_node_limits_read_adapter_limits_when_asked_and_its_own_win(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    node = quick_node("https://repo.example/", "urn:node:QUICK", limits={"read_timeout": 3})
+    monkeypatch.setenv("ADAPTER_LIMITS", "max_links=7,read_timeout=9")
+    assert node.limits().max_links == 7 and node.limits().read_timeout == 3.0
+    monkeypatch.delenv("ADAPTER_LIMITS")
+    assert node.limits() == DEFAULT_LIMITS.with_overrides({"read_timeout": 3})
+
+
 def test_quick_node_overrides_and_errors() -> None:
     node = quick_node(
         "https://repo.example/",

@@ -16,7 +16,7 @@ from adapter.http.decompress import (
     gunzip_capped,
 )
 from adapter.http.politeness import backoff_delay, retry_after_seconds
-from adapter.limits import Limits, documented, limits_from_env, parse_overrides
+from adapter.limits import Limits, documented, parse_overrides
 
 
 def test_every_limit_is_documented_with_a_unit() -> None:
@@ -27,10 +27,10 @@ def test_every_limit_is_documented_with_a_unit() -> None:
 
 
 def test_overrides_from_the_environment() -> None:
-    limits = limits_from_env({"ADAPTER_LIMITS": "total_timeout=3, max_links=7"})
+    limits = Limits.from_env({"ADAPTER_LIMITS": "total_timeout=3, max_links=7"})
     assert limits.total_timeout == 3.0 and limits.max_links == 7
     assert isinstance(limits.max_links, int)
-    assert limits_from_env({}) == Limits()
+    assert Limits.from_env({}) == Limits()
 
 
 @pytest.mark.parametrize(
@@ -38,7 +38,7 @@ def test_overrides_from_the_environment() -> None:
 )
 def test_bad_overrides_are_configuration_errors(text: str) -> None:
     with pytest.raises(ConfigError) as info:
-        limits_from_env({"ADAPTER_LIMITS": text})
+        Limits.from_env({"ADAPTER_LIMITS": text})
     assert "ADAPTER_LIMITS" in str(info.value)
 
 
