@@ -127,6 +127,8 @@ class DatasetResult:
     pids: list[Identifier] = field(default_factory=list)
     first_identifier: str | None = None  # the first identifier as mnlite reads it
     checklist: list[ChecklistItem] = field(default_factory=list)  # the profile's requirements
+    # the Solr fields DataONE's indexer would fill (`adapter.dataone.index.compute`)
+    dataone_index: dict[str, str | list[str]] = field(default_factory=dict)
 
     @property
     def harvestable(self) -> bool:

@@ -3,6 +3,7 @@
     fetch -> signposting.collect -> extract -> normalize
           -> (no Dataset? the describedby/alternate JSON-LD document)
           -> dataone checks per Dataset -> soso recommendations per Dataset
+          -> what DataONE search would show of it (`dataone.index`, dataone/index-*)
           -> signposting.crosscheck
           -> the node's requirement profile (its checklist) and required checks
 
@@ -27,6 +28,7 @@ from functools import partial
 from typing import TypeVar
 
 from adapter.dataone import profiles
+from adapter.dataone.index.rules import index_dataset
 from adapter.dataone.requirements import check_requirements, enforce_required
 from adapter.dataone.shacl import SHAPES_UNREADABLE, ShapesError, load_shapes, shacl_findings
 from adapter.dataone.soso.rules import check_soso
@@ -148,6 +150,14 @@ def check_landing_page(
         if result is not None:
             soso = _guard(report, "soso", partial(check_soso, result.framed, page))
             result.findings.extend(soso or [])
+            search = _guard(
+                report,
+                "dataone-index",
+                partial(index_dataset, result.original, result.framed, page),
+            )
+            if search is not None:  # what DataONE search would show, and what it would miss
+                result.dataone_index, missed = search
+                result.findings.extend(missed)
             report.datasets.append(result)
     checked = _guard(report, "signposting", crosscheck)
     if checked is not None:

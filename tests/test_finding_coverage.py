@@ -249,6 +249,28 @@ CASES = [
         "soso/temporal-invalid",
         ok=True,
     ),
+    # dataone/index-: what DataONE's search index would miss or garble (warnings, never blocking)
+    case(
+        "page-index",
+        "/dataset/people.html",
+        "dataone/index-author-not-creator",
+        "dataone/index-geo-not-box",
+        "dataone/index-temporal-unsplit",
+        "dataone/index-date-unread",
+        "dataone/index-license-unread",
+        "dataone/index-funding-unread",
+        "dataone/index-garbled-text",
+        ok=True,
+    ),
+    case(
+        "page-index",
+        "/dataset/boxes.html",
+        "dataone/index-creator-unnamed",
+        "dataone/index-box-dropped",
+        "dataone/index-box-inverted",
+        "dataone/index-license-unnamed",
+        ok=True,
+    ),
     case(
         "page-soso",
         "/dataset/misc.html",

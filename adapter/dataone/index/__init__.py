@@ -1,0 +1,1 @@
+"""What DataONE's search index would hold for a Dataset: its indexer's fields and findings."""

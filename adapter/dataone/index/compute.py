@@ -1,0 +1,82 @@
+"""A Dataset's DataONE search fields: the indexer's preparation, queries and converters.
+
+`dataone_index(document)` takes the JSON-LD the adapter syncs for a Dataset
+(the publisher's block for it, `DatasetResult.original`: the object the
+coordinating node indexes) and returns the Solr fields the indexer would fill,
+keyed by their names: a string for a field the indexer fills once (`LIMIT 1`),
+a list for one it fills with every value; a field the index would leave empty
+is absent. The `geohash_1` ... `geohash_9` fields are derived from the box as
+the indexer derives them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import cache
+from typing import Any
+
+from rdflib import Graph
+from rdflib.plugins.sparql import prepareQuery
+from rdflib.plugins.sparql.sparql import Query
+
+from adapter.dataone.index import convert
+from adapter.dataone.index.prepare import prepared, to_graph
+from adapter.dataone.index.queries import FIELDS, Field
+
+IndexFields = dict[str, str | list[str]]
+MAX_VALUES = 200  # values kept per field: a report needs no more
+
+_CONVERTERS: dict[str, Callable[[str], str | None]] = {
+    "date": convert.solr_date,
+    "latitude": convert.latitude,
+    "longitude": convert.longitude,
+}
+BOX = ("northBoundCoord", "southBoundCoord", "eastBoundCoord", "westBoundCoord")
+
+
+@cache
+def _compiled() -> tuple[tuple[Field, Query], ...]:
+    """Every field's query, parsed once per process."""
+    return tuple((f, prepareQuery(f.text)) for f in FIELDS)
+
+
+def dataone_index(document: Any) -> IndexFields:
+    """The Solr fields DataONE's indexer would fill from this Dataset JSON-LD."""
+    return index_graph(to_graph(prepared(document)))
+
+
+def index_graph(graph: Graph) -> IndexFields:
+    """The fields of an already prepared graph (see `prepare`)."""
+    out: IndexFields = {}
+    for field, query in _compiled():
+        found: list[str] = []
+        for row in graph.query(query):
+            term = row[0]  # type: ignore[index]
+            if term is None:
+                continue
+            text = convert.jena_text(term)
+            if field.converter is not None:
+                converted = _CONVERTERS[field.converter](text)
+                if not converted:
+                    continue
+                text = converted
+            found.append(text)
+            if len(found) >= MAX_VALUES:
+                break
+        if found:
+            out[field.name] = found if field.many else found[0]
+    out.update(_geohashes(out))
+    return out
+
+
+def _geohashes(fields: IndexFields) -> IndexFields:
+    """geohash_1..9 from the box, as the indexer's GeohashConverter makes them; none when a
+    coordinate is missing or south is above north (where the indexer fails on the record)."""
+    coords = [fields.get(name) for name in BOX]
+    if not all(isinstance(c, str) for c in coords):
+        return {}
+    north, south, east, west = (float(str(c)) for c in coords)
+    if south > north:
+        return {}
+    lat, lon = convert.box_centre(north, south, east, west)
+    return {f"geohash_{n}": [convert.geohash(lat, lon, n)] for n in range(1, 10)}
