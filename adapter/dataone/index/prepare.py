@@ -60,14 +60,12 @@ def _remote(url: str, document: dict[str, Any]) -> dict[str, Any]:
     return {"contentUrl": None, "contextUrl": None, "documentUrl": url, "document": document}
 
 
-def _loader(listed: bool) -> Any:
-    def load(url: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
-        spelled = url.strip()
-        if spelled not in SCHEMA_ORG_CONTEXT_URLS:
-            raise RemoteContextRefused(spelled)
-        return _remote(spelled, _list_context() if listed else bundled_context())
-
-    return load
+def _load(url: str, options: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The bundled schema.org context for any of its spellings; nothing else is fetched."""
+    spelled = url.strip()
+    if spelled not in SCHEMA_ORG_CONTEXT_URLS:
+        raise RemoteContextRefused(spelled)
+    return _remote(spelled, bundled_context())
 
 
 @cache
@@ -96,15 +94,16 @@ def prepared(document: Any) -> list[Any]:
     """expand -> compact to schema.org -> expand with the list context, as the indexer does.
 
     A document in the https://schema.org/ vocabulary is compacted to the https context, as
-    the indexer does, so its terms come out the same; the compacted document then names the
-    schema.org context, which the last expansion reads as the http list context."""
-    plain = {"documentLoader": _loader(False)}
+    the indexer does, so its terms come out the same; the last expansion reads the compacted
+    document with the http list context. Both are given inline: pyld caches a context
+    fetched by URL process-wide, so one URL cannot mean two contexts."""
+    plain = {"documentLoader": _load}
     with PYLD_LOCK:
         expanded = jsonld.expand(copy.deepcopy(document), plain)
         ctx = _https_context() if is_https(expanded) else bundled_context()["@context"]
         compacted = jsonld.compact(expanded, ctx, plain)
-        compacted["@context"] = "http://schema.org/"
-        result: list[Any] = jsonld.expand(compacted, {"documentLoader": _loader(True)})
+        compacted["@context"] = _list_context()["@context"]
+        result: list[Any] = jsonld.expand(compacted, plain)
     return result
 
 
