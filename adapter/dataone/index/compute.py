@@ -11,8 +11,8 @@ the indexer derives them.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
-from functools import cache
 from typing import Any
 
 from rdflib import Graph
@@ -34,10 +34,18 @@ _CONVERTERS: dict[str, Callable[[str], str | None]] = {
 BOX = ("northBoundCoord", "southBoundCoord", "eastBoundCoord", "westBoundCoord")
 
 
-@cache
-def _compiled() -> tuple[tuple[Field, Query], ...]:
-    """Every field's query, parsed once per process."""
-    return tuple((f, prepareQuery(f.text)) for f in FIELDS)
+_PARSING = threading.Lock()
+_parsed: list[tuple[Field, Query]] = []
+
+
+def _compiled() -> list[tuple[Field, Query]]:
+    """Every field's query, parsed once per process. rdflib's SPARQL parser (pyparsing)
+    is not thread-safe, and a sync checks pages in threads: one thread parses."""
+    if not _parsed:
+        with _PARSING:
+            if not _parsed:
+                _parsed.extend((f, prepareQuery(f.text)) for f in FIELDS)
+    return _parsed
 
 
 def dataone_index(document: Any) -> IndexFields:

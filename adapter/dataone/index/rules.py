@@ -82,9 +82,10 @@ LICENSE_UNREAD = FindingType(
 LICENSE_UNNAMED = FindingType(
     "dataone/index-license-unnamed",
     Severity.INFO,
-    "The `license` is only a URL (or text); DataONE's indexer then shows that text as the "
-    'licence name. To show a name, publish a CreativeWork: "license": {"@id": '
-    '"https://spdx.org/licenses/CC-BY-4.0", "@type": "CreativeWork", "name": "CC BY 4.0"}.',
+    "The `license` is text, not a URL or a named licence; DataONE's indexer shows that text "
+    "as both the licence URL and its name. Publish the licence's IRI with its name: "
+    '"license": {"@id": "https://spdx.org/licenses/CC-BY-4.0", "@type": "CreativeWork", '
+    '"name": "CC BY 4.0"}.',
 )
 FUNDING_UNREAD = FindingType(
     "dataone/index-funding-unread",
@@ -353,14 +354,13 @@ def _licence(dataset: Mapping[str, Any], fields: IndexFields, url: str) -> Itera
         )
         return
     urls = fields.get("licenseUrl", [])
-    names = fields.get("licenseName", [])
-    names = [names] if isinstance(names, str) else names
     urls = [urls] if isinstance(urls, str) else urls
-    if names and all(n in urls for n in names):
+    texts = [u for u in urls if not re.match(r"[a-z][a-z0-9+.-]*:\S+$", u, re.I)]
+    if texts:
         yield LICENSE_UNNAMED.at(
             url,
-            f"license is only {show(names[0])}; DataONE's indexer shows that text as the "
-            f"licence name. To show a name, publish a CreativeWork: {snippet}.",
+            f"license is the text {show(texts[0])}; DataONE's indexer shows it as both the "
+            f"licence URL and its name. Publish the licence's IRI with its name: {snippet}.",
             "$.license",
         )
 
