@@ -38,6 +38,11 @@ removal or a change of meaning bumps the version)::
         "encoding": [MediaObject],       # encoding and subjectOf metadata links
         "distributions": [MediaObject],
         "checklist": [CheckItem], # the profile's requirements, in the profile's order
+        "dataone_index": {str: str | [str]},  # the Solr fields DataONE's indexer would fill
+                                  # ("title", "abstract", "author", "origin", "pubDate",
+                                  # "keywords", "licenseUrl", "northBoundCoord", ...): a string
+                                  # where it keeps one value, a list where it keeps every
+                                  # value; absent where the index would be empty
         "findings": [Finding]     # about this Dataset
       }],
       "signposts": [Link],        # FAIR Signposting relations only (cite-as, describedby,
@@ -84,6 +89,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from adapter.dataone.index.preview import preview
 from adapter.dataone.profiles import PROFILE_UNMET
 from adapter.dataone.profiles import as_json as checklist_json
 from adapter.dataone.soso.codes import ABSENT as SOSO_ABSENT
@@ -141,6 +147,9 @@ def _dataset(d: DatasetResult) -> dict[str, Any]:
         "encoding": _media(d.encoding),
         "distributions": _media(d.distributions),
         "checklist": checklist_json(d.checklist),
+        "dataone_index": {
+            k: v if isinstance(v, str) else list(v) for k, v in d.dataone_index.items()
+        },
         "findings": [f.as_dict() for f in d.findings],
     }
 
@@ -197,6 +206,7 @@ def render_text(report: DatasetReport) -> str:
     for i, dataset in enumerate(report.datasets, start=1):
         lines += ["", *_dataset_lines(dataset, i, len(report.datasets))]
         lines += checklist_lines(dataset, report.profile)
+        lines += search_lines(dataset)
     lines += ["", *_findings_lines(report)]
     lines += ["", *signpost_lines(report)]
     return "\n".join(lines) + "\n"
@@ -293,6 +303,15 @@ def checklist_lines(d: DatasetResult, profile: str) -> list[str]:
         kind = "" if item.blocking else " (recommended)"
         codes = f"  <- {', '.join(item.codes)}" if item.codes else ""
         out.append(f"    {mark} {item.label}{kind}{codes}")
+    return out
+
+
+def search_lines(d: DatasetResult) -> list[str]:
+    """ "In DataONE search": what its index would show of the Dataset ("-": nothing)."""
+    if not d.dataone_index:
+        return []
+    out = ["  In DataONE search:"]
+    out += [f"    {label:<10} {text}" for label, text in preview(d.dataone_index)]
     return out
 
 

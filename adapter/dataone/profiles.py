@@ -225,6 +225,17 @@ MNLITE = Profile(
 )
 
 
+# the dataone/index- warnings: what DataONE search would miss or garble (adapter.dataone.index);
+# recommended under soso (SOSO itself recommends shapes the index garbles, e.g. DefinedTerm
+# keywords); a node makes them blocking with `required: ["dataone/index-"]`
+DATAONE_SEARCH = Requirement(
+    "dataone-search",
+    "DataONE search reads the Dataset as published: named creators, a box, dates, licence",
+    prefixes=("dataone/index-",),
+    blocking=False,
+)
+
+
 def _soso(name: str, label: str, judge: Judge, *properties: str) -> Requirement:
     """A soso requirement: its judge, and the soso/ findings about its properties."""
     codes = tuple(code for prop in properties for code in soso_codes.BY_PROPERTY.get(prop, ()))
@@ -291,6 +302,7 @@ SOSO = Profile(
             advisory=_codes(media.DISTRIBUTION_INCOMPLETE, media.WRONG_PROPERTY),
             judge=_data_download,
         ),
+        DATAONE_SEARCH,
     ),
     SCHEMES,
 )

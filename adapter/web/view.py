@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from adapter.dataone.index.preview import preview
 from adapter.doi import doi_url
 from adapter.findings import Finding, Severity, Stage
 from adapter.jsonld.framed import first_literal
@@ -90,6 +91,9 @@ class DatasetView:
     encoding: list[MediaView]
     distributions: list[MediaView]
     where: str
+    # what DataONE search would show: (label, text) rows, "-" where it shows nothing
+    search: list[tuple[str, str]]
+    search_missing: list[str]  # the labels of the rows search would leave empty
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +187,7 @@ def _item(item: ChecklistItem) -> CheckItem:
 
 
 def _dataset(d: DatasetResult, index: int, count: int) -> DatasetView:
+    rows = preview(d.dataone_index) if d.dataone_index else []
     return DatasetView(
         label=f"Dataset {index} of {count}" if count > 1 else "Dataset",
         name=first_literal(d.framed, "name") or "(no name)",
@@ -194,6 +199,8 @@ def _dataset(d: DatasetResult, index: int, count: int) -> DatasetView:
         encoding=[_media(r) for r in d.encoding],
         distributions=[_media(r) for r in d.distributions],
         where=d.where or "",
+        search=rows,
+        search_missing=[label for label, text in rows if text == "-"],
     )
 
 

@@ -117,8 +117,13 @@ def test_json_report_schema(serve_site: Serve) -> None:
         "encoding",
         "distributions",
         "checklist",  # added by issue 17 (requirement profiles)
+        "dataone_index",  # added by issue 28 (what DataONE search shows)
         "findings",
     }
+    index = ds["dataone_index"]
+    assert all(isinstance(v, str | list) for v in index.values())
+    assert index["title"] == "Soil respiration chamber fluxes, Harvard Forest, 2018"
+    assert isinstance(index["serviceEndpoint"], list)
     item = {"requirement", "label", "blocking", "met", "codes"}
     assert all(set(i) == item for i in ds["checklist"])
     assert ds["persistent_identifiers"] == [

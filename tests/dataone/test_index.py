@@ -20,6 +20,10 @@ from adapter.dataone.index import prepare
 from adapter.dataone.index.compute import dataone_index
 from adapter.dataone.index.convert import geohash, java_double, latitude, longitude, solr_date
 from adapter.dataone.index.rules import index_dataset
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
+from adapter.limits import DEFAULT_LIMITS
+from adapter.pipeline import CheckOptions, check_landing_page
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures"
 CTX = {"@vocab": "http://schema.org/"}
@@ -291,3 +295,28 @@ def test_an_unreadable_date_published() -> None:
 def test_garbled_keywords() -> None:
     doc = {"@context": CTX, "@type": "Dataset", "keywords": {"@type": "DefinedTerm", "name": "k"}}
     assert "blank-node" in findings_for(doc)["dataone/index-garbled-text"]
+
+
+# -- in the pipeline: every Dataset, every profile -------------------------------------------
+
+
+def check(serve_site: Any, path: str, **options: Any) -> Any:
+    server = serve_site("page-index")
+    with Fetcher(DEFAULT_LIMITS, policy=AddressPolicy([server.origin])) as fetcher:
+        return check_landing_page(server.url(path), fetcher, CheckOptions(**options))
+
+
+def test_warnings_under_soso_recommended_and_blocking_when_a_node_requires_them(
+    serve_site: Any,
+) -> None:
+    report = check(serve_site, "/dataset/boxes.html", profile="soso")
+    (dataset,) = report.datasets
+    item = next(i for i in dataset.checklist if i.name == "dataone-search")
+    assert not item.met and not item.blocking
+    assert "dataone/index-box-inverted" in item.codes
+    assert dataset.dataone_index["title"] == "Kelp canopy surveys, two regions"
+    required = check(
+        serve_site, "/dataset/boxes.html", required=frozenset({"dataone/index-"})
+    ).datasets[0]
+    assert not required.harvestable
+    assert "dataone/required-check-failed" in {f.code for f in required.findings}

@@ -130,6 +130,34 @@ def test_good_page_shows_signposting_table(browser: Any, make_web: MakeWeb, site
     page.close()
 
 
+def test_the_dataone_search_preview_card(browser: Any, make_web: MakeWeb, sites: Any) -> None:
+    site = sites("page-index")
+    web = make_web(origins(site))
+    page = browser.new_page()
+    page.goto(web.url("/check"))
+    page.fill("#url", site[0].url("/dataset/people.html"))  # people in `author`, not `creator`
+    page.click("form.by-url button[type=submit]")
+    page.wait_for_selector(".search-card")
+    card = page.locator(".search-card")
+    assert card.locator(".search-title").inner_text() == "Snowpack chemistry, Niwot Ridge, 2019"
+    rows = dict(
+        zip(
+            card.locator("dt").all_inner_texts(),
+            card.locator("dd").all_inner_texts(),
+            strict=True,
+        )
+    )
+    assert rows["author"] == "not shown"
+    assert rows["abstract"].startswith("Major ion and stable isotope chemistry")
+    assert rows["place"] == "not shown"  # a GeoCoordinates point: no box for the index
+    assert rows["licence"] == "CC BY 4.0"
+    assert "author" in card.locator("p.muted").inner_text()
+    codes = page.locator("#stage-dataone a.code").all_inner_texts()
+    assert "dataone/index-author-not-creator" in codes
+    shot(page, "check-search-card")
+    page.close()
+
+
 def test_pasted_jsonld_is_checked_without_a_fetch(browser: Any, make_web: MakeWeb) -> None:
     web = make_web()
     page = browser.new_page()
