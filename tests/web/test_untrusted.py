@@ -131,7 +131,8 @@ def test_a_hostile_page_is_never_reflected_unescaped(make_web: MakeWeb, sites: A
     assert "window.pwned" in body  # the payloads are shown, as text
     assert "&lt;script&gt;window.pwned=&#39;name&#39;" in body
     assert re.findall(r"<script[^>]*>", body, re.IGNORECASE) == [
-        '<script src="/static/copy.js" defer>'  # ours, the only one
+        '<script src="/static/copy.js" defer>',  # ours, the only ones
+        '<script src="/static/focus.js" defer>',
     ]
     assert "<img" not in body.lower()
     assert not re.search(r"\son\w+\s*=", re.sub(r">[^<]*<", "><", body))  # no event handler
