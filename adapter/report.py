@@ -19,6 +19,8 @@ removal or a change of meaning bumps the version)::
       "status": int | null,       # HTTP status of the landing page
       "not_modified": bool,       # a conditional GET answered 304
       "harvestable": bool,        # no page-level error and at least one clean Dataset
+      "verdict": str,             # "harvestable" | "not-harvestable" | "could-not-check"
+                                  # (the landing page never answered: nothing was checked)
       "profile": str,             # the requirement profile that decided `harvestable`:
                                   # "dataone" | "soso" | "mnlite" | "custom"
       "path": [str],              # every URL visited to reach the Dataset, in order
@@ -96,6 +98,7 @@ from adapter.dataone.soso.codes import ABSENT as SOSO_ABSENT
 from adapter.dataone.soso.codes import PROPERTIES as SOSO_PROPERTIES
 from adapter.doi import doi_url
 from adapter.findings import Finding, Severity, Stage
+from adapter.http import findings as fetch_findings
 from adapter.jsonld.framed import first_literal
 from adapter.models import DatasetReport, DatasetResult, Link, MediaObjectRef
 from adapter.page.findings import SITEMAP_GIVEN
@@ -117,6 +120,7 @@ def to_json(report: DatasetReport) -> dict[str, Any]:
         "status": report.status,
         "not_modified": report.not_modified,
         "harvestable": report.harvestable,
+        "verdict": verdict(report),
         "profile": report.profile,
         "path": list(report.path),
         "summary": {
@@ -212,9 +216,40 @@ def render_text(report: DatasetReport) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The landing page never answered (refused, DNS, a timeout or the check's deadline, an
+# address refused, a paused host): nothing about the page was learned.
+UNREACHED = frozenset(
+    t.code
+    for t in (
+        fetch_findings.CONNECTION,
+        fetch_findings.TIMEOUT,
+        fetch_findings.UNSAFE_URL,
+        fetch_findings.HOST_PAUSED,
+        fetch_findings.RATE_LIMITED,
+    )
+)
+
+
+def could_not_check(report: DatasetReport) -> Finding | None:
+    """The finding that says why the page was never checked, or None when it was."""
+    if report.fetched is not None or report.status is not None or report.datasets:
+        return None
+    return next((f for f in report.findings if f.code in UNREACHED), None)
+
+
+def verdict(report: DatasetReport) -> str:
+    """harvestable | not-harvestable | could-not-check: not checked is not refused."""
+    if report.harvestable:
+        return "harvestable"
+    return "could-not-check" if could_not_check(report) else "not-harvestable"
+
+
 def _verdict(report: DatasetReport) -> str:
     if report.not_modified:
         return f"NOT MODIFIED  {report.url}  (HTTP 304: unchanged since the last check)"
+    why = could_not_check(report)
+    if why is not None and not report.harvestable:
+        return f"COULD NOT CHECK  {report.url}\n  why: {why.message} ({why.code})"
     word = "HARVESTABLE" if report.harvestable else "NOT HARVESTABLE"
     return f"{word}  {report.url}"
 
@@ -237,7 +272,7 @@ def _summary(report: DatasetReport) -> list[str]:
         f"{_plural(counts[Severity.WARNING], 'warning')}, {counts[Severity.INFO]} info"
     )
     blocking = to_fix(report)
-    if blocking and not report.not_modified:
+    if blocking and not report.not_modified and could_not_check(report) is None:
         out.append(f"  to fix: {', '.join(blocking)}")
     out += _recommended(every)
     return out

@@ -17,21 +17,17 @@ import click
 from adapter import USER_AGENT
 from adapter.commands.args import BadValue, epilog, http_url, output_width
 from adapter.findings import catalogue
-from adapter.http import findings as fetch_findings
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
 from adapter.limits import Limits
 from adapter.models import DatasetReport, Fetched
 from adapter.pipeline import CheckOptions, check_landing_page
-from adapter.report import render_text, to_json
+from adapter.report import render_text, to_json, verdict
 from adapter.signposting.resolve import FAILED, Resolution, find_landing_page, resolver_url
 
 # Someone is waiting at the terminal: retry a failed connection after 0.25, 0.5, 1 s
 # (the sync's fetcher waits 1, 2, 4 s).
 INTERACTIVE_RETRY = 0.25
-
-# The landing page itself never answered: nothing about the site was learned.
-_UNREACHABLE = frozenset({fetch_findings.CONNECTION.code, fetch_findings.TIMEOUT.code})
 
 
 EXAMPLES = epilog(
@@ -41,7 +37,7 @@ EXAMPLES = epilog(
     "adapter check-dataset --file draft.html --base-url https://example.org/d/1",
     "curl -s https://example.org/d/1 | adapter check-dataset --file -",
     exits="0 harvestable, 1 not harvestable, 2 a usage error or the page could not be "
-    "reached at all (refused, DNS, timeout).",
+    "checked at all (refused connection or address, DNS, timeout): COULD NOT CHECK.",
 )
 
 
@@ -257,11 +253,8 @@ def _note_resolution(report: DatasetReport, url: str, resolution: Resolution) ->
 
 
 def exit_code(report: DatasetReport) -> int:
-    if report.harvestable:
-        return 0
-    if report.fetched is None and any(f.code in _UNREACHABLE for f in report.findings):
-        return 2
-    return 1
+    """0 harvestable, 1 not harvestable, 2 could not check (the page never answered)."""
+    return {"harvestable": 0, "could-not-check": 2}.get(verdict(report), 1)
 
 
 @click.command(

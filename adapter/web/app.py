@@ -35,7 +35,7 @@ import markupsafe
 
 from adapter.findings import FindingType, catalogue
 from adapter.models import DatasetReport
-from adapter.report import to_json
+from adapter.report import to_json, verdict
 from adapter.store import overview
 from adapter.web.checking import BadInput, Checker
 from adapter.web.forms import Form, TooLarge, body_form, query_form
@@ -182,7 +182,7 @@ class WebApp:
             return self._refusal(environ, "400 Bad Request", str(exc), form, wants_json)
         finally:
             self.running.release()
-        log.info("web check %s from %s: harvestable=%s", report.url, client, report.harvestable)
+        log.info("web check %s from %s: %s", report.url, client, verdict(report))
         if wants_json:
             return _json("200 OK", to_json(report))
         view = report_view(report)

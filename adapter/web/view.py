@@ -15,7 +15,7 @@ from adapter.doi import doi_url
 from adapter.findings import Finding, Severity, Stage
 from adapter.jsonld.framed import first_literal
 from adapter.models import ChecklistItem, DatasetReport, DatasetResult, MediaObjectRef
-from adapter.report import ORDER, STAGES, dataset_says, row_codes, to_fix
+from adapter.report import ORDER, STAGES, could_not_check, dataset_says, row_codes, to_fix
 from adapter.signposting.crosscheck import primary_dataset
 from adapter.signposting.links import SIGNPOSTING_RELS, anchored_at, group, url_key
 from adapter.signposting.proposal import PROPOSAL, propose
@@ -35,7 +35,7 @@ _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    word: str  # HARVESTABLE, NOT HARVESTABLE, NOT MODIFIED
+    word: str  # HARVESTABLE, NOT HARVESTABLE, COULD NOT CHECK, NOT MODIFIED
     tone: str  # ok | bad | neutral: the CSS class
     url: str
     final_url: str | None
@@ -45,6 +45,8 @@ class Verdict:
     info: int
     to_fix: list[str]  # codes of the errors (an unmet requirement's own codes), in order
     path: list[str]
+    why_unchecked: str = ""  # COULD NOT CHECK: why the page never answered
+    why_code: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,10 +147,13 @@ def report_view(report: DatasetReport) -> ReportView:
 
 def verdict(report: DatasetReport) -> Verdict:
     every = report.all_findings()
+    unchecked = could_not_check(report)
     if report.not_modified:
         word, tone = "NOT MODIFIED", "neutral"
     elif report.harvestable:
         word, tone = "HARVESTABLE", "ok"
+    elif unchecked is not None:
+        word, tone = "COULD NOT CHECK", "neutral"
     else:
         word, tone = "NOT HARVESTABLE", "bad"
     return Verdict(
@@ -160,8 +165,10 @@ def verdict(report: DatasetReport) -> Verdict:
         errors=sum(f.severity is Severity.ERROR for f in every),
         warnings=sum(f.severity is Severity.WARNING for f in every),
         info=sum(f.severity is Severity.INFO for f in every),
-        to_fix=to_fix(report),
+        to_fix=[] if unchecked else to_fix(report),
         path=list(report.path) if len(report.path) > 1 else [],
+        why_unchecked=unchecked.message if unchecked else "",
+        why_code=unchecked.code if unchecked else "",
     )
 
 

@@ -103,6 +103,7 @@ def test_json_report_schema(serve_site: Serve) -> None:
         "datasets",
         "signposts",
         "other_links",  # added by issue 17
+        "verdict",  # added by issue 30: could-not-check is not not-harvestable
         "findings",
     }
     assert set(ds) == {
@@ -189,8 +190,22 @@ def test_unreachable_page_exits_2(virtual_clock: FakeClock) -> None:
         port = s.getsockname()[1]
     code, out = invoke("check-dataset", "--json", f"http://127.0.0.1:{port}/dataset/1")
     assert code == 2
-    assert json.loads(out)["findings"][0]["code"] == "fetch/connection-failed"
+    report = json.loads(out)
+    assert report["findings"][0]["code"] == "fetch/connection-failed"
+    assert report["verdict"] == "could-not-check" and report["harvestable"] is False
     assert len(virtual_clock.sleeps) == 3  # after max_retries backoffs, on virtual time
+    code, out = invoke("check-dataset", f"http://127.0.0.1:{port}/dataset/1")
+    assert code == 2
+    assert out.startswith("COULD NOT CHECK  http://127.0.0.1:") and "NOT HARVESTABLE" not in out
+    assert "why: " in out and "(fetch/connection-failed)" in out and "to fix:" not in out
+
+
+def test_a_page_that_answered_is_harvestable_or_not_never_could_not_check(
+    serve_site: Serve,
+) -> None:
+    server = serve_site("page-http")
+    code, out = invoke("check-dataset", "--json", server.url("/dataset/gone"))
+    assert code == 1 and json.loads(out)["verdict"] == "not-harvestable"
 
 
 def test_usage_errors_exit_2() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -173,3 +174,19 @@ def test_the_checklist_is_the_chosen_profiles(make_web: MakeWeb, sites: Any) -> 
     assert data["profile"] == "mnlite" and data["harvestable"] is True
     bad = requests.get(web.url("/check"), params={"url": page, "profile": "lenient"}, timeout=30)
     assert bad.status_code == 400 and "not a requirement profile" in bad.text
+
+
+def test_an_unreachable_page_could_not_be_checked_not_refused(make_web: MakeWeb) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/dataset/1"
+    web = make_web([f"http://127.0.0.1:{port}"], deadline=5.0)
+    got = requests.get(web.url("/check"), params={"url": url}, timeout=60)
+    assert got.status_code == 200
+    assert ">COULD NOT CHECK<" in got.text and "NOT HARVESTABLE" not in got.text
+    assert "Nothing was checked" in got.text and "To fix" not in got.text
+    as_json = requests.get(
+        web.url("/check"), params={"url": url}, headers={"Accept": "application/json"}, timeout=60
+    ).json()
+    assert as_json["verdict"] == "could-not-check"
