@@ -25,7 +25,7 @@ from contextlib import suppress
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection, Engine, bindparam, create_engine, event, select
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import NullPool
 
 from adapter.errors import StoreError
@@ -84,6 +84,11 @@ def reader_engine(engine: Engine) -> Engine:
     return readers
 
 
+def _lost(exc: Exception, conn: Connection) -> bool:
+    """Whether `exc` says the database ended the connection (SQLAlchemy's disconnect test)."""
+    return isinstance(exc, DBAPIError) and (exc.connection_invalidated or conn.invalidated)
+
+
 class Reads:
     """One autocommit connection per thread, opened on first use; `close` ends them all."""
 
@@ -95,17 +100,30 @@ class Reads:
         self._lock = threading.Lock()
 
     def run(self, read: Callable[[Connection], T]) -> T:
-        conn: Connection | None = getattr(self._local, "conn", None)
+        """`read` on this thread's connection, and once more on a new one when the database
+        had ended the kept one (a restart): else each thread answered one more failure after
+        the database was back. A StoreError when the database cannot be read."""
+        kept: Connection | None = getattr(self._local, "conn", None)
+        if kept is not None:
+            try:
+                return read(kept)
+            except (SQLAlchemyError, sqlite3.Error) as exc:
+                self._drop(kept)
+                if not _lost(exc, kept):
+                    raise self._error(exc) from exc
+        conn: Connection | None = None
         try:
-            if conn is None:
-                conn = self._engine.connect()
-                self._local.conn = conn
-                with self._lock:
-                    self._open.add(conn)
+            conn = self._engine.connect()
+            self._local.conn = conn
+            with self._lock:
+                self._open.add(conn)
             return read(conn)
         except (SQLAlchemyError, sqlite3.Error) as exc:
             self._drop(conn)
-            raise StoreError(f"store {self._url} cannot be read: {exc}") from exc
+            raise self._error(exc) from exc
+
+    def _error(self, exc: Exception) -> StoreError:
+        return StoreError(f"store {self._url} cannot be read: {exc}")
 
     def _drop(self, conn: Connection | None) -> None:
         self._local.conn = None
