@@ -90,7 +90,7 @@ class Server:
 
 
 SERVERS = {
-    "waitress": Server("waitress, 8 threads", ("--threads", "8")),
+    "waitress": Server("waitress, 8 threads", ("--server", "waitress", "--threads", "8")),
     "granian": Server(
         "granian, 2 workers x 4 threads",
         ("--server", "granian", "--workers", "2", "--threads", "4"),
@@ -490,7 +490,10 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
     d1: dict[str, dict[str, float]] = {}
     servers = [SERVERS[key] for key in args.servers.split(",")]
     if args.baseline:
-        before = Server(f"waitress, 8 threads, before ({args.baseline})", ("--threads", "8"))
+        before = Server(
+            f"waitress, 8 threads, before ({args.baseline})",
+            ("--server", "waitress", "--threads", "8"),
+        )
         servers.insert(0, replace(before, pythonpath=args.baseline.resolve()))
     saved = apistore.CACHE / "api-results.json"
     if args.reuse:

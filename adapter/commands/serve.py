@@ -3,9 +3,10 @@
 The check page (`adapter web`) is served beside it, at `/check` and `/findings`,
 and with `--ops` the operator view of the store at `/ops`.
 
-One process (or, with `--server granian --workers N`, N forked processes:
-adapter.commands.serving_granian) serves every configured node at
-`http://HOST:PORT/<short name>/v2`.
+Under granian (the `granian` extra: one forked worker per core,
+adapter.commands.serving_granian) when it is installed and the port is fixed, else under
+waitress (one process), it serves every configured node at `http://HOST:PORT/<short name>/v2`,
+and says at start which server answers and why.
 It opens the store without migrating it (the API never writes anything but
 synchronization failures and, in batches, the access log of getLogRecords), so it can
 run beside a sync writing to the same SQLite file (WAL) or PostgreSQL database.
@@ -27,7 +28,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -40,6 +41,7 @@ from adapter.commands.web import ops_secret
 from adapter.config.load import load_config, placeholder_subjects, quick_node
 from adapter.config.settings import AccessLogSettings, AuthSettings, NodeSettings
 from adapter.errors import ConfigError, StoreError
+from adapter.extras import install_hint, installed, require
 from adapter.service.logsetup import LogFormat, configure
 
 if TYPE_CHECKING:  # the API's types, without importing it for `adapter --help`
@@ -99,6 +101,57 @@ def _versionless(url: str) -> str:
     for suffix in ("/v1", "/v2"):
         url = url.removesuffix(suffix)
     return url
+
+
+WAITRESS_THREADS = 8
+GRANIAN_THREADS = 4  # per worker: benchmarks/api.py measures 2 workers x 4 threads
+
+
+@dataclass(frozen=True, slots=True)
+class Server:
+    """Which WSGI server answers, with how many processes and threads, and why that one."""
+
+    kind: Literal["waitress", "granian"]
+    workers: int
+    threads: int
+    why: str = ""  # why waitress when granian was not asked for
+
+    def __str__(self) -> str:
+        if self.kind == "granian":
+            return f"with granian, {self.workers} worker(s) of {self.threads} threads"
+        return f"with waitress, {self.threads} threads" + (f" ({self.why})" if self.why else "")
+
+
+def cores() -> int:
+    """The cores this process may run on (its affinity where the system has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def choose_server(kind: str | None, workers: int | None, threads: int | None, port: int) -> Server:
+    """The server `adapter serve` runs: granian when asked, or when installed and the port is
+    fixed (its workers share one port the system cannot choose), else waitress.
+
+    Asking for granian (`--server granian`, or `--workers`) without it installed says which
+    extra to install; `--workers` under waitress, which runs one process, is a usage error.
+    """
+    if kind == "waitress":
+        if workers is not None and workers > 1:
+            raise click.UsageError("--workers needs granian (waitress runs one process)")
+        return Server("waitress", 1, threads or WAITRESS_THREADS)
+    asked = kind == "granian" or workers is not None
+    if asked:
+        require("granian", "--server granian" if kind == "granian" else "--workers")
+    elif not installed("granian"):
+        why = "granian is not installed; for several times the requests per second: "
+        why += install_hint("granian")
+        return Server("waitress", 1, threads or WAITRESS_THREADS, why)
+    elif port == 0:
+        why = "--port 0: granian's workers need a fixed --port"
+        return Server("waitress", 1, threads or WAITRESS_THREADS, why)
+    return Server("granian", workers or cores(), threads or GRANIAN_THREADS)
 
 
 NO_AUTH = AuthSettings()
@@ -203,22 +256,24 @@ def serve_settings(
 @click.option("--node-id", "node_ids", multiple=True, help="Serve only this node (repeatable).")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8080, show_default=True, type=click.IntRange(0, 65535))
-@click.option("--threads", default=8, show_default=True, type=click.IntRange(1, 256))
+@click.option(
+    "--threads",
+    type=click.IntRange(1, 256),
+    help=f"Threads per process answering requests (default: {WAITRESS_THREADS} under waitress, "
+    f"{GRANIAN_THREADS} in each granian worker).",
+)
 @click.option(
     "--server",
     "server_kind",
     type=click.Choice(["waitress", "granian"]),
-    default="waitress",
-    show_default=True,
-    help="waitress: one process; granian: --workers processes, HTTP parsed in Rust "
-    "(3 to 4 times the requests per second: use it in production; see the operator guide).",
+    help="granian: --workers processes, HTTP parsed in Rust (several times waitress's requests "
+    "per second; the `granian` extra); waitress: one process. Default: granian when it is "
+    "installed and --port is fixed, else waitress; the server says which when it starts.",
 )
 @click.option(
     "--workers",
-    default=1,
-    show_default=True,
     type=click.IntRange(1, 64),
-    help="Processes answering requests (--server granian; about one per core).",
+    help="granian's processes answering requests (default: one per core).",
 )
 @click.option(
     "--log-format",
@@ -271,15 +326,15 @@ def serve(
     node_ids: tuple[str, ...],
     host: str,
     port: int,
-    threads: int,
+    threads: int | None,
     log_format: str | None,
     public_url: str | None,
     submitter: str | None,
     rights_holder: str | None,
     contact_subject: str | None,
     with_ops: bool = False,
-    server_kind: str = "waitress",
-    workers: int = 1,
+    server_kind: str | None = None,
+    workers: int | None = None,
     niceness: int = DEFAULT_NICE,
     idle: bool = DEFAULT_IDLE,
 ) -> None:
@@ -314,10 +369,9 @@ def serve(
         raise ConfigError(f"auth.cn_certificate: {exc}") from None
     retention = retention_from(chosen.access_log)
     ops_token = ops_secret(chosen.ops_token) if with_ops else None
-    if workers > 1 and server_kind != "granian":
-        raise click.UsageError("--workers needs --server granian (waitress runs one process)")
+    runner = choose_server(server_kind, workers, threads, port)
     lower_priority(niceness, idle)  # before granian's workers start: they inherit it
-    if server_kind == "granian":
+    if runner.kind == "granian":
         _serve_granian(
             url,
             settings,
@@ -325,13 +379,13 @@ def serve(
             (with_ops, ops_token),
             host,
             port,
-            threads,
-            workers,
+            runner,
             public_url,
             authority,
             retention,
         )
         return
+    threads = runner.threads
     store = Store.open(url, create=False)
     # lazy: every command module loads for `adapter --help`, which needs no API
     from adapter.api.app import MemberNodeApp
@@ -359,7 +413,9 @@ def serve(
     api.serve_nodes([member_node(s, listen_url, public_url) for s in settings])
 
     def announce() -> None:
-        _announce(settings, bound, f"Serving {len(settings)} node(s) from {url}; Ctrl-C stops.")
+        _announce(
+            settings, bound, f"Serving {len(settings)} node(s) from {url} {runner}; Ctrl-C stops."
+        )
         _announce_ops(bound, with_ops, ops_token)
 
     access_log.start()
@@ -408,8 +464,7 @@ def _serve_granian(
     ops: tuple[bool, str | None],
     host: str,
     port: int,
-    threads: int,
-    workers: int,
+    server: Server,
     public_url: str | None,
     authority: Authority,
     retention: LogRetention,
@@ -431,7 +486,7 @@ def _serve_granian(
         api = MemberNodeApp(
             store, nodes, access_log=access_log, authority=authority, retention=retention
         )
-        app = _application(store, api, settings, configured, ops, threads)
+        app = _application(store, api, settings, configured, ops, server.threads)
         access_log.start()
 
         def at_exit() -> None:
@@ -442,14 +497,13 @@ def _serve_granian(
 
     def announce() -> None:
         _announce(
-            settings,
-            bound,
-            f"Serving {len(settings)} node(s) from {url} with granian, {workers} worker(s) "
-            f"of {threads} threads; Ctrl-C stops.",
+            settings, bound, f"Serving {len(settings)} node(s) from {url} {server}; Ctrl-C stops."
         )
         _announce_ops(bound, *ops)
 
-    serve_forked(build, host, port, workers=workers, threads=threads, announce=announce)
+    serve_forked(
+        build, host, port, workers=server.workers, threads=server.threads, announce=announce
+    )
 
 
 def _announce(settings: list[NodeSettings], bound: str, serving: str) -> None:

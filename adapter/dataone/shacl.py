@@ -23,6 +23,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from adapter.extras import install_hint, installed
 from adapter.findings import Finding, FindingType, Severity
 
 SOSO = "soso"  # the name of the bundled shapes
@@ -64,7 +65,15 @@ class ShapesError(ValueError):
 
 
 def load_shapes(source: str | Path) -> Any:
-    """The shapes graph: `soso` (bundled) or a Turtle file; cached per source."""
+    """The shapes graph: `soso` (bundled) or a Turtle file; cached per source.
+
+    Without pyshacl (the `shacl` extra) nothing could validate against them: said here, so
+    `check-dataset --shacl` stops before fetching and a node's `checks.shacl` says it per page.
+    """
+    if not installed("pyshacl"):
+        raise ShapesError(
+            f"SHACL shapes need pyshacl, which is not installed: {install_hint('pyshacl')}"
+        )
     return _load(str(source))
 
 

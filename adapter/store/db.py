@@ -28,6 +28,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, OperationalError, SQLAlchemyError
 
 from adapter.errors import StoreError
+from adapter.extras import require
 from adapter.models import SyncRecord
 from adapter.shared import Shared
 from adapter.store import schema as t
@@ -198,6 +199,7 @@ class Store(History, Outbox, AccessLog):
             sqlite_file(url, sa_url.host, sa_url.database, create=create)
             engine = _sqlite_engine(sa_url.render_as_string(hide_password=False))
         elif sa_url.get_backend_name() == "postgresql":
+            require("psycopg", "a postgresql:// store")
             engine = create_engine(sa_url, pool_pre_ping=True)
         else:
             raise StoreError(f"{url}: only sqlite:/// and postgresql:// stores are supported")

@@ -1,7 +1,8 @@
-"""`adapter serve --server granian`: forked workers answer exactly as waitress does.
+"""`adapter serve` under granian: forked workers answer exactly as waitress does.
 
 The same store is served by the in-process waitress server of the other API
-tests and by `adapter serve --server granian --workers 2`; every read method
+tests and by `adapter serve` on a fixed port, which runs granian (installed by the
+`test` extra) with a worker per core and says so; every read method
 must give the same status, body and DataONE headers for every record (odd
 identifiers included), and the reads granian served must reach the access log.
 """
@@ -18,6 +19,7 @@ from urllib.parse import quote
 
 import requests
 
+from adapter.commands.serve import cores
 from adapter.store.accesslog import LogQuery
 from tests.api.test_server import World, world  # noqa: F401  (the module's fixture)
 from tests.support import SERVE_AS_STARTED, free_port
@@ -44,11 +46,7 @@ def _start(served: World, port: int) -> tuple[subprocess.Popen[str], str]:
             "--node-id",
             served.node.id,
             "--port",
-            str(port),
-            "--server",
-            "granian",
-            "--workers",
-            "2",
+            str(port),  # a fixed port and granian installed: granian, a worker per core
             "--threads",
             "2",
         ],
@@ -93,6 +91,8 @@ def test_granian_workers_answer_as_waitress_does(world: World) -> None:  # noqa:
     finally:
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0
+    assert process.stderr is not None
+    assert f"with granian, {cores()} worker(s) of 2 threads" in process.stderr.read()
     for what, theirs in answers.items():
         if what.startswith("HEAD "):
             quoted = what.removeprefix("HEAD ")
