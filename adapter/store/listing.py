@@ -13,7 +13,14 @@ the log already told us is kept per process:
   counted and added;
 - anchors: the (time, PID) of the entry at a position, learnt from each page
   served, so the next page (the coordinating node pages on with `start +=
-  count`) starts from its anchor instead of walking `start` entries.
+  count`) starts from its anchor instead of walking `start` entries;
+- and where no anchor is near (a page asked out of order, a page the other
+  granian worker served before, a restarted server), hops: from the nearest
+  anchor below, one index probe per `stride` entries (the entry `stride` places
+  on), each landing kept as an anchor. A deep page costs its hops once per
+  window and process, and from then on a seek and at most `stride` skipped
+  entries, as a page at the start does: on a 1,000,000-object store a page at
+  the last offset had cost eight times one at the first (benchmarks/api.py).
 
 Both rest on the change log's rule (adapter.store.ledger): entries are only
 appended, never changed or deleted, with each node's times strictly increasing
@@ -44,6 +51,7 @@ from adapter.store.schema import utc
 
 MAX_WINDOWS = 64  # distinct windows (node and filters) whose figures are kept
 MAX_ANCHORS = 20_000  # anchors per window: a 20-million-entry list at pages of 1,000
+STRIDE = 1_000  # entries between hops' anchors (wider where the window outgrows MAX_ANCHORS)
 Shape = tuple[bool, bool, bool, bool]  # which of fromDate, toDate, formatId, identifier
 
 
@@ -159,6 +167,24 @@ def _page(shape: Shape, anchored: bool) -> ClauseElement:
     )
 
 
+def _hop(shape: Shape, anchored: bool) -> ClauseElement:
+    """The (time, PID) of the entry `skip` places after the anchor (or from the first):
+    the page's walk, on the log's index alone, without the records' fields."""
+    source, where = _source_and_where(shape)
+    where.append(_lg.c.stamp <= bindparam("now", type_=t.Stamp))
+    if anchored:
+        after = bindparam("a_stamp", type_=t.Stamp)
+        where += [_lg.c.stamp >= after, or_(_lg.c.stamp > after, _lg.c.pid > bindparam("a_pid"))]
+    return (
+        select(_lg.c.stamp, _lg.c.pid)
+        .select_from(source)
+        .where(*where)
+        .order_by(_lg.c.stamp, _lg.c.pid)
+        .limit(bindparam("count"))  # 1 (a prepared statement takes every value by name)
+        .offset(bindparam("skip"))
+    )
+
+
 _SHAPES: list[Shape] = [
     (a, b, c, d)
     for a in (False, True)
@@ -174,6 +200,7 @@ def _prepared(build: Callable[[Shape, bool], ClauseElement], shape: Shape, flag:
 
 COUNT = {(s, newer): _prepared(_count, s, newer) for s in _SHAPES for newer in (False, True)}
 PAGE = {(s, anchored): _prepared(_page, s, anchored) for s in _SHAPES for anchored in (False, True)}
+HOP = {(s, anchored): _prepared(_hop, s, anchored) for s in _SHAPES for anchored in (False, True)}
 NEWEST = Prepared(lambda _: select(func.max(_lg.c.stamp)).where(_lg.c.node_id == bindparam("node")))
 
 
@@ -201,9 +228,10 @@ class _Kept:
 class Listing:
     """Pages of the change log with the totals and anchors kept (one per store, thread-safe)."""
 
-    def __init__(self) -> None:
+    def __init__(self, stride: int = STRIDE) -> None:
         self._kept: OrderedDict[Window, _Kept] = OrderedDict()
         self._lock = threading.Lock()
+        self._stride = stride
 
     def page(
         self, conn: Connection, window: Window, start: int, count: int
@@ -219,6 +247,8 @@ class Listing:
             kept = self._kept.get(window)
             at = kept.anchor_before(start) if kept is not None else None
             key = kept.anchors[at] if kept is not None and at is not None else None
+        if kept is not None:
+            at, key = self._hop(conn, window, kept, params, now, start, (at, key))
         shape = window.shape
         if key is None or at is None:
             rows = PAGE[(shape, False)].all(conn, **params, now=now, count=count, skip=start)
@@ -237,6 +267,37 @@ class Listing:
                     last = listed[-1]
                     kept.learn(start + len(listed) - 1, (last.listed, last.pid))
         return total, listed
+
+    def _hop(
+        self,
+        conn: Connection,
+        window: Window,
+        kept: _Kept,
+        params: dict[str, Any],
+        now: datetime | None,
+        start: int,
+        nearest: tuple[int | None, tuple[datetime, str] | None],
+    ) -> tuple[int | None, tuple[datetime, str] | None]:
+        """The anchor the page at `start` seeks from: `nearest`, moved on by hops of `stride`
+        entries while `start` is a stride or more beyond it, each landing learnt."""
+        at, key = nearest
+        stride = max(self._stride, -(-kept.total // MAX_ANCHORS))
+        while start - (-1 if at is None else at) - 1 >= stride:
+            if key is None or at is None:
+                row = HOP[(window.shape, False)].first(
+                    conn, **params, now=now, count=1, skip=stride - 1
+                )
+            else:
+                row = HOP[(window.shape, True)].first(
+                    conn, **params, now=now, count=1, skip=stride - 1, a_stamp=key[0], a_pid=key[1]
+                )
+            if row is None:  # past the window's end
+                break
+            at, key = (-1 if at is None else at) + stride, (utc(row[0]), str(row[1]))
+            with self._lock:
+                if self._kept.get(window) is kept:  # not counted anew since
+                    kept.learn(at, key)
+        return at, key
 
     def _total(
         self, conn: Connection, window: Window, params: dict[str, Any], now: datetime | None

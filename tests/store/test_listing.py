@@ -13,7 +13,7 @@ from sqlalchemy import delete, func, select
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.ledger import archive_page
-from adapter.store.listing import ListedObject, Window
+from adapter.store.listing import ListedObject, Listing, Window
 from tests.store.test_changelog import MS, NODE, dataset, write
 from tests.support import stores
 
@@ -115,3 +115,30 @@ def test_kept_figures_are_dropped_when_the_nodes_newest_time_goes_back(store: St
     with store.write() as conn:  # and an empty log lists nothing
         conn.execute(delete(lg))
     assert store.list_entries(window, count=1000) == (0, [])
+
+
+def hopped_pages(store: Store, window: Window, listing: Listing) -> None:
+    """Every page of the window from `listing`, asked deepest first (hops from nothing, or
+    from what it kept), then in the CN's order, then every other page."""
+    total = expected(store, window, 0, 0)[0]
+    starts = list(range(total + 1))
+    for count in (1, 3):
+        want = {start: expected(store, window, start, count) for start in starts}
+        with store.read() as conn:
+            for start in starts[::-1] + starts + starts[1::2]:
+                got = listing.page(conn, window, start, count)
+                assert got == want[start], (window, start, count)
+
+
+def test_every_page_is_the_change_logs_page_when_reached_by_hops(store: Store) -> None:
+    for n in range(6):
+        write(store, dataset(n))
+    write(store, dataset(1, "v2"))
+    with store.write() as conn:
+        archive_page(conn, NODE, "https://r/4")
+    listing = Listing(stride=2)  # a hop every 2 entries
+    for window in windows(store):
+        hopped_pages(store, window, listing)
+    grow(store)  # the anchors kept stay true as the log grows
+    for window in windows(store):
+        hopped_pages(store, window, listing)
