@@ -27,6 +27,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
@@ -87,6 +88,7 @@ class Server:
     name: str
     options: tuple[str, ...]
     pythonpath: Path = ROOT  # another checkout: the code before a change, in the same run
+    priority: bool = True  # it has `--nice` and `--idle` (a --baseline checkout may predate them)
 
 
 SERVERS = {
@@ -160,7 +162,7 @@ def api_server(
     port = apiload.free_port()
     args = list(under)
     args += [*ADAPTER, "serve", "--store", url, "--node-id", apistore.NODE, "--port", str(port)]
-    if server.pythonpath == ROOT:  # a --baseline checkout may predate them
+    if server.priority:
         args += priority
     args += ["--submitter", SUBJECTS["submitter"], "--rights-holder", SUBJECTS["rights_holder"]]
     args += ["--contact-subject", SUBJECTS["contact_subject"], *server.options]
@@ -439,6 +441,13 @@ def main() -> None:
         action="store_true",
         help="measure only the sync's cost; prints it, writes nothing (the API rows would be lost)",
     )
+    ap.add_argument(
+        "--depth",
+        action="store_true",
+        help="measure only listObjects at the first, middle and last offset of a "
+        "--depth-objects store (and getSystemMetadata, get beside it); writes its own section",
+    )
+    ap.add_argument("--depth-objects", type=int, default=1_000_000)
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached SQLite store")
     ap.add_argument(
         "--baseline", type=Path, help="also serve with this checkout's code (e.g. the main branch)"
@@ -460,12 +469,12 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-api-"))
     try:
         with ExitStack() as cleanup:
-            report = measure(args, tmp, cleanup)
+            report = (measure_depth if args.depth else measure)(args, tmp, cleanup)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print(report)
     if not (args.no_write or args.only_sync):
-        write_section(SECTION, report)
+        write_section(DEPTH_SECTION if args.depth else SECTION, report)
 
 
 def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
@@ -494,7 +503,7 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
             f"waitress, 8 threads, before ({args.baseline})",
             ("--server", "waitress", "--threads", "8"),
         )
-        servers.insert(0, replace(before, pythonpath=args.baseline.resolve()))
+        servers.insert(0, replace(before, pythonpath=args.baseline.resolve(), priority=False))
     saved = apistore.CACHE / "api-results.json"
     if args.reuse:
         kept = json.loads(saved.read_text())
@@ -539,6 +548,107 @@ def measure(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
     saved.write_text(json.dumps({**rows, "d1_client": d1}, indent=1))
     return render(
         args, started, loads_at_start, engines, results, d1, sync_rows, len(pids), servers[-1].name
+    )
+
+
+DEPTH_SECTION = "## listObjects at depth"
+DEPTH_SERVER = Server(
+    "granian, 2 workers x 4 threads", ("--server", "granian", "--workers", "2", "--threads", "4")
+)
+
+
+DEPTH_HEADER = (
+    "| store | code | getSystemMetadata req/s | get req/s | first request at the last page, ms "
+    "| pages/s at first | middle | last | last / first |\n"
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+)
+
+
+def depth_offsets(objects: int) -> dict[str, int]:
+    """The first, middle and last page's `start` (pages of LIST_COUNT)."""
+    last = max(0, objects - LIST_COUNT)
+    return {"first": 0, "middle": last // 2 // LIST_COUNT * LIST_COUNT, "last": last}
+
+
+def measure_depth(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
+    """`--depth`: wrk asks one page again and again at each offset (after one request, so a
+    page's one-off work is not in it), and getSystemMetadata and get beside it; with
+    --baseline, that checkout's code too, in the same run."""
+    started, loads_at_start = datetime.now(UTC), os.getloadavg()
+    objects = args.depth_objects
+    sqlite, built = apistore.sqlite_store(objects, rebuild=args.rebuild)
+    print(f"SQLite store {sqlite}: " + (f"built in {built:.1f} s" if built else "cached"))
+    engines = [("SQLite", f"sqlite:///{sqlite}")] if "sqlite" in args.engines else []
+    pg_base = os.environ.get("ADAPTER_TEST_POSTGRES_URL")
+    if "postgres" in args.engines and pg_base:
+        pg_url = cleanup.enter_context(stores.postgres_schema(pg_base))
+        print(f"PostgreSQL store built in {apistore.build(pg_url, objects):.1f} s", flush=True)
+        engines.append(("PostgreSQL", pg_url))
+    pids = apistore.sample_pids(f"sqlite:///{sqlite}", max(1, objects // SAMPLE))
+    random.Random(7).shuffle(pids)
+    servers = [("this checkout", DEPTH_SERVER)]
+    if args.baseline:
+        servers.insert(0, (str(args.baseline), replace(DEPTH_SERVER, pythonpath=args.baseline)))
+    conns = args.connections[0]
+    offsets = depth_offsets(objects)
+    lines = []
+    for engine, url in engines:
+        for code, server in servers:
+            print(f"{engine}, {code}", flush=True)
+            with api_server(url, server, tmp / "serve.log") as (origin, pid):
+                lines.append(_depth_row(engine, code, origin, pid, pids, offsets, conns, args))
+    return f"""{DEPTH_SECTION}
+
+`benchmarks/api.py --depth`: listObjects pages of {LIST_COUNT:,} on a store of {objects:,}
+objects (benchmarks/apistore.py), served by `adapter serve` ({DEPTH_SERVER.name}); wrk
+({args.seconds} s per figure, {conns} connections) asks the page at one `start` again and
+again: the first ({offsets["first"]:,}), the middle ({offsets["middle"]:,}) and the last
+({offsets["last"]:,}), each after one request ("first request": how long that one took, at
+the last offset first, on the freshly started server). getSystemMetadata and get cycle
+through {len(pids):,} PIDs. Rows named after a checkout are its code (`--baseline`),
+measured in the same run.
+
+{DEPTH_HEADER}
+{chr(10).join(lines)}
+{machine_line(args, started, loads_at_start)}"""
+
+
+def _depth_row(
+    engine: str,
+    code: str,
+    origin: str,
+    pid: int,
+    pids: list[str],
+    offsets: dict[str, int],
+    conns: int,
+    args: argparse.Namespace,
+) -> str:
+    """One table row: the by-PID methods, then the page at each offset."""
+    page = f"{origin}/{apistore.SHORT}/v2/object?count={LIST_COUNT}&start="
+    began = time.perf_counter()
+    with urllib.request.urlopen(page + str(offsets["last"]), timeout=600) as answer:
+        answer.read()
+    cold_ms = (time.perf_counter() - began) * 1000
+    rates = {}
+    for method in ("getSystemMetadata", "get"):
+        verb, paths = paths_for(method, pids, 0)
+        load = apiload.wrk(
+            origin, paths, verb=verb, connections=conns, seconds=args.seconds, server_pid=pid
+        )
+        rates[method] = load.rps
+        print(f"  {method:18} {json.dumps(load.row())}", flush=True)
+    for name, start in offsets.items():
+        with urllib.request.urlopen(page + str(start), timeout=600) as answer:
+            answer.read()
+        path = f"/{apistore.SHORT}/v2/object?count={LIST_COUNT}&start={start}"
+        load = apiload.wrk(origin, [path], connections=conns, seconds=args.seconds, server_pid=pid)
+        rates[name] = load.rps
+        print(f"  listObjects {name:6} start={start:<9,} {json.dumps(load.row())}", flush=True)
+    ratio = rates["last"] / max(rates["first"], 0.01)
+    return (
+        f"| {engine} | {code} | {rates['getSystemMetadata']:,.0f} | {rates['get']:,.0f} "
+        f"| {cold_ms:,.0f} | {rates['first']:,.1f} | {rates['middle']:,.1f} "
+        f"| {rates['last']:,.1f} | {ratio:.2f} |"
     )
 
 
