@@ -212,6 +212,8 @@ class _Kept:
     total: int
     positions: list[int] = field(default_factory=list)  # sorted
     anchors: dict[int, tuple[datetime, str]] = field(default_factory=dict)
+    # one thread hops at a time: the others then seek from its landings, not hop again
+    hopping: threading.Lock = field(default_factory=threading.Lock)
 
     def anchor_before(self, start: int) -> int | None:
         """The highest position with an anchor below `start`."""
@@ -245,10 +247,10 @@ class Listing:
             return total, []
         with self._lock:
             kept = self._kept.get(window)
-            at = kept.anchor_before(start) if kept is not None else None
-            key = kept.anchors[at] if kept is not None and at is not None else None
-        if kept is not None:
-            at, key = self._hop(conn, window, kept, params, now, start, (at, key))
+        at, key = self._nearest(kept, start)
+        if kept is not None and start - (-1 if at is None else at) - 1 >= self._stride:
+            with kept.hopping:  # another thread's hops may have come near meanwhile
+                at, key = self._hop(conn, window, kept, params, now, start)
         shape = window.shape
         if key is None or at is None:
             rows = PAGE[(shape, False)].all(conn, **params, now=now, count=count, skip=start)
@@ -276,11 +278,10 @@ class Listing:
         params: dict[str, Any],
         now: datetime | None,
         start: int,
-        nearest: tuple[int | None, tuple[datetime, str] | None],
     ) -> tuple[int | None, tuple[datetime, str] | None]:
-        """The anchor the page at `start` seeks from: `nearest`, moved on by hops of `stride`
-        entries while `start` is a stride or more beyond it, each landing learnt."""
-        at, key = nearest
+        """The anchor the page at `start` seeks from: the nearest kept, moved on by hops of
+        `stride` entries while `start` is a stride or more beyond it, each landing learnt."""
+        at, key = self._nearest(kept, start)
         stride = max(self._stride, -(-kept.total // MAX_ANCHORS))
         while start - (-1 if at is None else at) - 1 >= stride:
             if key is None or at is None:
@@ -298,6 +299,16 @@ class Listing:
                 if self._kept.get(window) is kept:  # not counted anew since
                     kept.learn(at, key)
         return at, key
+
+    def _nearest(
+        self, kept: _Kept | None, start: int
+    ) -> tuple[int | None, tuple[datetime, str] | None]:
+        """The kept anchor nearest below `start`: (position, key), or (None, None)."""
+        if kept is None:
+            return None, None
+        with self._lock:
+            at = kept.anchor_before(start)
+            return (None, None) if at is None else (at, kept.anchors[at])
 
     def _total(
         self, conn: Connection, window: Window, params: dict[str, Any], now: datetime | None
