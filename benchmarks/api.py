@@ -29,6 +29,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -448,6 +449,7 @@ def main() -> None:
         "--depth-objects store (and getSystemMetadata, get beside it); writes its own section",
     )
     ap.add_argument("--depth-objects", type=int, default=1_000_000)
+    ap.add_argument("--depth-rounds", type=int, default=3, help="--depth: turns of every figure")
     ap.add_argument("--rebuild", action="store_true", help="rebuild the cached SQLite store")
     ap.add_argument(
         "--baseline", type=Path, help="also serve with this checkout's code (e.g. the main branch)"
@@ -559,9 +561,10 @@ DEPTH_SERVER = Server(
 
 DEPTH_HEADER = (
     "| store | code | getSystemMetadata req/s | get req/s | first request at the last page, ms "
-    "| pages/s at first | middle | last | last / first |\n"
-    "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    "| pages/s at first | middle | last | last / first | last / first per server core |\n"
+    "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
 )
+DEPTH_MEASURES = ("getSystemMetadata", "get", "first", "middle", "last")
 
 
 def depth_offsets(objects: int) -> dict[str, int]:
@@ -573,7 +576,9 @@ def depth_offsets(objects: int) -> dict[str, int]:
 def measure_depth(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> str:
     """`--depth`: wrk asks one page again and again at each offset (after one request, so a
     page's one-off work is not in it), and getSystemMetadata and get beside it; with
-    --baseline, that checkout's code too, in the same run."""
+    --baseline, that checkout's code too. Every server runs at once and the figures take
+    turns, server by server and round by round (medians), so the machine's other load
+    weighs on each alike."""
     started, loads_at_start = datetime.now(UTC), os.getloadavg()
     objects = args.depth_objects
     sqlite, built = apistore.sqlite_store(objects, rebuild=args.rebuild)
@@ -586,70 +591,161 @@ def measure_depth(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> st
         engines.append(("PostgreSQL", pg_url))
     pids = apistore.sample_pids(f"sqlite:///{sqlite}", max(1, objects // SAMPLE))
     random.Random(7).shuffle(pids)
-    servers = [("this checkout", DEPTH_SERVER)]
+    codes = [("this checkout", DEPTH_SERVER)]
     if args.baseline:
-        servers.insert(0, (str(args.baseline), replace(DEPTH_SERVER, pythonpath=args.baseline)))
-    conns = args.connections[0]
+        codes.insert(0, (str(args.baseline), replace(DEPTH_SERVER, pythonpath=args.baseline)))
     offsets = depth_offsets(objects)
-    lines = []
+    lines, cpu_lines = [], []
     for engine, url in engines:
-        for code, server in servers:
-            print(f"{engine}, {code}", flush=True)
-            with api_server(url, server, tmp / "serve.log") as (origin, pid):
-                lines.append(_depth_row(engine, code, origin, pid, pids, offsets, conns, args))
+        for code, server in codes:
+            cpu = page_cpu(url, server.pythonpath, offsets)
+            print(f"  {code:14} CPU ms per page {json.dumps(cpu)}", flush=True)
+            cpu_lines.append(
+                f"| {engine} | {code} | "
+                + " | ".join(f"{cpu[name]:.1f}" for name in offsets)
+                + f" | {cpu['last'] / cpu['first']:.2f} |"
+            )
+        with ExitStack() as running:
+            served = [
+                (code, *running.enter_context(api_server(url, server, tmp / f"serve{i}.log")))
+                for i, (code, server) in enumerate(codes)
+            ]
+            lines += _depth_rows(engine, served, pids, offsets, args)
     return f"""{DEPTH_SECTION}
 
 `benchmarks/api.py --depth`: listObjects pages of {LIST_COUNT:,} on a store of {objects:,}
 objects (benchmarks/apistore.py), served by `adapter serve` ({DEPTH_SERVER.name}); wrk
-({args.seconds} s per figure, {conns} connections) asks the page at one `start` again and
-again: the first ({offsets["first"]:,}), the middle ({offsets["middle"]:,}) and the last
-({offsets["last"]:,}), each after one request ("first request": how long that one took, at
-the last offset first, on the freshly started server). getSystemMetadata and get cycle
-through {len(pids):,} PIDs. Rows named after a checkout are its code (`--baseline`),
-measured in the same run.
+({args.seconds} s per figure, {args.connections[0]} connections) asks the page at one `start`
+again and again: the first ({offsets["first"]:,}), the middle ({offsets["middle"]:,}) and the
+last ({offsets["last"]:,}), each after 8 requests at once (so every worker has answered it).
+"first request": how long the first request at the last page took on the freshly started
+server (its one-off work: the window counted, and here the hops to the page's offset).
+getSystemMetadata and get cycle through {len(pids):,} PIDs. Rows named after a checkout
+are its code (`--baseline`). The servers run side by side and the figures take turns,
+server by server, in {args.depth_rounds} rounds: medians; "per server core" divides each
+page rate by the CPU the server's processes used meanwhile (the machine is shared with
+other jobs, so this is the steadier ratio).
 
 {DEPTH_HEADER}
 {chr(10).join(lines)}
+
+What a page costs, without a server and without the machine's other load in it: the CPU
+time of one thread listing the page in the store's code (`Store.list_entries`), each page
+after its one-off work, the median of 30 turns:
+
+| store | code | CPU ms per page at first | middle | last | last / first |
+| --- | --- | --- | --- | --- | --- |
+{chr(10).join(cpu_lines)}
 {machine_line(args, started, loads_at_start)}"""
 
 
-def _depth_row(
+def _depth_rows(
     engine: str,
-    code: str,
-    origin: str,
-    pid: int,
+    served: list[tuple[str, str, int]],
     pids: list[str],
     offsets: dict[str, int],
-    conns: int,
     args: argparse.Namespace,
-) -> str:
-    """One table row: the by-PID methods, then the page at each offset."""
-    page = f"{origin}/{apistore.SHORT}/v2/object?count={LIST_COUNT}&start="
-    began = time.perf_counter()
-    with urllib.request.urlopen(page + str(offsets["last"]), timeout=600) as answer:
-        answer.read()
-    cold_ms = (time.perf_counter() - began) * 1000
-    rates = {}
-    for method in ("getSystemMetadata", "get"):
-        verb, paths = paths_for(method, pids, 0)
-        load = apiload.wrk(
-            origin, paths, verb=verb, connections=conns, seconds=args.seconds, server_pid=pid
+) -> list[str]:
+    """One table row per server (code, origin, pid): the by-PID methods and each offset."""
+    cold: dict[str, float] = {}
+    for code, origin, _ in served:
+        began = time.perf_counter()
+        _fetch(f"{origin}/{apistore.SHORT}/v2/object?count={LIST_COUNT}&start={offsets['last']}")
+        cold[code] = (time.perf_counter() - began) * 1000
+    loads: dict[tuple[str, str], list[apiload.Load]] = {}
+    for _round in range(args.depth_rounds):
+        for measure in DEPTH_MEASURES:
+            for code, origin, pid in served:
+                if measure in offsets:
+                    path = (
+                        f"/{apistore.SHORT}/v2/object?count={LIST_COUNT}&start={offsets[measure]}"
+                    )
+                    _warm(origin + path)  # the page's one-off work, if any, before the figure
+                    verb, paths = "GET", [path]
+                else:
+                    verb, paths = paths_for(measure, pids, 0)
+                load = apiload.wrk(
+                    origin,
+                    paths,
+                    verb=verb,
+                    connections=args.connections[0],
+                    seconds=args.seconds,
+                    server_pid=pid,
+                )
+                loads.setdefault((code, measure), []).append(load)
+                print(f"  {code:14} {measure:18} {json.dumps(load.row())}", flush=True)
+                _settle(pid)  # the requests wrk left in flight, before the next server's turn
+    rows = []
+    for code, _, _ in served:
+        rps = {m: statistics.median(x.rps for x in loads[(code, m)]) for m in DEPTH_MEASURES}
+        per_core = {
+            m: statistics.median(x.rps / max(x.server_cores, 0.01) for x in loads[(code, m)])
+            for m in offsets
+        }
+        rows.append(
+            f"| {engine} | {code} | {rps['getSystemMetadata']:,.0f} | {rps['get']:,.0f} "
+            f"| {cold[code]:,.0f} | {rps['first']:,.1f} | {rps['middle']:,.1f} "
+            f"| {rps['last']:,.1f} | {rps['last'] / max(rps['first'], 0.01):.2f} "
+            f"| {per_core['last'] / max(per_core['first'], 0.01):.2f} |"
         )
-        rates[method] = load.rps
-        print(f"  {method:18} {json.dumps(load.row())}", flush=True)
-    for name, start in offsets.items():
-        with urllib.request.urlopen(page + str(start), timeout=600) as answer:
-            answer.read()
-        path = f"/{apistore.SHORT}/v2/object?count={LIST_COUNT}&start={start}"
-        load = apiload.wrk(origin, [path], connections=conns, seconds=args.seconds, server_pid=pid)
-        rates[name] = load.rps
-        print(f"  listObjects {name:6} start={start:<9,} {json.dumps(load.row())}", flush=True)
-    ratio = rates["last"] / max(rates["first"], 0.01)
-    return (
-        f"| {engine} | {code} | {rates['getSystemMetadata']:,.0f} | {rates['get']:,.0f} "
-        f"| {cold_ms:,.0f} | {rates['first']:,.1f} | {rates['middle']:,.1f} "
-        f"| {rates['last']:,.1f} | {ratio:.2f} |"
+    return rows
+
+
+PAGE_CPU = """
+import json, statistics, sys, time
+from adapter.store.db import Store
+from adapter.store.listing import Window
+store = Store.open(sys.argv[1], create=False)
+window, starts, count = Window(sys.argv[2]), json.loads(sys.argv[3]), int(sys.argv[4])
+for start in starts:  # each page's one-off work first
+    store.list_entries(window, start=start, count=count)
+cpu = {start: [] for start in starts}
+for _ in range(int(sys.argv[5])):
+    for start in starts:
+        began = time.thread_time()
+        store.list_entries(window, start=start, count=count)
+        cpu[start].append(time.thread_time() - began)
+print(json.dumps([statistics.median(cpu[start]) * 1000 for start in starts]))
+"""
+
+
+def page_cpu(url: str, code: Path, offsets: dict[str, int], rounds: int = 30) -> dict[str, float]:
+    """CPU ms of one page at each offset in the store's own code (`code`'s checkout), one
+    thread, no server: the median of `rounds` turns, each page after its one-off work."""
+    starts = json.dumps(list(offsets.values()))
+    done = subprocess.run(
+        [PYTHON, "-c", PAGE_CPU, url, apistore.NODE, starts, str(LIST_COUNT), str(rounds)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=code,
+        env={**os.environ, "PYTHONPATH": str(code)},
     )
+    return dict(zip(offsets, json.loads(done.stdout), strict=True))
+
+
+def _settle(pid: int, limit: float = 60.0) -> None:
+    """Wait until the server's processes are idle (a deep page asked by wrk's connections as
+    its run ended went on taking CPU during the next server's run: measured, it halved it)."""
+    deadline = time.monotonic() + limit
+    before = apiload.tree_cpu(pid)
+    while time.monotonic() < deadline:
+        time.sleep(0.5)
+        now = apiload.tree_cpu(pid)
+        if now - before < 0.05:
+            return
+        before = now
+
+
+def _fetch(url: str) -> None:
+    with urllib.request.urlopen(url, timeout=600) as answer:
+        answer.read()
+
+
+def _warm(url: str, connections: int = 8) -> None:
+    """`url` from several connections at once, so every granian worker has answered it."""
+    with ThreadPoolExecutor(connections) as pool:
+        list(pool.map(lambda _: _fetch(url), range(connections)))
 
 
 def run_sync_cost(
