@@ -192,15 +192,23 @@ def _link(link: Link) -> dict[str, Any]:
 
 
 # The human report
-STAGES = ("fetch", "extract", "normalize", "dataone", "soso", "signposting")
-_STAGE_TITLES = {
-    "fetch": "fetch (the landing page over HTTP)",
-    "robots": "robots (robots.txt)",
-    "extract": "extract (JSON-LD blocks in the page)",
-    "normalize": "normalize (JSON-LD to a schema.org Dataset)",
-    "dataone": "dataone (what DataONE needs from the Dataset)",
-    "soso": "soso (science-on-schema.org recommendations; blocking only under the soso profile)",
-    "signposting": "signposting (typed links vs the Dataset)",
+STAGES = (
+    Stage.FETCH,
+    Stage.EXTRACT,
+    Stage.NORMALIZE,
+    Stage.DATAONE,
+    Stage.SOSO,
+    Stage.SIGNPOSTING,
+)
+_STAGE_TITLES: dict[str, str] = {
+    Stage.FETCH: "fetch (the landing page over HTTP)",
+    Stage.ROBOTS: "robots (robots.txt)",
+    Stage.EXTRACT: "extract (JSON-LD blocks in the page)",
+    Stage.NORMALIZE: "normalize (JSON-LD to a schema.org Dataset)",
+    Stage.DATAONE: "dataone (what DataONE needs from the Dataset)",
+    Stage.SOSO: "soso (science-on-schema.org recommendations; "
+    "blocking only under the soso profile)",
+    Stage.SIGNPOSTING: "signposting (typed links vs the Dataset)",
 }
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
@@ -379,7 +387,7 @@ def _findings_lines(report: DatasetReport) -> list[str]:
         tagged += [(tag, f) for f in d.findings]
     by_stage: dict[str, list[tuple[str, Finding]]] = {}
     for tag, f in tagged:
-        by_stage.setdefault(f.code.split("/", 1)[0], []).append((tag, f))
+        by_stage.setdefault(f.stage, []).append((tag, f))
     reached = _reached(report)
     out = ["Findings by stage"]
     order = [*STAGES, *sorted(set(by_stage) - set(STAGES))]
@@ -392,7 +400,7 @@ def _findings_lines(report: DatasetReport) -> list[str]:
             continue
         out.append(f"  {_STAGE_TITLES.get(stage, stage)}:")
         items.sort(key=lambda tf: _SEVERITY_ORDER[tf[1].severity])
-        out += _grouped(items) if stage == "soso" else _finding_lines(items)
+        out += _grouped(items) if stage == Stage.SOSO else _finding_lines(items)
     return out
 
 
@@ -443,12 +451,14 @@ def _reached(report: DatasetReport) -> set[str]:
     page gives it nothing to read.
     """
     if report.fetched is None or not 200 <= (report.status or 0) < 300:
-        return {"fetch"}
+        return {Stage.FETCH}
     if any(f.code == SITEMAP_GIVEN.code for f in report.findings):
-        return {"fetch", "extract"}  # a sitemap is not read as a page
+        return {Stage.FETCH, Stage.EXTRACT}  # a sitemap is not read as a page
     if not report.datasets:
         ran = any(f.stage == Stage.NORMALIZE for f in report.findings)
-        return {"fetch", "extract", "signposting"} | ({"normalize"} if ran else set())
+        return {Stage.FETCH, Stage.EXTRACT, Stage.SIGNPOSTING} | (
+            {Stage.NORMALIZE} if ran else set()
+        )
     return set(STAGES)
 
 

@@ -300,6 +300,7 @@ def normalize(
         if _no_context(block):
             message = f"JSON-LD block {block.index} has no @context; its terms are ignored."
             findings.append(NO_CONTEXT.at(base_url, message, f"block {block.index}"))
+        said = len(findings)
         expanded = _expand(block, base_url, base_url, findings)
         if expanded is None:
             skipped += 1
@@ -307,9 +308,7 @@ def normalize(
         if not has_type(expanded, DATASET):
             seen_types.extend((block.index, t) for t in near_misses(expanded))
             continue
-        if any(
-            f.code == HTTPS_NAMESPACE.code and f.where == f"block {block.index}" for f in findings
-        ):
+        if any(f.code == HTTPS_NAMESPACE.code for f in findings[said:]):  # this block's
             for path in https_dataset_types(block.data, base_url):
                 message = (
                     f"The Dataset at block {block.index} {path} has the @type "

@@ -13,7 +13,7 @@ missing or relative anchors (FAIR-SP § 1.4 requires absolute ones).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from adapter.findings import Finding, FindingType, Severity
 from adapter.limits import DEFAULT_LIMITS
@@ -123,20 +123,15 @@ def check_linkset_link(link: Link) -> list[Finding]:
     return []
 
 
-def check_anchors(parsed: ParsedLinks, url: str, landing_urls: Iterable[str]) -> None:
-    """Add a finding when no link of the set is about the landing page."""
+def check_anchors(links: Sequence[Link], url: str, landing_urls: Iterable[str]) -> list[Finding]:
+    """A finding when no link of the set `url` is about the landing page."""
     keys = {url_key(u) for u in landing_urls}
-    if not parsed.links or any(url_key(link.anchor) in keys for link in parsed.links):
-        return
-    anchors = sorted({link.anchor for link in parsed.links})
+    if not links or any(url_key(link.anchor) in keys for link in links):
+        return []
+    anchors = sorted({link.anchor for link in links})
     shown = ", ".join(anchors[:3]) + (" ..." if len(anchors) > 3 else "")
-    parsed.findings.append(
-        NOT_FOR_PAGE.at(
-            url,
-            f"no link in {url} is anchored at the landing page; its anchors are {shown}",
-            "anchor",
-        )
-    )
+    message = f"no link in {url} is anchored at the landing page; its anchors are {shown}"
+    return [NOT_FOR_PAGE.at(url, message, "anchor")]
 
 
 def _parse_text(text: str, url: str, cap: int) -> ParsedLinks:

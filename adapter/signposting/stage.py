@@ -177,7 +177,7 @@ def _read_linksets(
             )
             continue
         parsed = parse_linkset(got.body, got.content_type, got.final_url, max_links=room)
-        check_anchors(parsed, got.final_url, pages)
+        parsed.findings.extend(check_anchors(parsed.links, got.final_url, pages))
         _merge(found, parsed)
 
 

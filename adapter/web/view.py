@@ -227,7 +227,7 @@ def stages(report: DatasetReport) -> list[StageView]:
         tagged += [(f"Dataset {i}" if several else "Dataset", f) for f in d.findings]
     by_stage: dict[str, list[tuple[str, Finding]]] = {}
     for tag, f in tagged:
-        by_stage.setdefault(f.code.split("/", 1)[0], []).append((tag, f))
+        by_stage.setdefault(f.stage, []).append((tag, f))
     reached = _reached(report)
     out = []
     for key in [*STAGES, *sorted(set(by_stage) - set(STAGES))]:

@@ -171,10 +171,10 @@ def test_anchors_that_miss_the_landing_page() -> None:
         ]
     }
     r = parse_linkset(json.dumps(data).encode(), "application/linkset+json", LS)
-    check_anchors(r, LS, [PAGE])
+    r.findings.extend(check_anchors(r.links, LS, [PAGE]))
     assert codes(r) == ["signposting/linkset-not-for-page"]
     ok = parse_linkset(json.dumps(FAIR_SP_JSON).encode(), "application/linkset+json", LS)
-    check_anchors(ok, LS, [PAGE + "#top"])
+    ok.findings.extend(check_anchors(ok.links, LS, [PAGE + "#top"]))
     assert ok.findings == []
 
 
