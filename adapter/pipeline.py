@@ -87,6 +87,9 @@ class CheckOptions:
     shacl: str | None = None  # validate each Dataset against SHACL shapes: "soso" or a file
     # read link sets on other hosts than the landing page's (check-dataset: only with --follow)
     linksets_elsewhere: bool = True
+    # what DataONE search would show of each Dataset (`adapter.dataone.index`); the sync
+    # turns it off unless the node asks (`checks.dataone_index`): several times normalize's CPU
+    dataone_index: bool = True
 
 
 def check_landing_page(
@@ -150,10 +153,14 @@ def check_landing_page(
         if result is not None:
             soso = _guard(report, "soso", partial(check_soso, result.framed, page))
             result.findings.extend(soso or [])
-            search = _guard(
-                report,
-                "dataone-index",
-                partial(index_dataset, result.original, result.framed, page),
+            search = (
+                _guard(
+                    report,
+                    "dataone-index",
+                    partial(index_dataset, result.original, result.framed, page),
+                )
+                if options.dataone_index
+                else None
             )
             if search is not None:  # what DataONE search would show, and what it would miss
                 result.dataone_index, missed = search

@@ -159,6 +159,16 @@ class ChecksSettings(Settings):
     identifier_schemes: IdentifierSchemes = ("doi",)  # profile custom: identifiers it accepts
     required: tuple[CheckName, ...] = ()
     shacl: ShapesSource | None = None  # SHACL onboarding view: "soso" (bundled) or a Turtle file
+    # what DataONE search would show (dataone_index, dataone/index- findings) in the sync too:
+    # several times normalize's CPU (benchmarks/dataone_index.py), so off unless asked, soso, or a
+    # `required` entry under dataone/index (check-dataset and the check page always show it)
+    dataone_index: bool = False
+
+    @property
+    def search_index(self) -> bool:
+        """Whether the sync computes DataONE search's view of each Dataset."""
+        wanted = any(name.startswith("dataone/index") for name in self.required)
+        return self.dataone_index or self.profile == "soso" or wanted
 
     @model_validator(mode="after")
     def _schemes_for_custom(self) -> ChecksSettings:

@@ -56,6 +56,7 @@ def check_page(
         identifier_schemes=node.checks.identifier_schemes,
         required=frozenset(node.checks.required),
         shacl=node.checks.shacl,
+        dataone_index=node.checks.search_index,
     )
     return check_landing_page(
         row.url,

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from adapter.config.settings import ChecksSettings
 from adapter.dataone.index import prepare
 from adapter.dataone.index.compute import dataone_index
 from adapter.dataone.index.convert import geohash, java_double, latitude, longitude, solr_date
@@ -320,3 +321,13 @@ def test_warnings_under_soso_recommended_and_blocking_when_a_node_requires_them(
     ).datasets[0]
     assert not required.harvestable
     assert "dataone/required-check-failed" in {f.code for f in required.findings}
+
+
+def test_the_sync_computes_it_only_when_the_node_asks(serve_site: Any) -> None:
+    off = check(serve_site, "/dataset/people.html", dataone_index=False).datasets[0]
+    assert off.dataone_index == {}
+    assert not [f for f in off.findings if f.code.startswith("dataone/index-")]
+    assert not ChecksSettings().search_index  # the sync's default: it costs CPU
+    assert ChecksSettings(dataone_index=True).search_index
+    assert ChecksSettings(profile="soso").search_index  # its checklist reads the findings
+    assert ChecksSettings(required=("dataone/index-",)).search_index

@@ -20,7 +20,7 @@ from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.sparql import Query
 
 from adapter.dataone.index import convert
-from adapter.dataone.index.prepare import prepared, to_graph
+from adapter.dataone.index.prepare import SCHEMA, prepared, to_graph
 from adapter.dataone.index.queries import FIELDS, Field
 
 IndexFields = dict[str, str | list[str]]
@@ -56,7 +56,10 @@ def dataone_index(document: Any) -> IndexFields:
 def index_graph(graph: Graph) -> IndexFields:
     """The fields of an already prepared graph (see `prepare`)."""
     out: IndexFields = {}
+    present = {str(p) for p in graph.predicates(unique=True)}
     for field, query in _compiled():
+        if not any(_iri(need) in present for need in field.needs):
+            continue  # a predicate every match needs is absent: the query finds nothing
         found: list[str] = []
         for row in graph.query(query):
             term = row[0]  # type: ignore[index]
@@ -75,6 +78,11 @@ def index_graph(graph: Graph) -> IndexFields:
             out[field.name] = found if field.many else found[0]
     out.update(_geohashes(out))
     return out
+
+
+def _iri(term: str) -> str:
+    """A schema.org term's IRI; a full IRI as it is."""
+    return term if ":" in term else SCHEMA + term
 
 
 def _geohashes(fields: IndexFields) -> IndexFields:

@@ -39,6 +39,7 @@ PREFIX SO:   <http://schema.org/>
 PREFIX PROV: <http://www.w3.org/ns/prov#>
 PREFIX IDX:  <urn:adapter:dataone-index:>
 """
+PROV = "http://www.w3.org/ns/prov#"
 PROVONE_DATA = "http://purl.dataone.org/provone/2015/01/15/ontology#Data"
 
 # a Dataset that no other Dataset lists in hasPart
@@ -70,6 +71,9 @@ class Field:
     order: str = "?sub ?value"  # ORDER BY for a stable pick; ?sub is bound by `SUB`
     converter: Converter | None = None
     select: str = "?value"
+    # the query can match only if the graph has one of these predicates (schema.org terms or
+    # full IRIs); none there, it is not run: most pages lack most of them
+    needs: tuple[str, ...] = ()
 
     @property
     def text(self) -> str:
@@ -86,15 +90,17 @@ FIELDS: tuple[Field, ...] = (
         f"?ds SO:description ?list . {MEMBERS} FILTER(!isBlank(?member)) "
         f"BIND(STR(?member) AS ?value) {TOP}",
         order="?pos ?value",
+        needs=("description",),
     ),
-    Field("title", f"?ds SO:name ?value . {TOP}"),
-    Field("label", f"?ds SO:alternateName ?value . {TOP}"),
+    Field("title", f"?ds SO:name ?value . {TOP}", needs=("name",)),
+    Field("label", f"?ds SO:alternateName ?value . {TOP}", needs=("alternateName",)),
     Field(
         "awardNumber",
         """{ ?award rdf:type SO:MonetaryGrant ; SO:fundedItem ?ds ; SO:identifier ?id . }
            UNION { ?ds SO:about ?award . ?award rdf:type SO:MonetaryGrant ; SO:sameAs ?id . }
            FILTER(!isBlank(?id)) BIND(STR(?id) AS ?value)""",
         many=True,
+        needs=("fundedItem", "about"),
     ),
     Field(
         "awardTitle",
@@ -102,50 +108,63 @@ FIELDS: tuple[Field, ...] = (
            UNION { ?ds SO:about ?award . ?award rdf:type SO:MonetaryGrant ; SO:name ?n . }
            FILTER(!isBlank(?n)) BIND(STR(?n) AS ?value)""",
         many=True,
+        needs=("fundedItem", "about"),
     ),
     Field(
         "author",
         f"?ds SO:creator ?list . {MEMBERS} ?member SO:name ?value .",
         order="?pos ?sub ?value",
+        needs=("creator",),
     ),
     Field(
         "pubDate",
         f"?ds SO:datePublished ?d . FILTER(!isBlank(?d)) BIND(STR(?d) AS ?value) {TOP}",
         many=True,
         converter="date",
+        needs=("datePublished",),
     ),
     Field(
         "authorGivenName",
         f"?ds SO:creator ?list . {MEMBERS} ?member SO:givenName ?value .",
         order="?pos ?sub ?value",
+        needs=("creator",),
     ),
     Field(
         "authorLastName",
         f"?ds SO:creator ?list . {MEMBERS} ?member SO:familyName ?value .",
         many=True,
         order="?sub ?pos ?value",
+        needs=("creator",),
     ),
-    Field("funderIdentifier", "?ds SO:funder ?f . ?f SO:identifier ?value .", many=True),
-    Field("funderName", "?ds SO:funder ?f . ?f SO:name ?value .", many=True),
+    Field(
+        "funderIdentifier",
+        "?ds SO:funder ?f . ?f SO:identifier ?value .",
+        many=True,
+        needs=("funder",),
+    ),
+    Field("funderName", "?ds SO:funder ?f . ?f SO:name ?value .", many=True, needs=("funder",)),
     Field(
         "origin",
         f"?ds SO:creator ?list . {MEMBERS} ?member SO:name ?value .",
         many=True,
         order="?sub ?pos ?value",
+        needs=("creator",),
     ),
     Field(
         "hasPart",
         """{ ?ds SO:hasPart ?node . ?node rdf:type SO:Dataset ; SO:name ?value . }
            UNION { ?ds SO:hasPart ?value . FILTER NOT EXISTS { ?value rdf:type SO:Dataset . } }""",
         many=True,
+        needs=("hasPart",),
     ),
-    Field("keywords", "?ds SO:keywords ?value .", many=True),
+    Field("keywords", "?ds SO:keywords ?value .", many=True, needs=("keywords",)),
     Field(
         "licenseUrl",
         f"""{TOP}
            {{ ?ds SO:license ?license . FILTER(!isBlank(?license)) BIND(STR(?license) AS ?value) }}
            UNION {{ ?ds SO:license ?license . ?license SO:license ?value . }}""",
         many=True,
+        needs=("license",),
     ),
     Field(
         "licenseName",
@@ -153,25 +172,48 @@ FIELDS: tuple[Field, ...] = (
            {{ ?ds SO:license ?license . FILTER(!isBlank(?license)) BIND(STR(?license) AS ?value) }}
            UNION {{ ?ds SO:license ?license . ?license SO:name ?value . }}""",
         many=True,
+        needs=("license",),
     ),
     Field(
-        "southBoundCoord", f"{BOX} BIND(?south AS ?value)", converter="latitude", order=BOX_ORDER
+        "southBoundCoord",
+        f"{BOX} BIND(?south AS ?value)",
+        converter="latitude",
+        order=BOX_ORDER,
+        needs=("box",),
     ),
-    Field("westBoundCoord", f"{BOX} BIND(?west AS ?value)", converter="longitude", order=BOX_ORDER),
     Field(
-        "northBoundCoord", f"{BOX} BIND(?north AS ?value)", converter="latitude", order=BOX_ORDER
+        "westBoundCoord",
+        f"{BOX} BIND(?west AS ?value)",
+        converter="longitude",
+        order=BOX_ORDER,
+        needs=("box",),
     ),
-    Field("eastBoundCoord", f"{BOX} BIND(?east AS ?value)", converter="longitude", order=BOX_ORDER),
+    Field(
+        "northBoundCoord",
+        f"{BOX} BIND(?north AS ?value)",
+        converter="latitude",
+        order=BOX_ORDER,
+        needs=("box",),
+    ),
+    Field(
+        "eastBoundCoord",
+        f"{BOX} BIND(?east AS ?value)",
+        converter="longitude",
+        order=BOX_ORDER,
+        needs=("box",),
+    ),
     Field(
         "investigator",
         f"?ds SO:creator ?list . {MEMBERS} ?member SO:familyName ?value .",
         many=True,
         order="?sub ?pos ?value",
+        needs=("creator",),
     ),
     Field(
         "prov_hasDerivations",
         "?ds PROV:hadDerivation ?d . FILTER(!isBlank(?d)) BIND(STR(?d) AS ?value)",
         many=True,
+        needs=(PROV + "hadDerivation",),
     ),
     Field(
         "prov_instanceOfClass",
@@ -179,16 +221,19 @@ FIELDS: tuple[Field, ...] = (
         f'BIND("{PROVONE_DATA}" AS ?value)',
         many=True,
         select="DISTINCT ?value ?sub",
+        needs=(PROV + "wasGeneratedBy", PROV + "wasUsedBy"),
     ),
     Field(
         "prov_usedByExecution",
         "?ds PROV:wasUsedBy ?e . FILTER(!isBlank(?e)) BIND(STR(?e) AS ?value)",
         many=True,
+        needs=(PROV + "wasUsedBy",),
     ),
     Field(
         "prov_usedByProgram",
         "?ds PROV:wasUsedBy ?e . ?e PROV:hadPlan ?p . FILTER(!isBlank(?p)) BIND(STR(?p) AS ?value)",
         many=True,
+        needs=(PROV + "wasUsedBy",),
     ),
     Field(
         "prov_wasDerivedFrom",
@@ -196,22 +241,26 @@ FIELDS: tuple[Field, ...] = (
         "FILTER(!isBlank(?d)) BIND(STR(?d) AS ?value)",
         many=True,
         select="DISTINCT ?value ?sub",
+        needs=("isBasedOn", PROV + "wasDerivedFrom"),
     ),
     Field(
         "prov_generatedByExecution",
         "?ds PROV:wasGeneratedBy ?e . FILTER(!isBlank(?e)) BIND(STR(?e) AS ?value)",
         many=True,
+        needs=(PROV + "wasGeneratedBy",),
     ),
     Field(
         "prov_generatedByProgram",
         "?ds PROV:wasGeneratedBy ?e . ?e PROV:hadPlan ?p . FILTER(!isBlank(?p)) "
         "BIND(STR(?p) AS ?value)",
         many=True,
+        needs=(PROV + "wasGeneratedBy",),
     ),
     Field(
         "namedLocation",
         "?ds SO:spatialCoverage ?value . FILTER NOT EXISTS { ?value rdf:type SO:Place . }",
         many=True,
+        needs=("spatialCoverage",),
     ),
     Field(
         "beginDate",
@@ -219,6 +268,7 @@ FIELDS: tuple[Field, ...] = (
         'STRBEFORE(?dates, "/"), ?dates) AS ?value)',
         converter="date",
         order="?sub ?dates",
+        needs=("temporalCoverage",),
     ),
     Field(
         "endDate",
@@ -226,6 +276,7 @@ FIELDS: tuple[Field, ...] = (
         'STRAFTER(?dates, "/"), "") AS ?value)',
         converter="date",
         order="?sub ?dates",
+        needs=("temporalCoverage",),
     ),
     Field(
         "parameter",
@@ -233,8 +284,13 @@ FIELDS: tuple[Field, ...] = (
            UNION { ?ds SO:variableMeasured ?value .
                    FILTER NOT EXISTS { ?any rdf:type SO:PropertyValue . } }""",
         many=True,
+        needs=("variableMeasured",),
     ),
-    Field("edition", "?ds SO:version ?v . FILTER(!isBlank(?v)) BIND(STR(?v) AS ?value)"),
+    Field(
+        "edition",
+        "?ds SO:version ?v . FILTER(!isBlank(?v)) BIND(STR(?v) AS ?value)",
+        needs=("version",),
+    ),
     Field(
         "serviceEndpoint",
         f"""{{ ?ds SO:url ?u . }}
@@ -242,5 +298,6 @@ FIELDS: tuple[Field, ...] = (
                     SO:contentUrl ?u . }}
            {TOP} FILTER(!isBlank(?u)) BIND(STR(?u) AS ?value)""",
         many=True,
+        needs=("url", "distribution"),
     ),
 )
