@@ -106,27 +106,35 @@ NAMESPACES = {  # the prefixes of the predicates a map uses (rdflib writes only 
     "rdf": "http://www.w3.org/1999/02/22-rdf-syntax-ns#",
     "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
 }
-TYPE, IDENTIFIER, CREATOR = "rdf:type", "dcterms:identifier", "dcterms:creator"
+# (predicate IRI, qname) of each predicate a map uses; the IRI is the sort key
+TYPE = (NAMESPACES["rdf"] + "type", "rdf:type")
+IDENTIFIER = (NAMESPACES["dcterms"] + "identifier", "dcterms:identifier")
+CREATOR = (NAMESPACES["dcterms"] + "creator", "dcterms:creator")
+DESCRIBES = (ORE + "describes", "ore:describes")
+AGGREGATES = (ORE + "aggregates", "ore:aggregates")
+AGGREGATED_BY = (ORE + "isAggregatedBy", "ore:isAggregatedBy")
+DOCUMENTS = (NAMESPACES["cito"] + "documents", "cito:documents")
+DOCUMENTED_BY = (NAMESPACES["cito"] + "isDocumentedBy", "cito:isDocumentedBy")
+DEFINED_BY = (NAMESPACES["rdfs"] + "isDefinedBy", "rdfs:isDefinedBy")
+LABEL = (NAMESPACES["rdfs"] + "label", "rdfs:label")
+# (predicate IRI, object, the element): a tuple sorts as rdflib sorted the triples
+_Statement = tuple[str, str, str]
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class _Statement:
-    """One predicate and object of a subject, ordered as rdflib orders its IRIs."""
-
-    predicate: str  # its full IRI: the sort key
-    obj: str
-    qname: str
-    literal: bool = False
-
-    def xml(self) -> str:
-        if self.literal:
-            return f"    <{self.qname}>{escape(self.obj, {chr(13): '&#13;'})}</{self.qname}>\n"
-        return f"    <{self.qname} rdf:resource={quoteattr(self.obj)}/>\n"
+def _link(predicate: tuple[str, str], iri: str) -> _Statement:
+    return predicate[0], iri, f"    <{predicate[1]} rdf:resource={quoteattr(iri)}/>\n"
 
 
-def _says(qname: str, obj: str, literal: bool = False) -> _Statement:
-    prefix, local = qname.split(":")
-    return _Statement(NAMESPACES[prefix] + local, obj, qname, literal)
+def _text(predicate: tuple[str, str], text: str) -> _Statement:
+    escaped = escape(text, {"\r": "&#13;"})  # as rdflib's writer: the parser keeps a CR so
+    return predicate[0], text, f"    <{predicate[1]}>{escaped}</{predicate[1]}>\n"
+
+
+_AGGREGATION_CLASS = (  # what every map says of ore:Aggregation
+    ORE + "Aggregation",
+    {_link(DEFINED_BY, ORE), _text(LABEL, "Aggregation")},
+)
+_CREATED_BY = _text(CREATOR, USER_AGENT)
 
 
 def resolve_uri(pid: str) -> str:
@@ -141,40 +149,43 @@ def _statements(map_pid: str, package: Package) -> dict[str, set[_Statement]]:
     meta = resolve_uri(package.metadata_pid)
     said: dict[str, set[_Statement]] = {
         me: {
-            _says(TYPE, ORE + "ResourceMap"),
-            _says(IDENTIFIER, map_pid, literal=True),
-            _says(CREATOR, USER_AGENT, literal=True),
-            _says("ore:describes", aggregation),
+            _link(TYPE, ORE + "ResourceMap"),
+            _text(IDENTIFIER, map_pid),
+            _CREATED_BY,
+            _link(DESCRIBES, aggregation),
         },
-        aggregation: {_says(TYPE, ORE + "Aggregation")},
-        ORE + "Aggregation": {
-            _says("rdfs:isDefinedBy", ORE),
-            _says("rdfs:label", "Aggregation", literal=True),
-        },
+        aggregation: {_link(TYPE, ORE + "Aggregation")},
+        _AGGREGATION_CLASS[0]: set(_AGGREGATION_CLASS[1]),
     }
+    in_aggregation = _link(AGGREGATED_BY, aggregation)
     for pid in (package.metadata_pid, *package.documented):
         uri = resolve_uri(pid)
-        said[aggregation].add(_says("ore:aggregates", uri))
-        said.setdefault(uri, set()).update(
-            (_says("ore:isAggregatedBy", aggregation), _says(IDENTIFIER, pid, literal=True))
-        )
+        said[aggregation].add(_link(AGGREGATES, uri))
+        said.setdefault(uri, set()).update((in_aggregation, _text(IDENTIFIER, pid)))
     for pid in package.documented:
         uri = resolve_uri(pid)
-        said[uri].add(_says("cito:isDocumentedBy", meta))
-        said[meta].add(_says("cito:documents", uri))
+        said[uri].add(_link(DOCUMENTED_BY, meta))
+        said[meta].add(_link(DOCUMENTS, uri))
     return said
 
 
 def build(map_pid: str, package: Package) -> bytes:
     """The map's RDF/XML as text; same input, same bytes (see the module docstring)."""
     said = _statements(map_pid, package)
-    used = {s.qname.split(":")[0] for statements in said.values() for s in statements}
-    out = ['<?xml version="1.0" encoding="utf-8"?>\n<rdf:RDF\n']
-    out += [f'   xmlns:{prefix}="{NAMESPACES[prefix]}"\n' for prefix in sorted(used | {"rdf"})]
-    out.append(">\n")
+    prefixes = ("cito", "dcterms", "ore", "rdf", "rdfs") if package.documented else NO_CITO
+    out = [_HEAD[prefixes]]
     for subject in sorted(said):
         out.append(f"  <rdf:Description rdf:about={quoteattr(subject)}>\n")
-        out += [statement.xml() for statement in sorted(said[subject])]
+        out += [element for _, _, element in sorted(said[subject])]
         out.append("  </rdf:Description>\n")
     out.append("</rdf:RDF>\n")
     return "".join(out).encode("utf-8")
+
+
+NO_CITO = ("dcterms", "ore", "rdf", "rdfs")  # a Dataset alone: no cito predicate, no prefix
+_HEAD = {  # rdflib declares the prefixes of the predicates used, sorted
+    prefixes: '<?xml version="1.0" encoding="utf-8"?>\n<rdf:RDF\n'
+    + "".join(f'   xmlns:{prefix}="{NAMESPACES[prefix]}"\n' for prefix in prefixes)
+    + ">\n"
+    for prefixes in (("cito", "dcterms", "ore", "rdf", "rdfs"), NO_CITO)
+}
