@@ -424,10 +424,12 @@ def _write_maps(
     if not writing:
         return frozenset(meanwhile)
     pids = _map_pids(conn, node_id, [m.package for m in writing])
-    stamps = iter(next_stamps(conn, node_id, sum(2 if m.state else 1 for m in writing)))
+    # the new records' stamps first, then the obsoleted heads': stamps in the order the rows
+    # change, so the change log (appended by triggers) grows in stamp order
+    stamps = next_stamps(conn, node_id, len(writing) + sum(1 for m in writing if m.state))
+    bump_stamps = iter(stamps[len(writing) :])
     records, events, created, moved, bumps = [], [], [], [], []
-    for m, pid in zip(writing, pids, strict=True):
-        stamp = next(stamps)
+    for m, pid, stamp in zip(writing, pids, stamps, strict=False):
         obsoletes = m.state.head_pid if m.state is not None else None
         cand = replace(m.candidate, object_bytes=build(pid, m.package))
         rec = new_record(
@@ -448,7 +450,7 @@ def _write_maps(
             out.created.append(pid)
         else:
             bumps.append(
-                {"node": node_id, "pid": obsoletes, "stamp": next(stamps), "obsoleted_by": pid}
+                {"node": node_id, "pid": obsoletes, "stamp": next(bump_stamps), "obsoleted_by": pid}
             )
             moved.append({**series, "source_url": source_url})
             events.append(_event_row(node_id, "update", pid, m.sid, stamp))
