@@ -138,12 +138,34 @@ def claim_identifiers(
     return frozenset(ours)
 
 
-def _new_pid(conn: Connection, node_id: str, cand: Candidate) -> str:
-    """The first PID of the candidate's bytes not yet given out in the store."""
-    n = 1
-    while claim_identifier(conn, node_id, pid := pid_for(cand.object_bytes, n), "pid"):
-        n += 1
-    return pid
+def _series_states(conn: Connection, node_id: str, sids: Sequence[str]) -> dict[str, SeriesState]:
+    """The series of `sids` that exist (locked), in as few statements as the batches allow."""
+    found: dict[str, SeriesState] = {}
+    for start in range(0, len(sids), len(q.SERIES_STATES)):
+        batch = sids[start : start + len(q.SERIES_STATES)]
+        params = {f"sid{n}": sid for n, sid in enumerate(batch)}
+        for sid, source, head, key, archived, left in q.SERIES_STATES[len(batch) - 1].all(
+            conn, node=node_id, **params
+        ):
+            found[sid] = SeriesState(sid, source, head, key, bool(archived), bool(left))
+    return found
+
+
+def _new_pids(conn: Connection, node_id: str, cands: Sequence[Candidate]) -> list[str]:
+    """Each candidate's first PID of its bytes not yet given out in the store (the first
+    PIDs claimed together; same bytes twice: the second takes the next counter)."""
+    firsts = [c.pid for c in cands]
+    ours = claim_identifiers(conn, node_id, list(dict.fromkeys(firsts)), "pid")
+    pids: list[str] = []
+    for cand, pid in zip(cands, firsts, strict=True):
+        n = 1
+        while pid not in ours or pid in pids:  # given out before: the next counter
+            n += 1
+            pid = pid_for(cand.object_bytes, n)
+            if claim_identifier(conn, node_id, pid, "pid") is None:
+                break
+        pids.append(pid)
+    return pids
 
 
 def _event(
@@ -207,17 +229,22 @@ def _bump(
 
 
 def _decision(
-    conn: Connection, node_id: str, cand: Candidate
+    conn: Connection,
+    node_id: str,
+    cand: Candidate,
+    states: dict[str, SeriesState],
+    claimed: frozenset[str],
 ) -> tuple[Decision, SeriesState | None, str | None]:
-    """The rule for the candidate's series, a new series claimed in the registry first.
+    """The rule for the candidate's series (read, and a new one claimed, beforehand).
 
     The third value is the node holding the seriesId when it is not ours to write."""
-    state = _series_state(conn, node_id, cand.series_id)
+    state = states.get(cand.series_id)
     if state is not None:
         return decide(state, cand), state, None
-    holder = claim_identifier(conn, node_id, cand.series_id, "sid")
-    if holder is None:
+    if cand.series_id in claimed:
         return Decision.CREATE, None, None
+    row = q.ID_OWNER.first(conn, ident=cand.series_id)
+    holder = str(row[0]) if row is not None else node_id
     if holder == node_id:  # another page of ours created it meanwhile (concurrent workers)
         state = _series_state(conn, node_id, cand.series_id)
         if state is not None:
@@ -228,11 +255,31 @@ def _decision(
 def apply_candidates(
     conn: Connection, defaults: RecordDefaults, candidates: list[Candidate]
 ) -> Applied:
-    """Write what changed among a page's candidates (Datasets first, then metadata copies)."""
+    """Write what changed among a page's candidates (Datasets first, then metadata copies).
+
+    Set-based: the candidates' series are read (and locked) together, the new ones claimed
+    together, then the PIDs, and the objects written one statement per kind of row. A
+    series named twice is written in turns, each turn seeing the one before."""
     out = Applied()
+    sids = [c.series_id for c in candidates]
+    if len(set(sids)) < len(sids):
+        for cand in candidates:
+            _apply(conn, defaults, [cand], out)
+    elif candidates:
+        _apply(conn, defaults, candidates, out)
+    return out
+
+
+def _apply(
+    conn: Connection, defaults: RecordDefaults, candidates: list[Candidate], out: Applied
+) -> None:
     node_id = defaults.node_id
+    states = _series_states(conn, node_id, [c.series_id for c in candidates])
+    new = [c.series_id for c in candidates if c.series_id not in states]
+    claimed = claim_identifiers(conn, node_id, new, "sid") if new else frozenset()
+    chosen: list[tuple[Candidate, SeriesState | None]] = []
     for cand in candidates:
-        decision, state, holder = _decision(conn, node_id, cand)
+        decision, state, holder = _decision(conn, node_id, cand, states, claimed)
         if holder is not None:  # another node's series (or a PID): never ours
             out.other_node.append((cand.series_id, holder))
             continue
@@ -248,61 +295,100 @@ def apply_candidates(
         elif decision is Decision.MOVE:
             assert state is not None
             out.moved.append((cand.series_id, state.source_url))
-        describes = None
-        if cand.describes_series is not None:
-            found = q.SERIES_HEAD.first(conn, node=node_id, sid=cand.describes_series)
-            describes = None if found is None else found[0]
-        _write_object(conn, defaults, cand, state, describes, out)
-    return out
-
-
-def _write_object(
-    conn: Connection,
-    defaults: RecordDefaults,
-    cand: Candidate,
-    state: SeriesState | None,
-    describes: str | None,
-    out: Applied,
-    pid: str | None = None,
-) -> None:
-    """The new object's record, its series (new, or moved to it) and its outbox event.
-
-    `pid`: one already claimed (a resource map's); else the bytes' first free PID."""
-    node_id = defaults.node_id
-    obsoletes = state.head_pid if state is not None else None
-    if pid is None:
-        pid = _new_pid(conn, node_id, cand)
+        chosen.append((cand, state))
+    if not chosen:
+        return
+    pids = _new_pids(conn, node_id, [cand for cand, _ in chosen])
+    heads: dict[str, str] = {}  # series -> its head once the candidates before are written
+    writes = []
+    for (cand, state), pid in zip(chosen, pids, strict=True):
         if pid != cand.pid and state is not None:  # these bytes were published before
             out.reverted.append(cand.series_id)
-    stamp = next_stamp(conn, node_id)
-    rec = new_record(
-        cand,
-        node_id=node_id,
-        stamp=stamp,
-        algorithm=defaults.algorithm,
-        submitter=defaults.submitter,
-        rights_holder=defaults.rights_holder,
-        obsoletes=obsoletes,
-        describes_pid=describes,
-        pid=pid,
-    )
-    q.RECORD_INSERT.rowcount(conn, **_record_row(rec, stamp))
-    series = {"node": node_id, "sid": cand.series_id, "content_key": cand.content_key}
-    if state is None:
-        q.SERIES_INSERT.rowcount(
-            conn,
-            **series,
-            source_url=cand.source_url,
-            head_pid=rec.pid,
-            describes_series=cand.describes_series,
+        describes = None
+        if cand.describes_series is not None:  # the described series' head at this point
+            describes = _head(conn, node_id, cand.describes_series, heads, states)
+        heads[cand.series_id] = pid
+        writes.append(_New(cand, state, describes, pid))
+    _write_new(conn, defaults, writes, out)
+
+
+def _head(
+    conn: Connection,
+    node_id: str,
+    sid: str,
+    written: dict[str, str],
+    states: dict[str, SeriesState],
+) -> str | None:
+    if sid in written:
+        return written[sid]
+    if sid in states:
+        return states[sid].head_pid
+    found = q.SERIES_HEAD.first(conn, node=node_id, sid=sid)
+    return None if found is None else str(found[0])
+
+
+@dataclass(frozen=True, slots=True)
+class _New:
+    """A new object to write: its candidate, its series as it is, what it describes, its PID."""
+
+    cand: Candidate
+    state: SeriesState | None  # None: a new series
+    describes: str | None
+    pid: str
+
+
+def _write_new(
+    conn: Connection, defaults: RecordDefaults, writes: Sequence[_New], out: Applied
+) -> None:
+    """The new objects' records, the heads they obsolete, their series (new, or moved to
+    them) and their outbox events: one statement per kind of row.
+
+    Stamps go to the new records first, then to the heads they obsolete: stamps in the
+    order the rows change, so the change log (appended by triggers) grows in stamp order."""
+    node_id = defaults.node_id
+    stamps = next_stamps(conn, node_id, len(writes) + sum(1 for w in writes if w.state))
+    bump_stamps = iter(stamps[len(writes) :])
+    records, bumps, created, moved, events = [], [], [], [], []
+    for w, stamp in zip(writes, stamps, strict=False):
+        sid = w.cand.series_id
+        obsoletes = w.state.head_pid if w.state is not None else None
+        rec = new_record(
+            w.cand,
+            node_id=node_id,
+            stamp=stamp,
+            algorithm=defaults.algorithm,
+            submitter=defaults.submitter,
+            rights_holder=defaults.rights_holder,
+            obsoletes=obsoletes,
+            describes_pid=w.describes,
+            pid=w.pid,
         )
-        _event(conn, node_id, "create", rec.pid, rec.series_id, stamp)
-        out.created.append(rec.pid)
-    else:
-        _bump(conn, node_id, state.head_pid, obsoleted_by=rec.pid)
-        q.SERIES_MOVE.rowcount(conn, **series, head_pid=rec.pid, source_url=cand.source_url)
-        _event(conn, node_id, "update", rec.pid, rec.series_id, stamp)
-        out.versions.append(rec.pid)
+        records.append(_record_row(rec, stamp))
+        series = {
+            "node": node_id,
+            "sid": sid,
+            "content_key": w.cand.content_key,
+            "head_pid": w.pid,
+            "source_url": w.cand.source_url,
+        }
+        if w.state is None:
+            created.append({**series, "describes_series": w.cand.describes_series})
+            events.append(_event_row(node_id, "create", w.pid, sid, stamp))
+            out.created.append(w.pid)
+        else:
+            bump = {"node": node_id, "pid": obsoletes, "obsoleted_by": w.pid}
+            bumps.append({**bump, "stamp": next(bump_stamps)})
+            moved.append(series)
+            events.append(_event_row(node_id, "update", w.pid, sid, stamp))
+            out.versions.append(w.pid)
+    q.RECORD_INSERT.many(conn, records)
+    if bumps:
+        q.BUMP[True, False].many(conn, bumps)
+    if created:
+        q.SERIES_INSERT.many(conn, created)
+    if moved:
+        q.SERIES_MOVE.many(conn, moved)
+    q.EVENT_INSERT.many(conn, events)
 
 
 def archive_page(conn: Connection, node_id: str, source_url: str) -> list[str]:
@@ -424,45 +510,12 @@ def _write_maps(
     if not writing:
         return frozenset(meanwhile)
     pids = _map_pids(conn, node_id, [m.package for m in writing])
-    # the new records' stamps first, then the obsoleted heads': stamps in the order the rows
-    # change, so the change log (appended by triggers) grows in stamp order
-    stamps = next_stamps(conn, node_id, len(writing) + sum(1 for m in writing if m.state))
-    bump_stamps = iter(stamps[len(writing) :])
-    records, events, created, moved, bumps = [], [], [], [], []
-    for m, pid, stamp in zip(writing, pids, stamps, strict=False):
-        obsoletes = m.state.head_pid if m.state is not None else None
-        cand = replace(m.candidate, object_bytes=build(pid, m.package))
-        rec = new_record(
-            cand,
-            node_id=node_id,
-            stamp=stamp,
-            algorithm=defaults.algorithm,
-            submitter=defaults.submitter,
-            rights_holder=defaults.rights_holder,
-            obsoletes=obsoletes,
-            pid=pid,
+    news = []
+    for m, pid in zip(writing, pids, strict=True):  # a map names itself: built once claimed
+        news.append(
+            _New(replace(m.candidate, object_bytes=build(pid, m.package)), m.state, None, pid)
         )
-        records.append(_record_row(rec, stamp))
-        series = {"node": node_id, "sid": m.sid, "content_key": m.package.key, "head_pid": pid}
-        if m.state is None:
-            created.append({**series, "source_url": source_url, "describes_series": None})
-            events.append(_event_row(node_id, "create", pid, m.sid, stamp))
-            out.created.append(pid)
-        else:
-            bumps.append(
-                {"node": node_id, "pid": obsoletes, "stamp": next(bump_stamps), "obsoleted_by": pid}
-            )
-            moved.append({**series, "source_url": source_url})
-            events.append(_event_row(node_id, "update", pid, m.sid, stamp))
-            out.versions.append(pid)
-    q.RECORD_INSERT.many(conn, records)
-    if bumps:
-        q.BUMP[True, False].many(conn, bumps)
-    if created:
-        q.SERIES_INSERT.many(conn, created)
-    if moved:
-        q.SERIES_MOVE.many(conn, moved)
-    q.EVENT_INSERT.many(conn, events)
+    _write_new(conn, defaults, news, out)
     return frozenset(meanwhile)
 
 

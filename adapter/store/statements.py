@@ -10,6 +10,7 @@ constructs, and compares every table.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import product
 from typing import Any
 
@@ -68,32 +69,45 @@ CLOCK_WRITE = Prepared(
 ENDED = ("gone", "removed")  # frontier.ENDED (frontier imports this module)
 
 
-def _series_state(_: str) -> ClauseElement:
+def _series_state(count: int | None) -> Callable[[str], ClauseElement]:
     """The series (locked), whether its head is archived, and whether its owning page
-    has left: gone (404/410), removed, or missing from the latest discovery."""
-    owner = _f.alias("owner")
-    ended: list[ClauseElement] = [literal_column(f"'{status}'") for status in ENDED]
-    left = owner.c.last_status.in_(ended) | (owner.c.missing_runs > literal_column("0"))
-    return (
-        select(
-            _s.c.series_id,
-            _s.c.source_url,
-            _s.c.head_pid,
-            _s.c.content_key,
-            _r.c.archived,
-            func.coalesce(left, false()),
+    has left: gone (404/410), removed, or missing from the latest discovery.
+
+    `count`: that many series at once (`sid0` ...), the first column saying which; None: one
+    (`sid`)."""
+
+    def build(_: str) -> ClauseElement:
+        owner = _f.alias("owner")
+        ended: list[ClauseElement] = [literal_column(f"'{status}'") for status in ENDED]
+        left = owner.c.last_status.in_(ended) | (owner.c.missing_runs > literal_column("0"))
+        which = (
+            _s.c.series_id == P("sid")
+            if count is None
+            else _s.c.series_id.in_([P(f"sid{n}") for n in range(count)])
         )
-        .select_from(
-            _s.join(_r, (_r.c.node_id == _s.c.node_id) & (_r.c.pid == _s.c.head_pid)).outerjoin(
-                owner, (owner.c.node_id == _s.c.node_id) & (owner.c.url == _s.c.source_url)
+        return (
+            select(
+                _s.c.series_id,
+                _s.c.source_url,
+                _s.c.head_pid,
+                _s.c.content_key,
+                _r.c.archived,
+                func.coalesce(left, false()),
             )
+            .select_from(
+                _s.join(_r, (_r.c.node_id == _s.c.node_id) & (_r.c.pid == _s.c.head_pid)).outerjoin(
+                    owner, (owner.c.node_id == _s.c.node_id) & (owner.c.url == _s.c.source_url)
+                )
+            )
+            .where(_s.c.node_id == P("node"), which)
+            .with_for_update(of=_s)
         )
-        .where(_s.c.node_id == P("node"), _s.c.series_id == P("sid"))
-        .with_for_update(of=_s)
-    )
+
+    return build
 
 
-SERIES_STATE = Prepared(_series_state)
+SERIES_STATE = Prepared(_series_state(None))
+SERIES_STATES = [Prepared(_series_state(n)) for n in range(1, 9)]  # by count: [n - 1]
 SERIES_HEAD = Prepared(
     lambda _: select(_s.c.head_pid).where(_s.c.node_id == P("node"), _s.c.series_id == P("sid"))
 )
