@@ -454,24 +454,16 @@ class _MapDue:
 
 
 def _maps_due(conn: Connection, node_id: str, source_url: str) -> list[_MapDue]:
-    """The page's live Datasets whose map is missing or aggregates other heads (by `decide`)."""
-    params = {"node": node_id, "url": source_url, "suffix": SID_SUFFIX}
-    if conn.dialect.name == "postgresql":  # SQLite: the write transaction holds the file
-        q.PAGE_PACKAGES_LOCK.all(conn, **params)
-    heads: dict[str, str] = {}
-    copies: dict[str, list[str]] = {}
-    states: dict[str, SeriesState] = {}
-    for sid, url, head, key, describes, archived, format_id, left in q.PAGE_PACKAGES.all(
-        conn, **params
-    ):
-        if format_id == RESOURCE_MAP_FORMAT:
-            states[sid] = SeriesState(sid, url, head, key, bool(archived), bool(left))
-        elif archived or url != source_url:
-            continue
-        elif describes is not None:
-            copies.setdefault(describes, []).append(head)
-        else:
-            heads[sid] = head
+    """The page's live Datasets whose map is missing or aggregates other heads (by `decide`).
+
+    The page's series are read, then their maps' series locked and read; on PostgreSQL the
+    page's series are read once more under those locks (a concurrent writer of the page
+    locks them too), so a map never aggregates heads that changed meanwhile. SQLite's
+    write transaction holds the whole file."""
+    heads, copies = _page_heads_and_copies(conn, node_id, source_url)
+    states = _series_states(conn, node_id, [map_series_id(sid) for sid in sorted(heads)])
+    if states and conn.dialect.name == "postgresql":
+        heads, copies = _page_heads_and_copies(conn, node_id, source_url)
     due = []
     for dataset_sid in sorted(heads):
         package = Package.of(heads[dataset_sid], copies.get(dataset_sid, ()))
@@ -491,6 +483,24 @@ def _maps_due(conn: Connection, node_id: str, source_url: str) -> list[_MapDue]:
         if decision not in (Decision.UNCHANGED, Decision.FOREIGN):
             due.append(_MapDue(sid, package, state, cand))
     return due
+
+
+def _page_heads_and_copies(
+    conn: Connection, node_id: str, source_url: str
+) -> tuple[dict[str, str], dict[str, list[str]]]:
+    """The page's live Datasets (sid -> head) and their live copies' heads (sid -> heads)."""
+    heads: dict[str, str] = {}
+    copies: dict[str, list[str]] = {}
+    for sid, head, archived, describes, format_id in q.PAGE_SERIES.all(
+        conn, node=node_id, url=source_url
+    ):
+        if archived or format_id == RESOURCE_MAP_FORMAT:
+            continue
+        if describes is not None:
+            copies.setdefault(describes, []).append(head)
+        else:
+            heads[sid] = head
+    return heads, copies
 
 
 def _write_maps(

@@ -27,7 +27,6 @@ from sqlalchemy import (
     or_,
     select,
     true,
-    union_all,
     update,
 )
 from sqlalchemy.dialects import postgresql, sqlite
@@ -188,57 +187,19 @@ PAGE_HEADS = Prepared(
 )
 
 
-def _maps_of_own() -> ColumnElement[bool]:
-    """The seriesIds of the maps of the Datasets a page owns (and of its copies': none)."""
-    own = _s.alias("own")
-    sids = select(own.c.series_id + P("suffix")).where(
-        own.c.node_id == P("node"), own.c.source_url == P("url")
-    )
-    return _s.c.series_id.in_(sids.scalar_subquery())
-
-
-def _page_packages(_: str) -> ClauseElement:
-    """The series a page owns and the map series of its Datasets wherever they are, with
-    their head's state and format and whether their owning page left (ledger.refresh_packages:
-    what each map should aggregate, and each map's series state).
-
-    A union, not an OR: SQLite plans `source_url = ? OR series_id IN (...)` as a walk over
-    every series of the node."""
-    owner = _f.alias("owner")
-    ended: list[ClauseElement] = [literal_column(f"'{status}'") for status in ENDED]
-    left = owner.c.last_status.in_(ended) | (owner.c.missing_runs > literal_column("0"))
-    heads = (
+# every series a page owns, with its head's state and format (ledger.refresh_packages);
+# no ORDER BY, as above
+PAGE_SERIES = Prepared(
+    lambda _: (
         select(
             _s.c.series_id,
-            _s.c.source_url,
             _s.c.head_pid,
-            _s.c.content_key,
-            _s.c.describes_series,
             _r.c.archived,
+            _s.c.describes_series,
             _r.c.format_id,
-            func.coalesce(left, false()).label("owner_left"),
         )
-        .select_from(
-            _s.join(_r, (_r.c.node_id == _s.c.node_id) & (_r.c.pid == _s.c.head_pid)).outerjoin(
-                owner, (owner.c.node_id == _s.c.node_id) & (owner.c.url == _s.c.source_url)
-            )
-        )
-        .where(_s.c.node_id == P("node"))
-    )
-    return union_all(
-        heads.where(_s.c.source_url == P("url")),
-        heads.where(_s.c.source_url != P("url"), _maps_of_own()),
-    )
-
-
-PAGE_PACKAGES = Prepared(_page_packages)
-# PostgreSQL: the same series locked first, by a statement of their own, so the read above
-# (a new statement, a new snapshot) sees every head as it is while the locks hold
-PAGE_PACKAGES_LOCK = Prepared(
-    lambda _: (
-        select(_s.c.series_id)
-        .where(_s.c.node_id == P("node"), (_s.c.source_url == P("url")) | _maps_of_own())
-        .with_for_update()
+        .select_from(_s.join(_r, (_r.c.node_id == _s.c.node_id) & (_r.c.pid == _s.c.head_pid)))
+        .where(_s.c.node_id == P("node"), _s.c.source_url == P("url"))
     )
 )
 
