@@ -67,7 +67,6 @@ class JsonLdBlock:
     data: Any  # parsed JSON: dict or list
     syntax: str  # "json-ld" | "microdata" | "rdfa" | "document"
     repairs: tuple[str, ...] = ()  # what the lenient reader repaired, in words
-    line: int | None = None  # line of the <script> element in the page, when known
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +100,6 @@ class Extraction:
     blocks: list[JsonLdBlock]
     findings: list[Finding]
     base_url: str | None = None  # the page's <base href>, resolved; use it as the JSON-LD base
-    encoding: str | None = None  # the character encoding the body was read with
     skipped: list[Skipped] = field(default_factory=list)  # candidates not used, and why
 
 
@@ -144,7 +142,7 @@ def _read_block(script: HtmlElement, index: int, url: str, limits: Limits, out: 
         )
         out.skipped.append(Skipped(where))
         return
-    out.blocks.append(JsonLdBlock(index, parsed.data, "json-ld", parsed.repairs, line))
+    out.blocks.append(JsonLdBlock(index, parsed.data, "json-ld", parsed.repairs))
 
 
 def _extract_document(text: str, url: str, limits: Limits, out: Extraction) -> None:
@@ -263,7 +261,6 @@ def extract(
         message = f"The body is {kind_of_body.upper()} but the server says Content-Type {kind}."
         out.findings.append(WRONG_CONTENT_TYPE.at(url, message))
     decoded = charsets.decode(body, charset)
-    out.encoding = decoded.encoding
     if decoded.unknown_charset:
         message = f"The page declares charset {decoded.unknown_charset!r}, unknown; read as UTF-8."
         out.findings.append(UNKNOWN_CHARSET.at(url, message))
