@@ -180,6 +180,16 @@ CASES = [
         "dataone/identifier-missing",
         "dataone/dangling-reference",
     ),
+    # placeholders and script/data addresses where URLs belong: no requirement met by them
+    case(
+        "real-shapes",
+        "/dataset/placeholders.html",
+        "dataone/not-a-url",
+        "dataone/encoding-incomplete",
+        "dataone/distribution-incomplete",
+        "dataone/id-missing",
+        "dataone/url-missing",
+    ),
     # requirement profiles (these pages lack the ISO metadata copy the dataone profile asks,
     # so the cases about other things use mnlite)
     case("page-profiles", "/dataset/no-copy.html", "dataone/profile-unmet"),

@@ -15,6 +15,7 @@ from typing import Any
 
 from adapter.findings import Finding, FindingType, Severity
 from adapter.jsonld.framed import first_literal, literal, node_id, types, values
+from adapter.jsonld.placeholders import not_a_url
 from adapter.models import MediaObjectRef
 
 # METADATA format ids of DataONE's object format list (DataONEorg/object-formats,
@@ -95,6 +96,14 @@ DISTRIBUTION_MISSING = FindingType(
     "dataone/distribution-missing",
     Severity.INFO,
     "The Dataset lists no `distribution`, so there is no data download to point to.",
+)
+NOT_A_URL = FindingType(
+    "dataone/not-a-url",
+    Severity.WARNING,
+    "A value where a URL belongs (`contentUrl`, `url`, `@id`) is a placeholder such as "
+    '"see landing page", "N/A" or "TBD", or a `javascript:` or `data:` address: it is no '
+    "web address, so it meets no requirement and is never proposed as a link. Give the "
+    "absolute http(s) URL, or leave the property out.",
 )
 DISTRIBUTION_INCOMPLETE = FindingType(
     "dataone/distribution-incomplete",
@@ -209,6 +218,10 @@ def _read(item: Any, prop: str, where: str, url: str) -> tuple[MediaObjectRef, l
         if content_url is None and _iri(item, wrong):
             content_url, link_property = _iri(item, wrong), wrong
             findings.append(_wrong(url, where, wrong))
+    placeholder = not_a_url(content_url, url)
+    if placeholder is not None:
+        findings.append(not_a_url_finding(url, f"{where}.{link_property}", placeholder))
+        content_url = None  # not a link: the requirement it was meant for is not met
     formats = [f for f in (literal(v) for v in values(item, "encodingFormat")) if f]
     format_property = "encodingFormat"
     if not formats:
@@ -245,6 +258,16 @@ _WHY = {
     "case-sensitive)",
 }
 _RIGHT = {"url": "contentUrl", "contentURL": "contentUrl", "fileFormat": "encodingFormat"}
+
+
+def not_a_url_finding(url: str, where: str, value: str) -> Finding:
+    return NOT_A_URL.at(
+        url,
+        f"{where} is {value[:120]!r}, which is not a URL (a placeholder or a non-web "
+        "address): it meets no requirement and is not proposed as a link. Give the absolute "
+        "http(s) URL, or leave the property out.",
+        where,
+    )
 
 
 def _wrong(url: str, where: str, wrong: str) -> Finding:

@@ -36,11 +36,13 @@ from adapter.dataone.mediaobjects import (
     ENCODING_MISSING,
     distribution_refs,
     encoding_refs,
+    not_a_url_finding,
 )
 from adapter.doi import is_placeholder, normalize_doi
 from adapter.findings import Finding, FindingType, Severity
 from adapter.identifiers import SCHEME_NAMES, recognise
 from adapter.jsonld.framed import first_literal, literal, node_id, values
+from adapter.jsonld.placeholders import not_a_url
 from adapter.models import Identifier, MediaObjectRef
 from adapter.signposting.crosscheck import ABSENT, CITE_AS_MISSING, CITE_AS_SEVERAL
 from adapter.signposting.relations import CITE_AS_DOI_ONLY, CITE_AS_MISMATCH
@@ -337,7 +339,13 @@ def _instead(idents: list[_Ident]) -> str:
 def _essentials(dataset: Mapping[str, Any], url: str) -> list[Finding]:
     out: list[Finding] = []
     own = node_id(dataset)
-    if not own or own.startswith("_:"):
+    placeholder = not_a_url(own, url)
+    if placeholder is not None:
+        out.append(not_a_url_finding(url, "$['@id']", placeholder))
+        out.append(
+            ID_MISSING.at(url, f"The Dataset's @id is {placeholder!r}, not an IRI.", "$['@id']")
+        )
+    elif not own or own.startswith("_:"):
         out.append(ID_MISSING.at(url, where="$['@id']"))
     for prop, kind in (
         ("name", NAME_MISSING),
@@ -346,7 +354,10 @@ def _essentials(dataset: Mapping[str, Any], url: str) -> list[Finding]:
     ):
         if first_literal(dataset, prop) is None:
             out.append(kind.at(url, where=f"$.{prop}"))
-    if not any((literal(v) or node_id(v) or "").strip() for v in values(dataset, "url")):
+    urls = [(literal(v) or node_id(v) or "").strip() for v in values(dataset, "url")]
+    fake = [(u, p) for u in urls if (p := not_a_url(u, url)) is not None]
+    out += [not_a_url_finding(url, "$.url", p) for _, p in fake]
+    if not any(u for u in urls if u not in {f for f, _ in fake}):
         # a warning: the landing page is known (`url`, the page the Dataset was read from)
         message = (
             f"The Dataset has no `url`; the adapter uses the landing page it was read from, "

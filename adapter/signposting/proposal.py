@@ -19,6 +19,7 @@ from urllib.parse import quote, urlsplit
 
 from adapter.doi import doi_url
 from adapter.findings import Finding, FindingType, Severity
+from adapter.jsonld.placeholders import not_a_url
 from adapter.models import DatasetResult, Link
 from adapter.signposting.datasetlinks import DatasetLinks, Resource, dataset_links
 from adapter.signposting.identities import orcid, spdx_uri
@@ -110,7 +111,7 @@ def _links(facts: DatasetLinks, page: str) -> tuple[list[Link], list[str]]:
     left_out: list[str] = []
 
     def link(rel: str, href: str, type_: str | None = None, profile: str | None = None) -> None:
-        uri = as_uri(href)
+        uri = None if not_a_url(href, page) else as_uri(href)
         if uri is None:
             instead = _INSTEAD.get(rel, "publish it as an absolute URL")
             left_out.append(f"rel={rel}: {href!r:.120} is not a URI; {instead}.")
@@ -120,7 +121,7 @@ def _links(facts: DatasetLinks, page: str) -> tuple[list[Link], list[str]]:
         )
 
     cite = doi_url(facts.doi) if facts.doi else facts.id
-    if cite and as_uri(cite) and not same_url(cite, page):
+    if cite and as_uri(cite) and not same_url(cite, page) and not not_a_url(cite, page):
         link("cite-as", cite)
     link("type", SCHEMA_DATASET)
     link("type", SCHEMA_ABOUTPAGE)
