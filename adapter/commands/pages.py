@@ -16,6 +16,7 @@ import click
 
 from adapter.commands.args import BadValue, epilog, fit, output_width
 from adapter.commands.sync import store_options, target
+from adapter.discovery.findings import SITEMAP_READ
 from adapter.store.db import Store
 from adapter.store.frontier import PageInfo, find_page, list_pages
 
@@ -40,7 +41,7 @@ def page_line(page: PageInfo, width: int | None) -> str:
     """One page in a line that fits `width` columns: status, HTTP status, URL, codes."""
     status = page.last_status or "not checked"
     http = str(page.http_status or "-")
-    codes = ", ".join(c for c in page.codes() if c != "discover/sitemap-read")
+    codes = ", ".join(c for c in page.codes() if c != SITEMAP_READ.code)
     line = f"{status:<16} {http:>4}  {page.url}" + (f"  {codes}" if codes else "")
     return fit(line, width)
 

@@ -21,14 +21,14 @@ from adapter.signposting.links import SIGNPOSTING_RELS, anchored_at, group, url_
 from adapter.signposting.proposal import PROPOSAL, propose
 from adapter.signposting.stage import landing_urls
 
-STAGE_TITLES = {
-    "fetch": "Fetch: the landing page over HTTP",
-    "robots": "Robots: robots.txt",
-    "extract": "Extract: JSON-LD blocks in the page",
-    "normalize": "Normalize: JSON-LD to a schema.org Dataset",
-    "dataone": "DataONE: what DataONE needs from the Dataset",
-    "soso": "science-on-schema.org: recommendations, blocking only under the soso profile",
-    "signposting": "Signposting: typed links beside the Dataset",
+STAGE_TITLES: dict[str, str] = {
+    Stage.FETCH: "Fetch: the landing page over HTTP",
+    Stage.ROBOTS: "Robots: robots.txt",
+    Stage.EXTRACT: "Extract: JSON-LD blocks in the page",
+    Stage.NORMALIZE: "Normalize: JSON-LD to a schema.org Dataset",
+    Stage.DATAONE: "DataONE: what DataONE needs from the Dataset",
+    Stage.SOSO: "science-on-schema.org: recommendations, blocking only under the soso profile",
+    Stage.SIGNPOSTING: "Signposting: typed links beside the Dataset",
 }
 _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
