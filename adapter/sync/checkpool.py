@@ -179,6 +179,11 @@ class CheckPool:
             thread.start()
 
     @property
+    def room(self) -> int:
+        """Pages the children hold at most at once."""
+        return self.processes * self.threads * AHEAD
+
+    @property
     def processes(self) -> int:
         with self._cond:
             return sum(1 for c in self._children if not c.gone)

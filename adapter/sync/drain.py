@@ -53,6 +53,9 @@ class WorkOptions:
     # the process's checking pool: pages fetched in the page threads are checked there
     # (`adapter.sync.checkpool`); None: checked in those threads
     checks: CheckPool | None = None
+    # pages in flight beyond `threads`, checking in the pool: a run's own pool is fed as
+    # much as its children hold, or it checked a third slower than its processes could
+    ahead: int = 0
 
     def pool_size(self, node: NodeSettings) -> int:
         return max(1, self.threads or node.politeness.concurrency)
@@ -106,7 +109,7 @@ class NodeDrain:
         self.run, self.node = run, run.node
         self.fetchers = ThreadFetchers(run.fetcher)
         self.size = run.options.pool_size(run.node)
-        self.starts = Starts(self.size, run.fetcher.pacer)
+        self.starts = Starts(self.size + run.options.ahead, run.fetcher.pacer)
         self.batch = claim_batch(run.node, run.options)
         self.claimed: deque[FrontierRow] = deque()  # not started yet
         self.exhausted = False

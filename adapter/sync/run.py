@@ -220,11 +220,12 @@ def _drain(
 ) -> Future[int]:
     """The due pages in the loop, checked in `checks` (the pool of the nodes side by side),
     else in a pool of the run's own when its rate can feed more than one core."""
-    wanted = processes or choose_processes(run.node, run.summary.due)
+    wanted, ahead = processes or choose_processes(run.node, run.summary.due), 0
     if checks is None and wanted > 1 and not run.stop.is_set():
         log.info("%s: %d due pages in %d processes", run.node.id, run.summary.due, wanted)
         checks = held.enter_context(shared_checks(run.store.url, wanted))
-    run.options = replace(run.options, checks=checks)
+        ahead = checks.room if checks is not None else 0
+    run.options = replace(run.options, checks=checks, ahead=ahead)
     bar = _bar(run.node.id, run.summary.due) if progress else None
     if bar is not None:
         held.callback(bar.close)
