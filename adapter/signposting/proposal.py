@@ -8,23 +8,38 @@ types and profiles from encodingFormat. Every target is a URI (RFC 8288 link
 targets are URI references): an IRI or a URL with spaces is percent-encoded,
 and a value that is no URL at all (a licence sentence) is left out, with a
 line saying what to publish instead.
+
+What the page already publishes is never dropped or rewritten: the proposal is
+the page's own links as it spells them, plus only what its Dataset gives and the
+page lacks. A page that already names its cite-as or licence keeps it (a
+disagreement is a finding of its own, not a silent replacement), and a link
+counts as published whatever the case of its DOI. When nothing is missing the
+proposal says so.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape
 from urllib.parse import quote, urlsplit
 
-from adapter.doi import doi_url
+from adapter.doi import doi_url, normalize_doi
 from adapter.findings import Finding, FindingType, Severity
 from adapter.jsonld.placeholders import not_a_url
 from adapter.models import DatasetResult, Link
 from adapter.signposting.datasetlinks import DatasetLinks, Resource, dataset_links
 from adapter.signposting.identities import orcid, spdx_uri
 from adapter.signposting.linkformat import format_link_header
-from adapter.signposting.links import SCHEMA_ABOUTPAGE, SCHEMA_DATASET, same_url
+from adapter.signposting.links import (
+    SCHEMA_ABOUTPAGE,
+    SCHEMA_DATASET,
+    SIGNPOSTING_RELS,
+    media_type,
+    same_url,
+    url_key,
+)
 from adapter.signposting.resources import format_uris, media_types
 
 PROPOSAL = FindingType(
@@ -40,13 +55,31 @@ _XML_FORMATS = ("isotc211.org", "eml", "datacite.org/schema", "fgdc", "loc.gov/m
 
 @dataclass(frozen=True, slots=True)
 class Proposal:
-    link_header: str  # the value of one Link header field, on one line
+    link_header: str  # the value of one Link header field, on one line: kept + added
     html_links: str  # <link> elements for <head>, one per line
     links: tuple[Link, ...] = ()
     left_out: tuple[str, ...] = ()  # values that are no URI, with what to publish instead
+    added: tuple[Link, ...] = ()  # the links the page lacks (the rest it publishes already)
+    kept: int = 0  # links the page publishes, kept as they are
+
+    @property
+    def nothing_missing(self) -> bool:
+        return self.kept > 0 and not self.added
 
     def as_text(self) -> str:
-        text = f"Link: {self.link_header}\n\n{self.html_links}"
+        if self.nothing_missing:
+            return (
+                f"Nothing is missing: the page already publishes the {self.kept} link(s) its "
+                "Dataset gives; keep them as they are."
+            )
+        added = "\n".join(f"  {_html(link)}" for link in self.added)
+        intro = (
+            f"Add {len(self.added)} link(s) to the {self.kept} the page publishes (kept as "
+            f"they are, below in full):\n{added}\n\n"
+            if self.kept
+            else ""
+        )
+        text = f"{intro}Link: {self.link_header}\n\n{self.html_links}"
         if self.left_out:
             text += "\n\nNot proposed (a link target must be a URI):\n" + "\n".join(
                 f"- {note}" for note in self.left_out
@@ -55,24 +88,68 @@ class Proposal:
 
 
 def propose(
-    dataset: DatasetResult, landing_url: str, facts: DatasetLinks | None = None
+    dataset: DatasetResult,
+    landing_url: str,
+    facts: DatasetLinks | None = None,
+    published: Sequence[Link] = (),
 ) -> Proposal:
-    """`facts`: `dataset_links(dataset, landing_url)` when the caller has read them already."""
+    """`facts`: `dataset_links(dataset, landing_url)` when the caller has read them already;
+    `published`: the signposts the page already gives about itself, kept as they are."""
     if facts is None:
         facts = dataset_links(dataset, landing_url)
-    links, left_out = _links(facts, landing_url)
+    wanted, left_out = _links(facts, landing_url)
+    kept = _published(published, landing_url)
+    added = [link for link in wanted if not _covered(link, kept)]
+    links = [*kept, *added]
     return Proposal(
         link_header=format_link_header(links, context=landing_url),
         html_links="\n".join(_html(link) for link in links),
         links=tuple(links),
         left_out=tuple(left_out),
+        added=tuple(added),
+        kept=len(kept),
     )
 
 
+# relations a page names once: the page's own value stands (a disagreement is a finding)
+_SINGLE = frozenset({"cite-as", "license"})
+
+
+def link_key(href: str) -> str:
+    """A target as compared: any spelling of one DOI alike, else the URL's `url_key`."""
+    doi = normalize_doi(href)
+    return f"doi:{doi}" if doi else url_key(href)
+
+
+def _published(links: Sequence[Link], page: str) -> list[Link]:
+    """The page's own signposts, each once, as the page spells them, about the page."""
+    seen: set[tuple[str, str, str | None]] = set()
+    out: list[Link] = []
+    for link in links:
+        key = (link.rel, link_key(link.href), media_type(link.type))
+        if link.rel in SIGNPOSTING_RELS and key not in seen:
+            seen.add(key)
+            out.append(
+                Link(href=link.href, rel=link.rel, anchor=page, source="header",
+                     type=link.type, profile=link.profile)
+            )  # fmt: skip
+    return out
+
+
+def _covered(link: Link, kept: Sequence[Link]) -> bool:
+    same_rel = [k for k in kept if k.rel == link.rel]
+    if link.rel in _SINGLE and same_rel:
+        return True
+    return any(link_key(k.href) == link_key(link.href) for k in same_rel)
+
+
 def proposal_finding(
-    dataset: DatasetResult, landing_url: str, facts: DatasetLinks | None = None
+    dataset: DatasetResult,
+    landing_url: str,
+    facts: DatasetLinks | None = None,
+    published: Sequence[Link] = (),
 ) -> Finding:
-    proposal = propose(dataset, landing_url, facts)
+    proposal = propose(dataset, landing_url, facts, published)
     return PROPOSAL.at(
         landing_url,
         "Proposed signposting for this page, derived from its Dataset (HTTP header, then "
@@ -156,6 +233,11 @@ def _type_profile(res: Resource) -> tuple[str | None, str | None]:
     if type_ is None and any(m in u.lower() for u in uris for m in _XML_FORMATS):
         type_ = "application/xml"
     return type_, uris[0] if uris else None
+
+
+def html_link(link: Link) -> str:
+    """One `<link>` element for `<head>`."""
+    return _html(link)
 
 
 def _html(link: Link) -> str:

@@ -205,7 +205,8 @@ def crosscheck(
     if follow:
         page_findings.extend(follow_targets(links, pages, fetcher, limits=limits))
     if dataset is not None and _needs_fixing([*page_findings, *dataset_findings]):
-        page_findings.append(proposal_finding(dataset, pages[-1], facts))
+        own = anchored_at(links, pages)  # kept as published: the proposal only adds
+        page_findings.append(proposal_finding(dataset, pages[-1], facts, own))
     return CrossChecked(page_findings, dataset, dataset_findings)
 
 

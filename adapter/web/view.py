@@ -18,7 +18,8 @@ from adapter.models import ChecklistItem, DatasetReport, DatasetResult, MediaObj
 from adapter.report import ORDER, STAGES, could_not_check, dataset_says, row_codes, to_fix
 from adapter.signposting.crosscheck import primary_dataset
 from adapter.signposting.links import SIGNPOSTING_RELS, anchored_at, group, url_key
-from adapter.signposting.proposal import PROPOSAL, propose
+from adapter.signposting.proposal import PROPOSAL, link_key, propose
+from adapter.signposting.proposal import html_link as _html_link
 from adapter.signposting.stage import landing_urls
 
 STAGE_TITLES: dict[str, str] = {
@@ -114,6 +115,8 @@ class ProposalView:
     link_header: str
     html_links: str
     needed: bool  # the page's signposting needs fixing (the report proposes it)
+    added: list[str] = field(default_factory=list)  # <link> elements the page lacks
+    kept: int = 0  # links the page publishes, kept in the header as they are
 
 
 @dataclass(slots=True)
@@ -267,23 +270,23 @@ def signpost_rows(report: DatasetReport) -> list[SignpostRow]:
     rows = []
     for rel in [*ORDER, *sorted({s.rel for s in own} - set(ORDER))]:
         said = says.get(rel, [])
-        said_keys = {url_key(url) for url, _ in said}
+        said_keys = {link_key(url) for url, _ in said}
         linked = set()
         for s in (s for s in own if s.rel == rel):
-            linked.add(url_key(s.href))
+            linked.add(link_key(s.href))
             rows.append(
                 SignpostRow(
                     rel=rel,
                     href=s.href,
                     type_profile=" ".join(x for x in (s.type, s.profile) if x),
                     source=", ".join(s.sources),
-                    in_dataset=url_key(s.href) in said_keys,
+                    in_dataset=link_key(s.href) in said_keys,
                     missing=False,
                     codes=row_codes(findings, rel, s.href),
                 )
             )
         for url, formats in said:
-            if url_key(url) not in linked:
+            if link_key(url) not in linked:
                 rows.append(SignpostRow(rel, url, formats, "the Dataset only", True, True, []))
     return rows
 
@@ -317,6 +320,7 @@ def proposal(report: DatasetReport) -> ProposalView | None:
     dataset, _ = primary_dataset(report.datasets, report.signposts, pages)
     if dataset is None:
         return None
-    made = propose(dataset, pages[-1])
-    needed = any(f.code == PROPOSAL.code for f in report.findings)
-    return ProposalView(f"Link: {made.link_header}", made.html_links, needed)
+    made = propose(dataset, pages[-1], published=anchored_at(report.signposts, pages))
+    needed = any(f.code == PROPOSAL.code for f in report.findings) and not made.nothing_missing
+    added = [_html_link(link) for link in made.added]
+    return ProposalView(f"Link: {made.link_header}", made.html_links, needed, added, made.kept)
