@@ -101,6 +101,32 @@ def test_a_dryad_like_page() -> None:
     }
 
 
+def test_a_bcodmo_like_page() -> None:
+    fields = dataone_index(page_jsonld(ROOT / "pages/bcodmo-like.html"))
+    assert without_geohash(fields) == {
+        "title": "Zooplankton biomass from MOCNESS tows, R/V Atlantis AT42-01",
+        "label": "AT42-01 zooplankton biomass",
+        "abstract": "Dry weight biomass of zooplankton size fractions from MOCNESS net tows."
+        "\r\n\r\nSee the methods document for the sieve sizes.",
+        # the Role shares the Person's @id: one node, typed both, with the Person's name
+        "author": "Dr Maria Gonzalez",
+        "origin": ["Dr Maria Gonzalez"],
+        "pubDate": ["2022-08-01T00:00:00.000Z"],
+        "keywords": ["zooplankton, MOCNESS, biomass, dry weight"],  # one text, one keyword
+        "southBoundCoord": "36.5",
+        "westBoundCoord": "-75.2",
+        "northBoundCoord": "39.8",
+        "eastBoundCoord": "-70.1",
+        "beginDate": "2019-03-02T00:00:00.000Z",
+        "endDate": "2019-03-28T00:00:00.000Z",
+        "edition": "2",
+        "serviceEndpoint": [
+            "https://repo.example/dataset/bcodmo-like",
+            "https://repo.example/dataset/bcodmo-like/data/biomass.csv",
+        ],
+    }
+
+
 def test_the_projects_full_soso_page() -> None:
     fields = dataone_index(page_jsonld(ROOT / "pages/soso-full.html"))
     assert fields["author"] == "Josiah Carberry"
