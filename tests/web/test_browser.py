@@ -155,6 +155,7 @@ def test_the_dataone_search_preview_card(browser: Any, make_web: MakeWeb, sites:
     codes = page.locator("#stage-dataone a.code").all_inner_texts()
     assert "dataone/index-author-not-creator" in codes
     shot(page, "check-search-card")
+    card.screenshot(path=str(SCREENSHOTS / "search-card.png"))  # the card alone, to look at
     page.close()
 
 
