@@ -12,9 +12,9 @@ import click
 import pytest
 
 from adapter.cli import COMMANDS, ENVIRONMENT, _load
+from tests.support.cli import run_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
-ADAPTER = Path(sys.executable).parent / "adapter"
 
 # what `adapter --help` loaded, printed after the help
 PROBE = """
@@ -26,13 +26,8 @@ print("MODULES", " ".join(sorted(sys.modules)))
 
 
 def help_text(*args: str, columns: int) -> str:
-    result = subprocess.run(
-        [str(ADAPTER), *args, "--help"],
-        env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": str(columns)},
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    """`adapter ARGS --help` through the entry point, in the test process."""
+    result = run_in_process([*args, "--help"], ROOT, env={"COLUMNS": str(columns)})
     assert result.returncode == 0, result.stderr
     return result.stdout
 

@@ -3,8 +3,9 @@ its standard output and error apart, without the ~0.5 s of a new interpreter and
 
 For a command's contract (exit code, one error line, no traceback) where no signal, no
 process tree and no fresh environment is the point. Logging is set up by the command as
-in a real process (the root logger's handlers are set aside meanwhile), and the signal
-handlers, working directory and argv are put back afterwards.
+in a real process (the root logger's handlers are set aside meanwhile), help fits COLUMNS
+(not CliRunner's fixed 80), and the signal handlers, working directory and argv are put
+back afterwards.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from click import formatting
 from click.testing import CliRunner
 
 from adapter.cli import main
@@ -45,6 +47,7 @@ def run_in_process(
     os.chdir(cwd)
     try:
         with CliRunner().isolation(input=stdin, env=env) as (out, err, _):
+            formatting.FORCED_WIDTH = None  # the runner's 80; a process follows COLUMNS
             sys.argv = ["adapter", *args]
             try:
                 main()
