@@ -349,6 +349,7 @@ def draw_request(
     return write_request(node, verb, target, body)
 
 
+@pytest.mark.slow  # 2,000 requests; the quick loop has the real-server test below
 @pytest.mark.parametrize(
     ("verb", "resource", "takes_id", "method", "names"),
     METHODS,

@@ -227,6 +227,7 @@ def test_findings_lists_the_catalogue() -> None:
     assert code == 0 and "dataone/several-dois" in out
 
 
+@pytest.mark.slow  # two fresh interpreters
 def test_real_process(serve_site: Serve) -> None:
     good = serve_site("page-good").url("/dataset/1.html")
     done = subprocess.run(

@@ -39,6 +39,7 @@ def test_demo_site_is_package_data_and_serves_signposting() -> None:
         assert '<rs:ln rel="cite-as"' in signmap and "demo.example" not in signmap
 
 
+@pytest.mark.slow  # a demo sync or a demo process
 def test_demo_syncs_the_bundled_repository(tmp_path: Path) -> None:
     store_url = f"sqlite:///{tmp_path / 'demo.db'}"
     result = CliRunner().invoke(cli, ["demo", "--store", store_url])
@@ -72,6 +73,7 @@ def test_demo_syncs_the_bundled_repository(tmp_path: Path) -> None:
     assert not any(r.archived for r in heads)
 
 
+@pytest.mark.slow  # a demo sync or a demo process
 def test_demo_runs_as_a_command_in_an_empty_directory(tmp_path: Path) -> None:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     holder = socket.socket()
@@ -101,6 +103,7 @@ def test_demo_runs_as_a_command_in_an_empty_directory(tmp_path: Path) -> None:
     assert len([json.loads(x) for x in listed.stdout.splitlines()]) == 3
 
 
+@pytest.mark.slow  # a demo sync or a demo process
 def test_demo_serve_keeps_the_repository_up_for_check_dataset(tmp_path: Path) -> None:
     """`adapter demo --serve`: after the sync the site stays up until SIGTERM (exit 0)."""
     import re
@@ -141,6 +144,7 @@ def test_demo_serve_keeps_the_repository_up_for_check_dataset(tmp_path: Path) ->
     assert "Stopped." in rest
 
 
+@pytest.mark.slow  # a demo sync or a demo process
 def test_ctrl_c_stops_demo_serve_with_130(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT) ends `adapter demo --serve` with 130, as the README's exit codes say."""
     import signal
@@ -170,6 +174,7 @@ def _adapter(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.CompletedProcess(args, ran.returncode, ran.stdout, ran.stderr)
 
 
+@pytest.mark.slow  # a demo sync or a demo process
 def test_a_second_demo_uses_the_one_serving_instead_of_moving_port(tmp_path: Path) -> None:
     """`adapter demo` while `adapter demo --serve` runs: same URLs, so no duplicate DOIs."""
     import signal
@@ -202,6 +207,7 @@ def test_a_second_demo_uses_the_one_serving_instead_of_moving_port(tmp_path: Pat
         proc.communicate(timeout=30)
 
 
+@pytest.mark.slow  # a demo sync or a demo process
 def test_a_port_held_by_another_program_is_refused_once_the_store_has_demo_pages(
     tmp_path: Path,
 ) -> None:

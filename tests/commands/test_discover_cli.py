@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from adapter.cli import cli
@@ -148,6 +149,7 @@ def test_exit_codes_from_the_real_entry_point(serve_site: Callable[[str], SiteSe
     assert _adapter(*FAST, server.url("/ok.xml")).returncode == 0
 
 
+@pytest.mark.slow  # a fresh interpreter on a terminal
 def test_progress_count_on_a_terminal_stderr(serve_site: Callable[[str], SiteServer]) -> None:
     server = serve_site("disc-basic")
     leader, follower = pty.openpty()

@@ -106,8 +106,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     )
     with cfg_failed.open("a") as f:  # the node's closed port is asked once
         f.write("    limits:\n      max_retries: 0\n")
-    assert run(["sync", "--config", str(cfg_ok)], tmp).returncode == 0
-    assert run(["sync", "--config", str(cfg_failed)], tmp).returncode == 1
+    assert in_process(["sync", "--config", str(cfg_ok)], tmp).returncode == 0
+    assert in_process(["sync", "--config", str(cfg_failed)], tmp).returncode == 1
     (tmp / "a-file").write_text("not a folder")
     cfg_info = tmp / "info.yaml"  # the scheduler logs its next runs at INFO
     cfg_info.write_text(cfg_ok.read_text().replace("log_level: WARNING", "log_level: INFO"))
@@ -206,7 +206,15 @@ IN_A_PROCESS = {
 CLOSED_PORT = {("sync", "{closed}", "--store", "sqlite:///{tmp}/closed.db")}
 
 
-@pytest.mark.parametrize(("template", "code", "fragment"), CASES, ids=lambda v: str(v))
+def _params() -> list[object]:
+    """The cases; those run as a real process are `slow` (the quick loop runs the rest)."""
+    slow = IN_A_PROCESS | CLOSED_PORT
+    return [
+        pytest.param(*case, marks=[pytest.mark.slow] if case[0] in slow else []) for case in CASES
+    ]
+
+
+@pytest.mark.parametrize(("template", "code", "fragment"), _params(), ids=lambda v: str(v))
 def test_exit_code(
     world: World, template: tuple[str, ...], code: int, fragment: str, virtual_clock: FakeClock
 ) -> None:
@@ -233,6 +241,7 @@ def test_refused_stores_leave_nothing_behind(world: World) -> None:
     assert not (world.tmp / "missing.db").exists()
 
 
+@pytest.mark.slow  # a real server process
 @pytest.mark.parametrize("verb", ["serve", "web"])
 def test_a_busy_port_is_one_line_after_serving_nothing(world: World, verb: str) -> None:
     with socket.socket() as busy:
@@ -297,6 +306,7 @@ LONG_LIVED: list[tuple[tuple[str, ...], str]] = [
 ]
 
 
+@pytest.mark.slow  # real processes and signals
 @pytest.mark.parametrize(("template", "ready"), LONG_LIVED, ids=lambda v: str(v))
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 0)])
 def test_ctrl_c_exits_130_and_sigterm_0(
@@ -307,6 +317,7 @@ def test_ctrl_c_exits_130_and_sigterm_0(
     assert process.stop(signum) == code, "".join(process.seen)
 
 
+@pytest.mark.slow  # a real sync and a signal
 def test_ctrl_c_during_a_sync_exits_130(world: World, tmp_path: Path) -> None:
     fixture_site(tmp_path / "sites", "workers", 40)
     servers = start_site("workers", tmp_path / "sites")

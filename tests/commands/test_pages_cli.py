@@ -20,6 +20,7 @@ from tests.support.cli import run_in_process
 from tests.support.fixture_server import SiteServer, start_site, stop
 
 ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.slow  # the fixture's real sync
 ADAPTER = Path(sys.executable).parent / "adapter"
 
 

@@ -32,6 +32,9 @@ EVENT_KEYS = {
 }
 
 
+pytestmark = pytest.mark.slow  # syncs of the demo repository
+
+
 def adapter(*args: str) -> Result:
     return CliRunner().invoke(cli, list(args), catch_exceptions=True)
 

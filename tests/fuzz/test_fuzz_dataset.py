@@ -7,6 +7,7 @@ import codecs
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -194,6 +195,7 @@ def _run_page(html: bytes, content_type: str = "text/html") -> None:
         assert_documented(check_requirements(dataset.framed, PAGE).findings)
 
 
+@pytest.mark.slow  # the whole normalization per example: seconds of CPU
 @FUZZ
 @given(json_values | datasets | st.lists(datasets, max_size=3).map(lambda g: {"@graph": g}))
 def test_jsonld_normalization(document: Any) -> None:

@@ -3,10 +3,9 @@ bombs), and `limits:` values that make no sense are refused where they are writt
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
-from tests.support.hostile import ADAPTER
+from tests.support.cli import run_in_process
 
 NODE = """\
 nodes:
@@ -19,10 +18,8 @@ nodes:
 
 
 def check(path: Path) -> tuple[int, str]:
-    """`adapter config check FILE` as the operator runs it (exit codes come from main())."""
-    done = subprocess.run(
-        [str(ADAPTER), "config", "check", str(path)], capture_output=True, text=True, timeout=60
-    )
+    """`adapter config check FILE` through the entry point (exit codes come from main())."""
+    done = run_in_process(["config", "check", str(path)], path.parent)
     return done.returncode, done.stdout + done.stderr
 
 

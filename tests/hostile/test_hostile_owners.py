@@ -41,6 +41,7 @@ def test_check_dataset_fetches_the_landing_page_once(site: SiteServer) -> None:
     ("path", "allowed"),
     [("/c/trickle-headers/page", ["HEAD"]), ("/c/trickle-body/page", ["HEAD", "GET"])],
 )
+@pytest.mark.slow  # a real process waiting out a real total_timeout
 def test_a_page_that_timed_out_is_not_asked_again(
     site: SiteServer, path: str, allowed: list[str]
 ) -> None:

@@ -16,6 +16,8 @@ from tests.support.fixture_server import SiteServer
 from tests.support.hostile import ADAPTER, NODE_ID, argv_for, node_config, start_corpus, stop
 
 SHORT = NODE_ID.removeprefix("urn:node:")
+READY_WITHIN = 120.0  # seconds for the serve process to answer ping (a loaded machine is slow)
+pytestmark = pytest.mark.slow  # a real sync, then a real serve process
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +50,9 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         text=True,
     )
     base = f"http://127.0.0.1:{port}/{SHORT}/v2"
-    for _ in range(200):
-        try:
+    deadline = time.monotonic() + READY_WITHIN
+    while proc.poll() is None and time.monotonic() < deadline:  # not 10 s: under load the
+        try:  # process took longer to start, and every test then failed on a refused port
             if requests.get(f"{base}/monitor/ping", timeout=1).status_code == 200:
                 break
         except requests.ConnectionError:

@@ -14,6 +14,7 @@ from adapter.errors import FetchError
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
 from adapter.http.findings import CONNECTION
+from tests.support.clock import FakeClock
 
 TLS = Path(__file__).resolve().parents[2] / "fixtures" / "tls"
 
@@ -46,7 +47,9 @@ def https_origin() -> Iterator[str]:
         server.server_close()
 
 
-def test_a_self_signed_certificate_is_refused_with_the_reason(https_origin: str) -> None:
+def test_a_self_signed_certificate_is_refused_with_the_reason(
+    https_origin: str, virtual_clock: FakeClock
+) -> None:
     with (
         Fetcher(policy=AddressPolicy([https_origin])) as fetcher,
         pytest.raises(FetchError) as caught,
@@ -55,6 +58,7 @@ def test_a_self_signed_certificate_is_refused_with_the_reason(https_origin: str)
     assert caught.value.code == CONNECTION.code
     assert caught.value.url == https_origin + "/page"
     assert "CERTIFICATE_VERIFY_FAILED" in caught.value.message
+    assert len(virtual_clock.sleeps) == 3  # retried as a failed connection, on virtual time
 
 
 def test_the_same_server_answers_a_client_that_trusts_its_certificate(https_origin: str) -> None:

@@ -135,6 +135,7 @@ def _hold_slots(url: str, out: str, rounds: int, ready: Any) -> None:
         f.writelines(f"{a} {b}\n" for a, b in spans)
 
 
+@pytest.mark.slow  # three spawned interpreters
 def test_concurrency_slots_hold_across_processes(tmp_path: Path, store_url: str) -> None:
     store = Store.open(store_url)
     clear(store)
@@ -160,6 +161,7 @@ def test_concurrency_slots_hold_across_processes(tmp_path: Path, store_url: str)
     assert peak == 2  # concurrency 2 across three processes, each allowed 2 of its own
 
 
+@pytest.mark.slow  # a spawned interpreter
 def test_a_slot_held_by_a_dead_process_is_free_again(tmp_path: Path, store_url: str) -> None:
     ctx = multiprocessing.get_context("spawn")
     gone = ctx.Process(target=time.sleep, args=(0,))
