@@ -91,6 +91,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from adapter.dataone.examples import example_for
 from adapter.dataone.index.preview import preview
 from adapter.dataone.profiles import PROFILE_UNMET
 from adapter.dataone.profiles import as_json as checklist_json
@@ -389,6 +390,7 @@ def _findings_lines(report: DatasetReport) -> list[str]:
     for tag, f in tagged:
         by_stage.setdefault(f.stage, []).append((tag, f))
     reached = _reached(report)
+    examples = worked_examples(report)
     out = ["Findings by stage"]
     order = [*STAGES, *sorted(set(by_stage) - set(STAGES))]
     for stage in order:
@@ -400,15 +402,30 @@ def _findings_lines(report: DatasetReport) -> list[str]:
             continue
         out.append(f"  {_STAGE_TITLES.get(stage, stage)}:")
         items.sort(key=lambda tf: _SEVERITY_ORDER[tf[1].severity])
-        out += _grouped(items) if stage == Stage.SOSO else _finding_lines(items)
+        out += _grouped(items) if stage == Stage.SOSO else _finding_lines(items, examples)
     return out
 
 
-def _finding_lines(items: Sequence[tuple[str, Finding]]) -> list[str]:
+def worked_examples(report: DatasetReport) -> dict[int, str]:
+    """id(finding) -> the JSON-LD to write, for the findings that have a worked example."""
+    links = anchored_at(report.signposts, landing_urls(report))
+    out: dict[int, str] = {}
+    for d in report.datasets:
+        for f in d.findings:
+            example = example_for(f.code, d, links)
+            if example:
+                out[id(f)] = example
+    return out
+
+
+def _finding_lines(
+    items: Sequence[tuple[str, Finding]], examples: dict[int, str] | None = None
+) -> list[str]:
     out = []
     for tag, f in items:
         out.append(f"    {f.severity.upper():<8} {f.code}")
-        out.append("             " + f.message.replace("\n", "\n             "))
+        message = f.message + (f"\n{examples[id(f)]}" if examples and id(f) in examples else "")
+        out.append("             " + message.replace("\n", "\n             "))
         where = ", ".join(x for x in (tag, f"at {f.where}" if f.where else "") if x)
         if where:
             out.append(f"             ({where})")

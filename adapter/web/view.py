@@ -15,7 +15,15 @@ from adapter.doi import doi_url
 from adapter.findings import Finding, Severity, Stage
 from adapter.jsonld.framed import first_literal
 from adapter.models import ChecklistItem, DatasetReport, DatasetResult, MediaObjectRef
-from adapter.report import ORDER, STAGES, could_not_check, dataset_says, row_codes, to_fix
+from adapter.report import (
+    ORDER,
+    STAGES,
+    could_not_check,
+    dataset_says,
+    row_codes,
+    to_fix,
+    worked_examples,
+)
 from adapter.signposting.crosscheck import primary_dataset
 from adapter.signposting.links import SIGNPOSTING_RELS, anchored_at, group, url_key
 from adapter.signposting.proposal import PROPOSAL, link_key, propose
@@ -65,6 +73,7 @@ class FindingView:
     message: str
     where: str
     about: str  # "" for the page, "Dataset", "Dataset 2"
+    example: str = ""  # the JSON-LD to write, for the errors that have a worked example
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,23 +241,24 @@ def stages(report: DatasetReport) -> list[StageView]:
     for tag, f in tagged:
         by_stage.setdefault(f.stage, []).append((tag, f))
     reached = _reached(report)
+    examples = worked_examples(report)
     out = []
     for key in [*STAGES, *sorted(set(by_stage) - set(STAGES))]:
         items = sorted(by_stage.get(key, []), key=lambda tf: _SEVERITY_ORDER[tf[1].severity])
         if not items and key not in STAGES:
             continue
-        views = [_finding(tag, f) for tag, f in items]
+        views = [_finding(tag, f, examples.get(id(f), "")) for tag, f in items]
         quiet = "ok" if key in reached else "not reached"
         state = str(items[0][1].severity) if views else quiet
         out.append(StageView(key, STAGE_TITLES.get(key, key), state, views))
     return out
 
 
-def _finding(tag: str, f: Finding) -> FindingView:
+def _finding(tag: str, f: Finding, example: str = "") -> FindingView:
     message = f.message
     if f.code == PROPOSAL.code:  # shown whole in the copy box
         message = "The Link header and <link> elements to publish are in the copy box below."
-    return FindingView(str(f.severity), f.code, message, f.where or "", tag)
+    return FindingView(str(f.severity), f.code, message, f.where or "", tag, example)
 
 
 def _reached(report: DatasetReport) -> set[str]:
