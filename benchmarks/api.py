@@ -593,7 +593,8 @@ def measure_depth(args: argparse.Namespace, tmp: Path, cleanup: ExitStack) -> st
     random.Random(7).shuffle(pids)
     codes = [("this checkout", DEPTH_SERVER)]
     if args.baseline:
-        codes.insert(0, (str(args.baseline), replace(DEPTH_SERVER, pythonpath=args.baseline)))
+        label = f"{_commit(args.baseline)} (--baseline)"
+        codes.insert(0, (label, replace(DEPTH_SERVER, pythonpath=args.baseline)))
     offsets = depth_offsets(objects)
     lines, cpu_lines = [], []
     for engine, url in engines:
@@ -722,6 +723,14 @@ def page_cpu(url: str, code: Path, offsets: dict[str, int], rounds: int = 30) ->
         env={**os.environ, "PYTHONPATH": str(code)},
     )
     return dict(zip(offsets, json.loads(done.stdout), strict=True))
+
+
+def _commit(checkout: Path) -> str:
+    """The checkout's commit, short, or its path where it is no git checkout."""
+    found = subprocess.run(
+        ["git", "-C", str(checkout), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return found.stdout.strip() or str(checkout)
 
 
 def _settle(pid: int, limit: float = 60.0) -> None:
