@@ -7,6 +7,9 @@ stream of empty blocks, which decodes to nothing, cannot run on forever).
 
 from __future__ import annotations
 
+import re
+import socket
+
 import urllib3
 
 from adapter.errors import FetchError
@@ -39,8 +42,22 @@ def caused_by(exc: BaseException, kinds: tuple[type[BaseException], ...]) -> Bas
 
 
 def short(exc: BaseException) -> str:
-    text = str(exc)
+    """What went wrong in words: the root cause's own sentence where it is a known one,
+    else the exception's text without object reprs or control characters, at most 200."""
+    for kinds, words in _KNOWN:
+        if caused_by(exc, kinds) is not None:
+            return words
+    text = _REPR.sub("", str(exc))
+    text = "".join(c if c.isprintable() else " " for c in text)
     return text if len(text) <= 200 else text[:200] + "..."
+
+
+_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>:? ?")
+_KNOWN: tuple[tuple[tuple[type[BaseException], ...], str], ...] = (
+    ((socket.gaierror,), "the host name does not resolve (DNS)"),
+    ((ConnectionRefusedError,), "the server refused the connection"),
+    ((ConnectionResetError,), "the server reset the connection"),
+)
 
 
 def timeout_error(url: str, limits: Limits) -> FetchError:

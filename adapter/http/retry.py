@@ -55,7 +55,7 @@ def transport_failure(exc: BaseException, url: str) -> FetchError:
     if headers_too_large(exc):
         return FetchError(HEADERS_TOO_LARGE.code, url, f"response headers too large: {short(exc)}")
     if caused_by(exc, (socket.gaierror, urllib3.exceptions.NameResolutionError)):
-        return NotTransient(CONNECTION.code, url, f"host name not resolved: {short(exc)}")
+        return NotTransient(CONNECTION.code, url, "the host name does not resolve (DNS)")
     if isinstance(exc, urllib3.exceptions.HTTPError | OSError):
         return FetchError(CONNECTION.code, url, f"connection failed: {short(exc)}")
     return FetchError(UNSAFE_URL.code, url, f"unusable URL: {short(exc)}")

@@ -198,6 +198,8 @@ def test_unreachable_page_exits_2(virtual_clock: FakeClock) -> None:
     assert code == 2
     assert out.startswith("COULD NOT CHECK  http://127.0.0.1:") and "NOT HARVESTABLE" not in out
     assert "why: " in out and "(fetch/connection-failed)" in out and "to fix:" not in out
+    assert "the server refused the connection" in out  # in words, not Python's exception text
+    assert not any(t in out for t in ("Errno", "object at 0x", "ConnectionPool", "\x00"))
 
 
 def test_a_page_that_answered_is_harvestable_or_not_never_could_not_check(

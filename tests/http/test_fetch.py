@@ -368,3 +368,15 @@ def test_gzip_roundtrip_of_a_large_but_allowed_body(site: list[SiteServer]) -> N
         got = f.get(server.url("/t/big-gz"))
     assert got.body == b"y" * 900_000
     assert gzip.compress(got.body)  # sanity: what we read is what was sent
+
+
+def test_a_transport_failure_is_said_in_words_without_python_text() -> None:
+    import socket as _socket
+
+    from adapter.http.body import short
+
+    dns = OSError("wrapper")
+    dns.__cause__ = _socket.gaierror(-2, "Name or service not known")
+    assert short(dns) == "the host name does not resolve (DNS)"
+    raw = ValueError("bad <urllib3.connection.HTTPConnection object at 0x7f00>: x\x00y")
+    assert short(raw) == "bad x y"
