@@ -37,7 +37,7 @@ from adapter.findings import FindingType, catalogue
 from adapter.models import DatasetReport
 from adapter.report import to_json, verdict
 from adapter.store import overview
-from adapter.web.checking import BadInput, Checker
+from adapter.web.checking import PASTED_URL, BadInput, Checker
 from adapter.web.forms import Form, TooLarge, body_form, query_form
 from adapter.web.ops import Ops, code_counts, stored_view, when
 from adapter.web.ratelimit import RateLimit
@@ -185,7 +185,7 @@ class WebApp:
         log.info("web check %s from %s: %s", report.url, client, verdict(report))
         if wants_json:
             return _json("200 OK", to_json(report))
-        view = report_view(report)
+        view = report_view(report, PASTED_URL if _pasted(form) else None)
         context = {"form": form, "report": view, "json_link": _permalink(environ, form)}
         response = self.page(environ, "check.html", "200 OK", context)
         response.headers.append(("Cache-Control", "no-store"))
@@ -367,6 +367,12 @@ def _query(**params: str | None) -> str:
 
 def _is_http_url(value: object) -> bool:
     return isinstance(value, str) and value.lower().startswith(("http://", "https://"))
+
+
+def _pasted(form: Form) -> bool:
+    """Whether the check read pasted or uploaded content (then nothing was fetched)."""
+    upload = form.files.get("file")
+    return bool(form.get("content").strip() or (upload and upload[1].strip()))
 
 
 def _asks_for_check(form: Form) -> bool:

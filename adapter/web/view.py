@@ -8,7 +8,7 @@ no I/O, nothing escaped here (the templates escape every value).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from adapter.dataone.index.preview import preview
 from adapter.doi import doi_url
@@ -142,9 +142,15 @@ class ReportView:
     codes: list[str] = field(default_factory=list)  # every code, for the summary
 
 
-def report_view(report: DatasetReport) -> ReportView:
-    return ReportView(
-        verdict=verdict(report),
+def report_view(report: DatasetReport, pasted: str | None = None) -> ReportView:
+    """`pasted`: the placeholder address of content that was pasted, not fetched (the
+    page then names no address it was not given, and no HTTP status it never got)."""
+    shown = verdict(report)
+    if pasted is not None:
+        url = "(pasted content: no address given)" if report.url == pasted else report.url
+        shown = replace(shown, url=url, final_url=None, status="pasted, not fetched")
+    view = ReportView(
+        verdict=shown,
         profile=report.profile,
         checklist=checklist(report),
         datasets=[_dataset(d, i, len(report.datasets)) for i, d in enumerate(report.datasets, 1)],
@@ -155,6 +161,41 @@ def report_view(report: DatasetReport) -> ReportView:
         proposal=proposal(report),
         codes=list(dict.fromkeys(f.code for f in report.all_findings())),
     )
+    if pasted is not None and report.url == pasted:
+        _unaddressed(view, pasted)
+    return view
+
+
+NO_ADDRESS = "https://YOUR-LANDING-PAGE/"
+
+
+def _unaddressed(view: ReportView, pasted: str) -> None:
+    """Content pasted without an address: the placeholder address the check read it at is
+    never shown as if it were the page's; the advice says where the page's own goes."""
+    view.stages = [
+        replace(
+            s,
+            findings=[
+                replace(
+                    f,
+                    message=f.message.replace(pasted, NO_ADDRESS),
+                    example=f.example.replace(pasted, NO_ADDRESS),
+                    where=f.where.replace(pasted, NO_ADDRESS),
+                )
+                for f in s.findings
+            ],
+        )
+        for s in view.stages
+    ]
+    view.signposts = [replace(r, href=r.href.replace(pasted, NO_ADDRESS)) for r in view.signposts]
+    if view.proposal is not None:
+        p = view.proposal
+        view.proposal = replace(
+            p,
+            link_header=p.link_header.replace(pasted, NO_ADDRESS),
+            html_links=p.html_links.replace(pasted, NO_ADDRESS),
+            added=[a.replace(pasted, NO_ADDRESS) for a in p.added],
+        )
 
 
 def verdict(report: DatasetReport) -> Verdict:

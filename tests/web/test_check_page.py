@@ -190,3 +190,18 @@ def test_an_unreachable_page_could_not_be_checked_not_refused(make_web: MakeWeb)
         web.url("/check"), params={"url": url}, headers={"Accept": "application/json"}, timeout=60
     ).json()
     assert as_json["verdict"] == "could-not-check"
+
+
+def test_pasted_content_shows_no_fake_address_or_http_status(make_web: MakeWeb) -> None:
+    web = make_web()
+    body = '{"@context": "https://schema.org/", "@type": "Dataset", "name": "Pasted cores"}'
+    got = requests.post(web.url("/check"), data={"content": body}, timeout=30)
+    assert got.status_code == 200 and "Pasted cores" in got.text
+    assert "pasted.invalid" not in got.text and "HTTP 200" not in got.text
+    assert "(pasted content: no address given)" in got.text and "pasted, not fetched" in got.text
+    given = requests.post(
+        web.url("/check"),
+        data={"content": body, "address": "https://repository.example/d/9"},
+        timeout=30,
+    )
+    assert "https://repository.example/d/9" in given.text and "HTTP 200" not in given.text
