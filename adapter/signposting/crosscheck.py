@@ -157,7 +157,16 @@ def _cardinality(links: Sequence[Link], page: str) -> list[Finding]:
         out.append(TYPE_MISSING.at(page, where="rel=type"))
     else:
         keys = {iri_key(t) for t in type_links}
-        if iri_key(SCHEMA_DATASET) not in keys:
+        if keys == {iri_key(SCHEMA_ABOUTPAGE)}:  # the landing page marked: Dataset not said
+            out.append(
+                TYPE_MISSING.at(
+                    page,
+                    "The page's only 'type' link is AboutPage (right for a landing page); add "
+                    f'<{SCHEMA_DATASET}>; rel="type" beside it for the object it describes.',
+                    "rel=type",
+                )
+            )
+        elif iri_key(SCHEMA_DATASET) not in keys:
             shown = ", ".join(type_links)
             out.append(TYPE_NOT_DATASET.at(page, f"type links are {shown}", "rel=type"))
         if iri_key(SCHEMA_ABOUTPAGE) not in keys:

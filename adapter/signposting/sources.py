@@ -63,22 +63,36 @@ def _attribute_conflicts(links: Sequence[Link], page_url: str) -> list[Finding]:
     out = []
     for same in by_key.values():
         for attr in ("type", "profile"):
-            said = {(getattr(link, attr) or "") for link in same if getattr(link, attr)}
-            if len(said) > 1:
-                first = same[0]
-                detail = "; ".join(
-                    f"{link.source} says {getattr(link, attr)!r}"
-                    for link in same
-                    if getattr(link, attr)
+            if not _sources_disagree(same, attr):
+                continue
+            first = same[0]
+            detail = "; ".join(
+                f"{link.source} says {getattr(link, attr)!r}"
+                for link in same
+                if getattr(link, attr)
+            )
+            out.append(
+                CONFLICT.at(
+                    page_url,
+                    f"rel={first.rel} {first.href}: {attr} differs between sources ({detail})",
+                    f"rel={first.rel}",
                 )
-                out.append(
-                    CONFLICT.at(
-                        page_url,
-                        f"rel={first.rel} {first.href}: {attr} differs between sources ({detail})",
-                        f"rel={first.rel}",
-                    )
-                )
+            )
     return out
+
+
+def _sources_disagree(same: Sequence[Link], attr: str) -> bool:
+    """Whether two sources give one link's `attr` with no value in common.
+
+    One source may list a target several times with different types (a record offered
+    as XML and as JSON-LD): that is content negotiation, not a disagreement."""
+    by_source: dict[str, set[str]] = defaultdict(set)
+    for link in same:
+        value = getattr(link, attr)
+        if value:
+            by_source[link.source].add(value)
+    said = list(by_source.values())
+    return any(not (a & b) for i, a in enumerate(said) for b in said[i + 1 :])
 
 
 def _hrefs(links: Sequence[Link], source: str) -> dict[str, set[str]]:
