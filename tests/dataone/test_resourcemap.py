@@ -199,6 +199,24 @@ def test_same_members_same_bytes_in_any_process() -> None:
     assert b"<dcterms:creator>DataONE-SlenderAdapter/" in body
 
 
+def test_no_module_of_the_adapter_needs_dataones_library() -> None:
+    """dataone.common (PyXB) is a test dependency: every module imports with it blocked."""
+    code = (
+        "import sys, pkgutil, importlib, adapter\n"
+        "sys.modules['d1_common'] = None; sys.modules['pyxb'] = None\n"
+        "names = [m.name for m in pkgutil.walk_packages(adapter.__path__, 'adapter.')"
+        " if m.name != 'adapter.__main__']\n"  # which runs the command
+        "for name in names: importlib.import_module(name)\n"
+        "print(len(names))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    assert int(done.stdout) > 100  # every module, not none
+
+
 def test_writing_a_map_imports_neither_dataones_library_nor_rdflib() -> None:
     """The sync writes maps without d1_common (PyXB) or rdflib: a test-only dependency."""
     code = (
