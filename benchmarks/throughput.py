@@ -549,15 +549,18 @@ def workers_why(rows: list[tuple[int, Measure, int]], cpus: int) -> list[str]:
 
 
 def write_sections(text: str) -> None:
-    """Replace (or append) this script's two sections; leave every other section alone."""
+    """Replace this script's two sections where they stand (or append them); leave every
+    other section alone."""
     path = ROOT / "BENCHMARKS.md"
     doc = path.read_text() if path.exists() else "# Benchmarks\n"
-    for title in ("## Throughput", "## Scale-out workers"):
-        start = doc.find(title + "\n")
-        if start >= 0:
-            end = doc.find("\n## ", start + len(title))
-            doc = doc[:start].rstrip("\n") + ("\n\n" + doc[end + 1 :] if end >= 0 else "\n")
-    path.write_text(doc.rstrip("\n") + "\n\n" + text)
+    start = doc.find("## Throughput\n")
+    if start < 0:
+        path.write_text(doc.rstrip("\n") + "\n\n" + text)
+        return
+    workers = doc.find("## Scale-out workers\n", start)
+    end = doc.find("\n## ", (workers if workers >= 0 else start) + 4)
+    rest = doc[end + 1 :] if end >= 0 else ""
+    path.write_text(doc[:start] + text + ("\n" + rest if rest else ""))
 
 
 if __name__ == "__main__":
