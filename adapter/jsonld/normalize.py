@@ -281,9 +281,21 @@ def _https_type(probe: dict[str, Any], base_url: str) -> bool:
 
 
 def _no_context(block: JsonLdBlock) -> bool:
+    """A block that needs a @context and has none (expanded JSON-LD, whose every term is
+    already an IRI or a keyword, needs none)."""
     items = block.data if isinstance(block.data, list) else [block.data]
-    return block.syntax != "rdfa" and not any(
-        isinstance(i, dict) and "@context" in i for i in items
+    return (
+        block.syntax != "rdfa"
+        and not any(isinstance(i, dict) and "@context" in i for i in items)
+        and not _expanded(items)
+    )
+
+
+def _expanded(items: list[Any]) -> bool:
+    """Whether every node's keys are IRIs or keywords: JSON-LD in expanded form."""
+    nodes = [i for i in items if isinstance(i, dict)]
+    return bool(nodes) and all(
+        key.startswith("@") or "://" in key for node in nodes for key in node
     )
 
 
