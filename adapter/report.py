@@ -236,7 +236,7 @@ UNREACHED = frozenset(
         fetch_findings.HOST_PAUSED,
         fetch_findings.RATE_LIMITED,
     )
-)
+) | {"robots/unreachable"}  # its robots.txt could not be read: the page was not asked
 
 
 def could_not_check(report: DatasetReport) -> Finding | None:

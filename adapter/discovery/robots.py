@@ -73,6 +73,18 @@ class _Entry:
     served: bool = False  # a 2xx answer: a file that exists at this location
 
 
+class Refusal(str):
+    """Why the gate refused a URL, with the finding code to raise when it is not
+    robots/disallowed (robots.txt unreachable: the site said nothing, it did not say no)."""
+
+    code: str
+
+    def __new__(cls, why: str, code: str) -> Refusal:
+        made = super().__new__(cls, why)
+        made.code = code
+        return made
+
+
 def _blocked(url: str, why: str, now: float) -> _Entry:
     return _Entry(RobotsPolicy("*", disallow_all=True, reason=why), url, now)
 
@@ -131,8 +143,10 @@ class RobotsCache:
         if getattr(self._local, "fetching", False) or urlsplit(url).path.endswith("/robots.txt"):
             return None
         policy = self.policy(url)
+        if policy.disallow_all and policy.reason:  # robots.txt could not be read: not a "no"
+            return Refusal(policy.reason, UNREACHABLE.code)
         if policy.disallow_all:
-            return policy.reason or "robots.txt forbids everything"
+            return "robots.txt forbids everything"
         if not policy.can_fetch(url):
             return f"robots.txt of {origin(url)} disallows {urlsplit(url).path or '/'}"
         return None

@@ -35,7 +35,7 @@ from adapter.discovery.findings import (
     TOO_MANY_SITEMAPS,
 )
 from adapter.discovery.locset import LocSet
-from adapter.discovery.robots import RobotsCache
+from adapter.discovery.robots import UNREACHABLE, RobotsCache
 from adapter.discovery.sitemap import ChildSitemap, SitemapParser
 from adapter.errors import FetchError
 from adapter.findings import Finding
@@ -49,6 +49,7 @@ _SCOPE_FINDINGS_PER_SITEMAP = 10
 MAX_FOREIGN_HOSTS = 20  # other hosts checked for cross-submission per discovery
 CHUNK = 1 << 20  # bytes handed to the parser at a time
 _CUT_SHORT = frozenset({BAD_XML.code, BAD_GZIP.code})
+_OWN = {UNREACHABLE.code: UNREACHABLE}  # refusals the robots.txt gate names itself
 # The fetcher may drop the last decoded piece when it truncates; fetching a little
 # more than the cap lets the parser stop exactly at `max_sitemap_bytes` itself.
 FETCH_HEADROOM = 1 << 20
@@ -210,7 +211,7 @@ class _SitemapFile:
             )
         except FetchError as exc:
             yield from walk.robots.findings()
-            kind = fetch_findings.BY_CODE.get(exc.code, SITEMAP_FAILED)
+            kind = fetch_findings.BY_CODE.get(exc.code) or _OWN.get(exc.code, SITEMAP_FAILED)
             yield kind.at(self.url, f"sitemap not fetched: {exc.message}")
             return
         yield from walk.robots.findings()

@@ -218,8 +218,8 @@ class Fetcher:
             raise FetchError(HOST_PAUSED.code, url, f"host {key} is paused: {paused}")
         if self.gate is not None:
             why = self.gate(url)
-            if why:
-                raise FetchError(DISALLOWED.code, url, why)
+            if why:  # a gate may name its own code (robots.txt unreachable is no "disallow")
+                raise FetchError(str(getattr(why, "code", DISALLOWED.code)), url, str(why))
 
     # -- retries and host health --------------------------------------------
 

@@ -223,7 +223,8 @@ def test_robots_5xx_skips_that_host_and_the_others_go_on(
     healthy = server.rewrites["https://healthy.example"]
     items = run(server, fetcher_for(server), "/sitemap.xml", healthy + "/sitemap.xml")
     assert locs(items, server) == [f"{healthy}/record/a", f"{healthy}/record/b"]
-    assert codes(items) == ["robots/unreachable", "robots/disallowed"]
+    # robots.txt unreadable is not a "disallow": the sitemap names the same reason
+    assert codes(items) == ["robots/unreachable", "robots/unreachable"]
     assert paths(server) == ["/robots.txt"]
 
 

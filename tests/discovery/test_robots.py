@@ -152,7 +152,7 @@ def test_5xx_robots_blocks_the_host_for_the_run(
         fetcher.gate = cache.gate
         with pytest.raises(FetchError) as err:
             fetcher.get(server.url("/sitemap.xml"))
-        assert err.value.code == "robots/disallowed"
+        assert err.value.code == "robots/unreachable"  # it did not say no: it said nothing
         with pytest.raises(FetchError):
             fetcher.get(server.url("/dataset/1"))
         codes = [f.code for f in cache.findings()]
