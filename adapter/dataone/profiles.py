@@ -258,7 +258,12 @@ SOSO = Profile(
         _soso(
             "license", "a `license` (an SPDX or Creative Commons URI)", _has("license"), "license"
         ),
-        _soso("creator", "a `creator` (with ORCIDs)", _has("creator"), "creator"),
+        _soso(
+            "creator",
+            "a `creator` (each with an ORCID where they have one: see the soso findings)",
+            _has("creator"),
+            "creator",
+        ),
         _soso(
             "publisher", "a `publisher` or `provider`", _has("publisher", "provider"), "publisher"
         ),
