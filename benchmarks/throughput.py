@@ -77,6 +77,7 @@ class Measure:
     cpu_seconds: float = 0.0  # user + system of the command and the children it waited for
     postgres_cpu: float = 0.0  # CPU seconds of the PostgreSQL server meanwhile (workers only)
     cores_busy: float = 0.0  # the whole machine's busy cores on average meanwhile (workers only)
+    tree_cpu: float = 0.0  # CPU seconds of every process of the tree, sampled (a floor)
 
 
 def tree_rss_kb(pid: int) -> tuple[int, int]:
@@ -98,6 +99,21 @@ def tree_rss_kb(pid: int) -> tuple[int, int]:
     return total, largest
 
 
+def tree_cpu_ticks(pid: int) -> dict[int, int]:
+    """Each process of the tree under `pid` (itself included): its own user + system ticks."""
+    found, stack = {}, [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            found[p] = int(fields[11]) + int(fields[12])
+            for task in Path(f"/proc/{p}/task").iterdir():
+                stack += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
 def run(args: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> Measure:
     """Run a command to its end; wall time and the peak RSS of its process tree.
 
@@ -114,11 +130,14 @@ def run(args: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> Measure:
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )
     peak = [0, 0]
+    ticks: dict[int, int] = {}  # each process's CPU as last seen (a process's last 50 ms: lost)
 
     def sample() -> None:
         while proc.poll() is None:
             total, largest = tree_rss_kb(proc.pid)
             peak[0], peak[1] = max(peak[0], total), max(peak[1], largest)
+            for p, t in tree_cpu_ticks(proc.pid).items():
+                ticks[p] = max(ticks.get(p, 0), t)
             time.sleep(0.05)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -130,7 +149,10 @@ def run(args: list[str], cwd: Path, ok: tuple[int, ...] = (0, 1)) -> Measure:
         raise RuntimeError(f"{args} failed ({proc.returncode}): {err.decode()[-2000:]}")
     cpu = _children_cpu() - cpu_before
     text = out.decode() + ("\n" + err.decode() if proc.returncode else "")
-    return Measure(seconds, peak[0] / 1024, peak[1] / 1024, os.getloadavg()[0], text, cpu)
+    tree = sum(ticks.values()) / os.sysconf("SC_CLK_TCK")
+    m = Measure(seconds, peak[0] / 1024, peak[1] / 1024, os.getloadavg()[0], text, cpu)
+    m.tree_cpu = max(cpu, tree)
+    return m
 
 
 def _children_cpu() -> float:
@@ -306,7 +328,9 @@ def main() -> None:
         shutil.rmtree(tmp, ignore_errors=True)
     text = "\n".join(lines) + "\n"
     print(text)
-    if not (args.no_write or args.first_only):
+    if args.first_only and not args.no_write:
+        write_paired(text)
+    elif not args.no_write:
         write_sections(text)
 
 
@@ -385,24 +409,37 @@ def measure_all(args: argparse.Namespace, tmp: Path, served: list[Any]) -> list[
 
 def first_only(args: argparse.Namespace, pairs: list[tuple[Measure, Measure]]) -> list[str]:
     """The naive baseline and the first sync run by run: each pair's ratio, and the median."""
-    rows, ratios = [], []
+    rows, ratios, cpu_ratios = [], [], []
     for base, full in pairs:
         naive_rate, rate = args.naive_pages / base.seconds, args.pages / full.seconds
+        naive_ms = 1000 * base.tree_cpu / args.naive_pages
+        sync_ms = 1000 * full.tree_cpu / args.pages
         ratios.append(rate / naive_rate)
+        cpu_ratios.append(naive_ms / sync_ms)
         rows.append(
-            f"| {naive_rate:.0f} | {rate:.0f} ({full.seconds:.1f} s, "
-            f"{full.cpu_seconds:.1f} s CPU) | {rate / naive_rate:.1f}x | {full.load:.1f} |"
+            f"| {naive_rate:.0f} | {rate:.0f} ({full.seconds:.1f} s) | {rate / naive_rate:.1f}x "
+            f"| {naive_ms:.1f} / {sync_ms:.1f} ({naive_ms / sync_ms:.1f}x) "
+            f"| {base.load:.1f} / {full.load:.1f} |"
         )
     copies = " with ISO copies" if args.iso_copies else ""
+    when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return [
-        f"First sync of {args.pages:,} pages{copies} against the naive baseline "
-        f"({args.naive_pages} pages), run by run:",
+        PAIRED,
         "",
-        "| naive pages/s | first sync pages/s | ratio | load |",
-        "| --- | --- | --- | --- |",
+        f"`benchmarks/throughput.py --first-only`: the first sync of {args.pages:,} pages"
+        f"{copies} (as above) and the naive baseline ({args.naive_pages} pages) taking "
+        "turns, so each pair saw the same load. Command: "
+        f"`.venv/bin/python benchmarks/throughput.py {' '.join(sys.argv[1:])}`; "
+        f"measured {when} on {os.cpu_count()} CPUs shared with other jobs.",
+        "",
+        "| naive pages/s | first sync pages/s | ratio | CPU ms a page: naive / sync (ratio) "
+        "| load: naive / sync |",
+        "| --- | --- | --- | --- | --- |",
         *rows,
         "",
-        f"median ratio {statistics.median(ratios):.1f}x",
+        f"Median ratio {statistics.median(ratios):.1f}x by pages/s, "
+        f"{statistics.median(cpu_ratios):.1f}x by CPU a page (every process of each command, "
+        "sampled every 50 ms: the load of other jobs does not count).",
     ]
 
 
@@ -546,6 +583,26 @@ def workers_why(rows: list[tuple[int, Measure, int]], cpus: int) -> list[str]:
         "host's politeness, not the CPU, sets the pace: workers add throughput across hosts "
         "and machines, and more workers than cores add none on one machine."
     ]
+
+
+PAIRED = "## First sync against the naive pipeline, run by run"
+
+
+def write_paired(text: str) -> None:
+    """Replace (or append after the throughput sections) the --first-only section."""
+    path = ROOT / "BENCHMARKS.md"
+    doc = path.read_text()
+    start = doc.find(PAIRED + "\n")
+    if start < 0:
+        workers = doc.find("## Scale-out workers\n")
+        end = doc.find("\n## ", workers + 4) if workers >= 0 else -1
+        start = end + 1 if end >= 0 else len(doc)
+        doc = doc[:start] + "\n" + doc[start:]  # a section of its own before the next
+        end = start
+    else:
+        end = doc.find("\n## ", start + 4)
+        end = end + 1 if end >= 0 else len(doc)
+    path.write_text(doc[:start] + text + ("\n" if end < len(doc) else "") + doc[end:].lstrip("\n"))
 
 
 def write_sections(text: str) -> None:
