@@ -45,6 +45,10 @@ class Pacer(Protocol):
         False when this pacer keeps no pace (so the delay is not reported as honoured)."""
         ...
 
+    def close(self) -> None:
+        """Let go of what the pacer holds (a store-backed pacer's connection)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Turn:
@@ -113,6 +117,9 @@ class HostPacer:
                 self._next[host] += max(0.0, self.interval(host) - before)
         return True
 
+    def close(self) -> None:
+        pass  # holds nothing outside the process
+
     def interval(self, host: str) -> float:
         return max(self._interval, self._delay.get(host, 0.0))
 
@@ -169,6 +176,9 @@ class NoPacer:
 
     def set_crawl_delay(self, host: str, seconds: float) -> bool:
         return False
+
+    def close(self) -> None:
+        pass
 
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:

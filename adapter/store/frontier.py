@@ -24,6 +24,7 @@ from sqlalchemy import (
     update,
 )
 
+from adapter.findings import Severity, Stage
 from adapter.models import Link, SitemapEntry
 from adapter.slotpickle import fast_pickle
 from adapter.store import schema as t
@@ -296,7 +297,8 @@ class PageInfo:
             return None
         findings = self.report.get("findings") or []
         sync_error = any(
-            str(f.get("code", "")).startswith("sync/") and f.get("severity") == "error"
+            str(f.get("code", "")).partition("/")[0] == Stage.SYNC
+            and f.get("severity") == Severity.ERROR
             for f in findings
         )
         return bool(value) and not sync_error

@@ -1,23 +1,12 @@
 """One pool of checking processes for every node this process syncs.
 
-Checking what a page thread fetched (extract, normalize, frame, the checks) is
-CPU under one GIL: 200 nodes at 1 request/s kept one core busy and reached half
-their allowed rate, and one fast node is bound by one core. So page threads
-fetch each landing page (the I/O, under the node's pacer) and hand the response
-to this pool; its children check it (a linkset or metadata copy the check needs
-is fetched by the child, under the same store-backed pacer) and send back what
-to write, which the loop (`adapter.sync.loop`) writes. A child never writes:
-SQLite has one writer per file, and children committing their own pages spent
-a third of their time waiting for each other's locks. One pool serves every
-node, fed fairly: each node has a queue of its own and the children are given
-the nodes' pages in turn, so a node with many pages ready never starves others.
-
-A child that dies hands its pages to the others and is replaced (up to
-`RESTARTS` per child); a page that was in hand when two children died is not
-tried a third time: it is an error outcome naming the cause, and the run goes
-on. With no child left, pages are checked in the thread that fetched them;
-should the pool stop reading results, every page waiting is an error outcome
-(checked again by the next run), never a thread waiting forever.
+Checking is CPU under one GIL (200 nodes at 1 request/s kept one core busy), so page
+threads fetch and this pool's children check, sending back what to write. A child never
+writes: children committing their own pages spent a third of their time on each other's
+locks. Nodes are served in turn (`FairQueue`). A dead child's pages go to the others and
+it is replaced (`RESTARTS`); a page two children died holding is an error outcome. With no
+child left, pages are checked in the fetching thread; should the pool stop reading
+results, every page waiting is an error outcome, never a thread waiting forever.
 """
 
 from __future__ import annotations
@@ -408,7 +397,7 @@ def child_main(index: int, store_url: str, threads: int, tasks: Any, results: An
         for per_node in fetchers.values():
             per_node.close()
             per_node.base.close()
-            per_node.base.pacer.close()  # type: ignore[attr-defined]
+            per_node.base.pacer.close()
         for store in stores:
             store.close()
         results.put(("bye", index, None, None))

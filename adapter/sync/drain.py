@@ -1,13 +1,7 @@
 """One node's due pages: the run they belong to, which may start now, and their writes.
 
-A sync run and an `adapter worker` both hand a `Run` to a `NodeDrain`, which
-the process's one loop (`adapter.sync.loop`) drives: it claims pages in
-batches (`adapter.store.claims.claim_due`, `FOR UPDATE SKIP LOCKED` on
-PostgreSQL), refilled as pages finish, with leases renewed while the process
-lives; starts a page when its host's turn comes; checks it in a page thread
-(`adapter.sync.page.check_and_plan`) or in the process's checking pool
-(`adapter.sync.checkpool`); and writes the pages that finished together in one
-transaction (`adapter.sync.write.commit_group`).
+A sync run and an `adapter worker` both hand a `Run` to a `NodeDrain`, driven by the
+process's loop (`adapter.sync.loop`; ARCHITECTURE.md draws the path).
 """
 
 from __future__ import annotations
@@ -94,16 +88,10 @@ Submit = Callable[[Page, FrontierRow], "Future[CheckedPage]"]
 
 
 class NodeDrain:
-    """One node's claimed pages: which may start now, and writing those that finished.
-
-    Claims are refilled as pages finish, so the pool never waits for the
-    slowest page of a batch. Pages that finished together are written in one
-    transaction (a savepoint each): on PostgreSQL a commit per page, a WAL
-    flush each, was most of a worker's time. A page starts only when its
-    host's turn has come (`Starts`). On `stop`, pages not started go back to
-    the frontier (`close` releases their claims); those in flight finish and
-    are written. Holds its claims' leases and its fetchers until `close`.
-    """
+    """One node's claimed pages: which may start now (`Starts`), and writing those that
+    finished, together in one transaction (a commit a page, a WAL flush each, was most of a
+    worker's time). Claims are refilled as pages finish. On `stop`, pages not started go
+    back to the frontier at `close`; those in flight are written."""
 
     def __init__(self, run: Run) -> None:
         self.run, self.node = run, run.node
@@ -168,13 +156,10 @@ class NodeDrain:
 class Starts:
     """The pages in flight of one node, and when the next may start.
 
-    Every page waits its turn at the host's pacer; starting another before the
-    newest has had its turn, while one waits there, or before the host's next
-    turn, would only park another thread at the same pacer (at 200 nodes,
-    hundreds of threads, about 40 KB each). So a page starts when fewer than
-    `size` are in flight, the newest has had its turn, none waits for one and
-    the host's next turn has come: a host that answers within its interval is
-    served by one thread, a slow one gets as many in flight as its concurrency.
+    A page started before the newest has had its turn, while one waits at the pacer, or
+    before the host's next turn would only park another thread there (at 200 nodes,
+    hundreds). So a host that answers within its interval is served by one thread, a slow
+    one gets as many in flight as its concurrency.
     """
 
     POLL = 0.01  # the shortest wait before looking again

@@ -1,14 +1,8 @@
 """Several nodes at once, none holding back the others: `adapter sync` of a configuration.
 
-A node's pace is set by its hosts' politeness (a request or two per second),
-so nodes run side by side rather than one after another. Each is a run of its
-own (`adapter.sync.run.start_node`): its discovery takes a thread of a bounded
-pool, its pages are then driven by the process's loop (`adapter.sync.loop`),
-so a node that is slow, paused or failing holds only its own pages back.
-Among several, a node whose run raises is a `failed` summary, and the others
-go on (a single node's error reaches the caller). Their pages are checked by
-one pool of processes shared by them all (`adapter.sync.checkpool`), sized by
-`check_processes` or by what the nodes' allowed rates need.
+Each node is a run of its own (`start_node`), so a slow, paused or failing node holds only
+its own pages back; among several, a run that raises is a `failed` summary and the others
+go on. Their pages share one checking pool (`adapter.sync.checkpool.pool_size`).
 """
 
 from __future__ import annotations

@@ -1,13 +1,8 @@
 """The one loop that drives every node's due pages in this process, and its page threads.
 
-A node's run used to spend its whole drain in a thread of its own, waiting for
-its host's next turn, a page or the page's check, each page in flight taking
-another thread: at 200 nodes, most of how the process grew with the nodes
-(BENCHMARKS.md). Here one thread drives every `NodeDrain` (a node run alone
-or among many, an `adapter worker`'s): it starts each node's pages when their
-turn comes, in one pool of page threads shared by all (as many as pages are in
-flight at once: the summed rate sets that, not the number of nodes), and
-writes what finished.
+A thread per node run, waiting on its host's turn, was most of how the process grew with
+the nodes (BENCHMARKS.md). One thread drives every `NodeDrain` and writes what finished;
+the page threads are shared, as many as pages are in flight (the summed rate sets that).
 """
 
 from __future__ import annotations
@@ -44,15 +39,11 @@ Submit = Callable[[Page, FrontierRow], Future[CheckedPage]]
 class PageThreads(Generic[A, R]):
     """Up to `size` threads running `fn(arg)` for submitted args, each into its future.
 
-    `ThreadPoolExecutor` starts a thread on `submit` unless one has said it is
-    idle, which it says only after its future's result is out: the loop, woken
-    by that result, submitted the next page at once and started another thread
-    (a node at one request a second ended with two). Here a thread counts itself
-    idle before it publishes its result. Up to `floor` threads start as calls
-    need them; with `grow_after`, a further one starts (`grow`, one a twentieth
-    of that apart) only while calls have waited that long without a break, so
-    hundreds of nodes' short calls share a few threads while slow hosts' calls,
-    which keep the backlog from emptying, still get as many as they hold.
+    Unlike `ThreadPoolExecutor`, a thread counts itself idle before it publishes its result,
+    so the page submitted on that result reuses it (a node at 1 request/s had two threads).
+    Up to `floor` threads start as calls need them; with `grow_after`, a further one starts
+    (`grow`) only while calls have waited that long without a break: many nodes' short
+    calls share a few threads, slow hosts' calls still get as many as they hold.
     """
 
     def __init__(self, size: int, name: str = "page", grow_after: float | None = None) -> None:

@@ -17,7 +17,7 @@ from adapter.dataone.records import (
     SERIES_UNLISTED,
     Candidate,
 )
-from adapter.findings import Finding, Severity
+from adapter.findings import Finding, Severity, Stage
 from adapter.slotpickle import fast_pickle
 from adapter.store.frontier import FrontierRow, PageUpdate
 
@@ -29,7 +29,8 @@ SERIES_CODES = frozenset(
     for t in (SERIES_MOVED, SERIES_UNLISTED, DOI_OF_OTHER_NODE, DUPLICATE_DOI, HELD_BY_PROFILE)
 )
 MAX_REPORT_TEXT = 64_000  # characters of the text report kept for `adapter pages show`
-SYNC_STAGE = "sync/"  # findings the sync adds to a page's own (no DOI, duplicate DOI, ...)
+# counted under this key: a page with no Dataset that names no error of its own
+NO_DATASET = f"{Stage.SYNC}/no-dataset"
 
 
 @fast_pickle  # crosses processes in a multi-process sync
@@ -84,7 +85,7 @@ def capped_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[st
         "findings_dropped": max(0, len(findings) - MAX_REPORT_FINDINGS),
     }
     text = summary.get("text")
-    extra = [f for f in findings if f.code.startswith(SYNC_STAGE)]
+    extra = [f for f in findings if f.stage == Stage.SYNC]  # no DOI, duplicate DOI, ...
     if isinstance(text, str) and extra and "\nFound by the sync\n" not in text:
         lines = ["", "Found by the sync"]
         for f in extra:
@@ -165,7 +166,7 @@ class RunSummary:
         self.gone += out.status == "gone"
         if out.status == "not-harvestable":
             self.pages_not_harvestable += 1
-            for code in out.blocking_codes() or ["sync/no-dataset"]:
+            for code in out.blocking_codes() or [NO_DATASET]:
                 self.not_harvestable[code] = self.not_harvestable.get(code, 0) + 1
         for f in out.findings:
             if f.code in SERIES_CODES:

@@ -29,10 +29,13 @@ from adapter.dataone.records import (
 )
 from adapter.dataone.resourcemap import series_id as map_series_id
 from adapter.errors import FetchError, StoreError
-from adapter.findings import Finding, Severity
+from adapter.findings import Finding, Severity, Stage
+from adapter.http import findings as fetch_findings
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
+from adapter.jsonld import normalize
 from adapter.models import DatasetReport, DatasetResult, Fetched
-from adapter.pipeline import CheckOptions, check_landing_page
+from adapter.page import findings as page_findings
+from adapter.pipeline import LINKED_JSONLD, CheckOptions, check_landing_page
 from adapter.report import render_text
 from adapter.store.frontier import FrontierRow, PageUpdate
 from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings, capped_text
@@ -40,7 +43,7 @@ from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings, capp
 log = logging.getLogger(__name__)
 GONE_STATUSES = (404, 410)
 # not fetched by choice (robots.txt, the address policy): not an error to retry every run
-REFUSED = frozenset({"robots/disallowed", "fetch/unsafe-url"})
+REFUSED = frozenset({fetch_findings.DISALLOWED.code, fetch_findings.UNSAFE_URL.code})
 
 
 def check_page(
@@ -96,19 +99,22 @@ def check_and_plan(
 # extract/ or pipeline/ finding, or unreadable JSON-LD, means a Dataset may hide
 # in what could not be read, so the page's series are all kept
 READ_WHOLE_EXTRACT = frozenset(
-    {"extract/no-jsonld", "extract/repaired-json", "extract/linked-jsonld-used",
-     "extract/non-jsonld-markup"}
+    t.code
+    for t in (page_findings.NO_JSONLD, page_findings.REPAIRED_JSON, LINKED_JSONLD,
+              page_findings.NON_JSONLD_MARKUP)
 )  # fmt: skip
 UNREADABLE_JSONLD = frozenset(
-    {"normalize/invalid-jsonld", "normalize/remote-context", "normalize/embedding-too-large"}
+    t.code
+    for t in (normalize.INVALID_JSONLD, normalize.REMOTE_CONTEXT, normalize.EMBEDDING_TOO_LARGE)
 )
+NOT_READ_WHOLE = frozenset({Stage.FETCH, Stage.ROBOTS, Stage.PIPELINE})
 
 
-def _read_whole(codes: set[str]) -> bool:
-    for code in codes:
-        if code.startswith(("fetch/", "robots/", "pipeline/")) or code in UNREADABLE_JSONLD:
+def _read_whole(findings: list[Finding]) -> bool:
+    for f in findings:
+        if f.stage in NOT_READ_WHOLE or f.code in UNREADABLE_JSONLD:
             return False
-        if code.startswith("extract/") and code not in READ_WHOLE_EXTRACT:
+        if f.stage == Stage.EXTRACT and f.code not in READ_WHOLE_EXTRACT:
             return False
     return True
 
@@ -123,10 +129,9 @@ def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozens
     (fetched or not), and the candidates. Any other live series of the page has
     lost its source and is archived (a Dataset removed, a DOI changed, a copy
     no longer linked)."""
-    codes = {f.code for f in report.all_findings()}
     if report.not_modified or report.fetched is None or report.status != 200:
         return None
-    if not _read_whole(codes):
+    if not _read_whole(report.all_findings()):
         return None
     listed = {c.series_id for c in candidates}
     for dataset in report.datasets:
@@ -156,7 +161,7 @@ def _plan(
         # the body is the one we saw last time: its report stays
         return out, PageUpdate("not-modified", 304, keep_validators=True), []
     findings = report.all_findings()
-    if status in GONE_STATUSES or any(f.code == "fetch/gone" for f in report.findings):
+    if status in GONE_STATUSES or any(f.code == fetch_findings.GONE.code for f in report.findings):
         out = PageOutcome(row.url, "gone", http_status=status, findings=findings)
         return out, PageUpdate("gone", status, report=summary), []
     candidates: list[Candidate] = []
@@ -190,7 +195,7 @@ def _plan(
         out = PageOutcome(row.url, state, http_status=status, findings=findings)
         if state == "error":
             codes = sorted({f.code for f in report.findings if f.severity is Severity.ERROR})
-            out.error = codes[0] if codes else "fetch/http-error"
+            out.error = codes[0] if codes else fetch_findings.HTTP_STATUS.code
         keep = state == "error"
         return (
             out,

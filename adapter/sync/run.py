@@ -1,14 +1,8 @@
 """A node's sync run: begin -> discover into the frontier -> drain the due pages -> finish.
 
-One lifecycle for a node run alone (`run_node`) or among others (`start_node`,
-`adapter.sync.federation`, the scheduler): discovery in the caller's thread,
-the due pages in the process's loop (`adapter.sync.loop`), checked in its
-page threads or in a checking pool (`adapter.sync.checkpool`), the run closed
-when the last page is written. Pages commit as they finish, so a crash loses
-at most the pages in flight and a rerun picks up those still due. Pages leave
-the node by a 404/410 (archived when processed) or by missing from a complete
-discovery `archive_after_missing_runs` times in a row; a discovery that hit
-errors (a sitemap that failed) does not count anyone as missing.
+The one lifecycle of every node run (ARCHITECTURE.md, "From a due page to a committed
+record"). Pages leave the node by a 404/410 or by missing from a complete discovery
+`archive_after_missing_runs` times in a row; a discovery that hit errors counts none missing.
 """
 
 from __future__ import annotations
@@ -33,7 +27,7 @@ from adapter.discovery.findings import SITEMAP_READ
 from adapter.discovery.robots import UNREACHABLE as ROBOTS_UNREACHABLE
 from adapter.discovery.walk import discover
 from adapter.errors import StoreError
-from adapter.findings import Finding, FindingType, Severity
+from adapter.findings import Finding, FindingType, Severity, Stage
 from adapter.models import SitemapEntry
 from adapter.store import claims
 from adapter.store import frontier as fr
@@ -82,7 +76,7 @@ def start_failure(
     if codes.get(ROBOTS_UNREACHABLE.code):
         return first_error or "robots.txt could not be fetched"
     if not codes.get(SITEMAP_READ.code) and any(
-        code.startswith(("discover/", "fetch/", "sitemap/")) for code in codes
+        code.partition("/")[0] in (Stage.DISCOVER, Stage.FETCH, Stage.SITEMAP) for code in codes
     ):
         return f"no sitemap could be read{because}"
     if previous_seen:
@@ -91,7 +85,7 @@ def start_failure(
 
 
 def run_node(config: AdapterConfig, node: NodeSettings, **options: Any) -> RunSummary:
-    """`start_node`, waited for: its summary (also stored), or the error that failed it."""
+    """`start_node`, waited for: its summary, or the error that failed it."""
     return start_node(config, node, **options).result()
 
 
@@ -106,15 +100,10 @@ def start_node(
     checks: CheckPool | None = None,
     held: ExitStack | None = None,
 ) -> Future[RunSummary]:
-    """One sync run of `node` into `config.store_url`: its discovery in this thread, its
-    pages in the process's loop, so no thread waits on the node's pace; the future of the
-    summary (also stored), or of the error that failed the run. The process's store engine,
-    one for every node run at once, and what `held` holds are kept until the run ends.
-
-    `enqueue_only` (or the node's `sync.enqueue_only`): discover and mark pages due, leave
-    them to `adapter worker`s. `processes`: how many check pages (default: as many as pay,
-    `adapter.sync.checkpool.choose_processes`). `checks`: the pool of the nodes side by side.
-    """
+    """One sync run of `node`: discovery in this thread, pages in the process's loop; the
+    future of the summary (also stored) or of the run's error. The store engine and `held`
+    are kept until the run ends. `enqueue_only`: only mark pages due, for `adapter worker`s;
+    `processes`: checking processes (default `choose_processes`); `checks`: a shared pool."""
     held = held or ExitStack()
     try:
         store = held.enter_context(shared_store(config.store_url))
@@ -200,9 +189,15 @@ def _prepare(run: Run, progress: bool, enqueue_only: bool) -> bool:
     # pages are fetched by fetchers of their own: discovery's keep-alive connection
     # would idle, open at the host and held here, for the rest of the run
     run.fetcher.close()
-    failure = None if stop.is_set() else _start_failure(summary, first_error, previous_seen)
-    if failure:
-        summary.status, summary.message = "failed", failure
+    codes = summary.discovery_findings
+    why = (
+        None
+        if stop.is_set()
+        else start_failure(summary.pages_seen, codes, first_error, previous_seen)
+    )
+    if why is not None:
+        summary.discovery_findings = dict(sorted({**codes, START_FAILED.code: 1}.items()))
+        summary.status, summary.message = "failed", f"could not reach the node's start: {why}"
         return False
     if complete and not stop.is_set():
         _archive_missing(store, node, summary)
@@ -247,7 +242,7 @@ def _finish(run: Run, error: BaseException | None) -> BaseException | None:
     elif summary.status != "failed":
         summary.status = "interrupted" if run.stop.is_set() else "ok"
     run.fetcher.close()
-    run.fetcher.pacer.close()  # type: ignore[attr-defined]
+    run.fetcher.pacer.close()
     summary.duration_s = round(time.monotonic() - run.began, 3)
     summary.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
     try:
@@ -261,23 +256,17 @@ def _finish(run: Run, error: BaseException | None) -> BaseException | None:
     return error
 
 
-def policy_json(node: NodeSettings) -> str:
-    """What of the node's configuration its system metadata carries (submitter aside)."""
-    d1 = node.dataone
-    return json.dumps(
-        {
-            "access_policy": [rule.model_dump(mode="json") for rule in d1.access_policy],
-            "replication": d1.replication.model_dump(mode="json"),
-            "rights_holder": d1.rights_holder,
-        },
-        sort_keys=True,
-    )
-
-
 def _apply_policy(store: Store, node: NodeSettings) -> int:
-    """A changed access, replication or rightsHolder policy: every live record updated."""
+    """A changed access, replication or rightsHolder policy (what of the node's configuration
+    its system metadata carries, submitter aside): every live record updated."""
+    d1 = node.dataone
+    policy = {
+        "access_policy": [rule.model_dump(mode="json") for rule in d1.access_policy],
+        "replication": d1.replication.model_dump(mode="json"),
+        "rights_holder": d1.rights_holder,
+    }
     with store.write() as conn:
-        return apply_policy(conn, node.id, policy_json(node), node.dataone.rights_holder)
+        return apply_policy(conn, node.id, json.dumps(policy, sort_keys=True), d1.rights_holder)
 
 
 def _previous_pages_seen(store: Store, node_id: str) -> int:
@@ -286,14 +275,6 @@ def _previous_pages_seen(store: Store, node_id: str) -> int:
         if run.status != "running" and "pages_seen" in run.summary:
             return int(run.summary["pages_seen"])
     return 0
-
-
-def _start_failure(summary: RunSummary, first_error: str | None, previous_seen: int) -> str | None:
-    codes = summary.discovery_findings
-    why = start_failure(summary.pages_seen, codes, first_error, previous_seen)
-    if why is not None:
-        summary.discovery_findings = dict(sorted({**codes, START_FAILED.code: 1}.items()))
-    return None if why is None else f"could not reach the node's start: {why}"
 
 
 def _discover_into(run: Run, progress: bool) -> tuple[bool, str | None]:

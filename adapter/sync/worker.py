@@ -1,10 +1,8 @@
 """The `adapter worker` loop: serve the nodes' due pages until stopped (or idle).
 
-Pages that the scheduler or `adapter sync --enqueue-only` marked due are
-claimed and processed exactly as a sync run's are, through the process's loop
-(`adapter.sync.loop`); any number of workers on any number of machines share
-one PostgreSQL frontier, and a worker killed at any point loses its pages to
-the others once their leases run out.
+Pages marked due are processed exactly as a sync run's are, through the process's loop;
+workers anywhere share one PostgreSQL frontier, and a killed worker's pages go to the
+others once their leases run out.
 """
 
 from __future__ import annotations
@@ -96,7 +94,7 @@ def _serve_node(
         summary.status = "interrupted" if stop.is_set() else "ok"
     finally:
         fetcher.close()
-        fetcher.pacer.close()  # type: ignore[attr-defined]
+        fetcher.pacer.close()
         summary.duration_s = round(time.monotonic() - run.began, 3)
     log.info("%s: worker done, %s", node.id, _counts(summary))
 

@@ -1,11 +1,8 @@
 """Writing checked landing pages: records, outbox and frontier row, while the claim holds.
 
-A page's writes commit together, and only while this owner still holds the
-page's claim (else they roll back: "lost"). `commit_group` writes the pages
-that finished together in one transaction, a savepoint each (`commit_checked`:
-one page alone). The same transaction adds the pages to the node's newest run
-(`adapter.store.history.add_to_run`). A page whose writes fail is an error
-outcome; a store that went away fails the run (`store_gone`).
+A page's writes commit only while this owner still holds its claim (else "lost"), with
+its counts added to the node's newest run. A page whose writes fail is an error outcome;
+a store that went away fails the run (`store_gone`).
 """
 
 from __future__ import annotations
@@ -77,13 +74,9 @@ def commit_checked(store: Store, node: NodeSettings, owner: str, c: CheckedPage)
 def commit_group(
     store: Store, node: NodeSettings, owner: str, group: Sequence[CheckedPage]
 ) -> list[PageOutcome]:
-    """Write checked pages in one transaction, each page in a savepoint of its own.
-
-    Why: a transaction of its own (connection checkout, BEGIN, COMMIT) cost a
-    multi-process sync's writer more than the page's statements. A page whose
-    writes fail is rolled back alone; a commit that fails fails the group, whose
-    pages stay claimed and due, as a crash would leave them.
-    """
+    """Write checked pages in one transaction (a transaction a page cost more than its
+    statements), each in a savepoint: a page whose writes fail is rolled back alone; a
+    commit that fails fails the group, its pages left claimed and due, as a crash would."""
     if len(group) == 1:
         return [commit_checked(store, node, owner, group[0])]
     outcomes: list[PageOutcome] = []

@@ -128,7 +128,7 @@ def hanging(serve_site: Callable[[str], SiteServer], tmp_path: Path) -> Iterator
     yield pool, cfg.nodes[0], fetcher, row
     pool.close()
     fetcher.close()
-    fetcher.pacer.close()  # type: ignore[attr-defined]
+    fetcher.pacer.close()
     store.close()
 
 
