@@ -38,7 +38,7 @@ from adapter.discovery.locset import LocSet
 from adapter.discovery.robots import UNREACHABLE, RobotsCache
 from adapter.discovery.sitemap import ChildSitemap, SitemapParser
 from adapter.errors import FetchError
-from adapter.findings import Finding
+from adapter.findings import Finding, Stage
 from adapter.http import findings as fetch_findings
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
@@ -310,3 +310,25 @@ def _hosts(allowed: Collection[str]) -> frozenset[str]:
             out.add(parts.hostname.lower())
             out.add(parts.netloc.lower())
     return frozenset(out)
+
+
+def start_failure(
+    pages_seen: int, codes: dict[str, int], first_error: str | None, previous_seen: int
+) -> str | None:
+    """Why a discovery that listed `pages_seen` pages did not reach the node, or None.
+
+    A node that lists nothing is fine when its sitemaps were read and were empty
+    the last time too; not when nothing could be read, or the pages vanished.
+    """
+    if pages_seen:
+        return None
+    because = f" ({first_error})" if first_error else ""
+    if codes.get(UNREACHABLE.code):
+        return first_error or "robots.txt could not be fetched"
+    if not codes.get(SITEMAP_READ.code) and any(
+        code.partition("/")[0] in (Stage.DISCOVER, Stage.FETCH, Stage.SITEMAP) for code in codes
+    ):
+        return f"no sitemap could be read{because}"
+    if previous_seen:
+        return f"discovery listed no page, the previous run listed {previous_seen}"
+    return None

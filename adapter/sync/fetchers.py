@@ -19,22 +19,17 @@ from adapter.store.db import Store
 from adapter.store.hostrate import StorePacer
 
 
-def node_pacer(store: Store, node: NodeSettings, owner: str) -> StorePacer:
-    """The node's politeness, held across every process that shares `store`."""
+def node_fetcher(store: Store, node: NodeSettings, owner: str) -> tuple[Fetcher, Any]:
+    """A fetcher with the node's limits, trusted origins, robots.txt gate and pacer, the
+    node's politeness held across every process that shares `store`."""
     pol = node.politeness
     hold = node.limits().total_timeout + 30.0
-    return StorePacer(store, owner, pol.requests_per_second, pol.concurrency, hold_seconds=hold)
-
-
-def node_fetcher(store: Store, node: NodeSettings, owner: str) -> tuple[Fetcher, Any]:
-    """A fetcher with the node's limits, trusted origins, store pacer and robots.txt gate."""
-
-    pol = node.politeness
+    pacer = StorePacer(store, owner, pol.requests_per_second, pol.concurrency, hold_seconds=hold)
     fetcher = Fetcher(
         node.limits(),
         user_agent=pol.user_agent,
         policy=AddressPolicy(node.trusted_origins()),
-        pacer=node_pacer(store, node, owner),
+        pacer=pacer,
     )
     robots = RobotsCache(fetcher, pol.user_agent, honour_crawl_delay=pol.honour_crawl_delay)
     fetcher.gate = robots.gate

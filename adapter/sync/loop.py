@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from adapter.store.frontier import FrontierRow
-from adapter.sync.drain import NodeDrain, Page, Run
+from adapter.sync.drain import NodeDrain, Page, Run, Submit
 from adapter.sync.outcome import CheckedPage
 
 log = logging.getLogger(__name__)
@@ -33,7 +33,6 @@ LOOK_AT_LEAST = 1.0
 
 A = TypeVar("A")
 R = TypeVar("R")
-Submit = Callable[[Page, FrontierRow], Future[CheckedPage]]
 
 
 class PageThreads(Generic[A, R]):

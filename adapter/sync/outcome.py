@@ -21,14 +21,11 @@ from adapter.findings import Finding, Severity, Stage
 from adapter.slotpickle import fast_pickle
 from adapter.store.frontier import FrontierRow, PageUpdate
 
-MAX_REPORT_FINDINGS = 200
-_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}  # what a full list keeps first
 # what happened to series (moved, archived, refused) is counted in the run summary
 SERIES_CODES = frozenset(
     t.code
     for t in (SERIES_MOVED, SERIES_UNLISTED, DOI_OF_OTHER_NODE, DUPLICATE_DOI, HELD_BY_PROFILE)
 )
-MAX_REPORT_TEXT = 64_000  # characters of the text report kept for `adapter pages show`
 # counted under this key: a page with no Dataset that names no error of its own
 NO_DATASET = f"{Stage.SYNC}/no-dataset"
 
@@ -68,42 +65,6 @@ class CheckedPage:
     # the series ids the page still publishes (None: the page was not read, keep all);
     # the page's other live series are archived (adapter.store.ledger.archive_unlisted)
     listed: frozenset[str] | None = None
-
-
-def capped_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[str, Any]:
-    """`summary` with its findings replaced by `findings`, at most MAX_REPORT_FINDINGS of them.
-
-    The sync's own findings (`sync/...`) are appended to the stored text report
-    too, under a heading of their own, so `adapter pages show` says why a page
-    that reads as harvestable was not synced.
-    """
-    if len(findings) > MAX_REPORT_FINDINGS:  # keep errors and warnings over advice (soso/ info)
-        findings = sorted(findings, key=lambda f: _RANK[f.severity])
-    out = {
-        **summary,
-        "findings": [f.as_dict() for f in findings[:MAX_REPORT_FINDINGS]],
-        "findings_dropped": max(0, len(findings) - MAX_REPORT_FINDINGS),
-    }
-    text = summary.get("text")
-    extra = [f for f in findings if f.stage == Stage.SYNC]  # no DOI, duplicate DOI, ...
-    if isinstance(text, str) and extra and "\nFound by the sync\n" not in text:
-        lines = ["", "Found by the sync"]
-        for f in extra:
-            lines.append(f"  {f.severity.upper():<8} {f.code}")
-            lines.append("             " + f.message.replace("\n", "\n             "))
-        out["text"] = capped_text(text + "\n".join(lines) + "\n")
-    return out
-
-
-def capped_text(text: str) -> str:
-    """At most MAX_REPORT_TEXT characters of a text report, saying what was cut."""
-    if len(text) <= MAX_REPORT_TEXT:
-        return text
-    cut = len(text) - MAX_REPORT_TEXT
-    return (
-        text[:MAX_REPORT_TEXT]
-        + f"\n... ({cut} more characters; `adapter check-dataset URL` prints the whole report)\n"
-    )
 
 
 # The RunSummary fields that count committed pages: kept in the run's row as pages

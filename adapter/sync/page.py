@@ -12,7 +12,6 @@ import logging
 from typing import Any
 
 from adapter.config.settings import NodeSettings
-from adapter.dataone.profiles import as_json as checklist_json
 from adapter.dataone.profiles import profile_for
 from adapter.dataone.records import (
     DUPLICATE_DOI,
@@ -36,40 +35,14 @@ from adapter.jsonld import normalize
 from adapter.models import DatasetReport, DatasetResult, Fetched
 from adapter.page import findings as page_findings
 from adapter.pipeline import LINKED_JSONLD, CheckOptions, check_landing_page
-from adapter.report import render_text
+from adapter.report import report_summary
 from adapter.store.frontier import FrontierRow, PageUpdate
-from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings, capped_text
+from adapter.sync.outcome import CheckedPage, PageOutcome
 
 log = logging.getLogger(__name__)
 GONE_STATUSES = (404, 410)
 # not fetched by choice (robots.txt, the address policy): not an error to retry every run
 REFUSED = frozenset({fetch_findings.DISALLOWED.code, fetch_findings.UNSAFE_URL.code})
-
-
-def check_page(
-    node: NodeSettings,
-    fetcher: Fetcher,
-    row: FrontierRow,
-    prefetched: Fetched | FetchError | None = None,
-) -> DatasetReport:
-    options = CheckOptions(
-        limits=node.limits(),
-        follow=False,
-        profile=node.checks.profile,
-        identifier_schemes=node.checks.identifier_schemes,
-        required=frozenset(node.checks.required),
-        shacl=node.checks.shacl,
-        dataone_index=node.checks.search_index,
-    )
-    return check_landing_page(
-        row.url,
-        fetcher,
-        options,
-        sitemap_links=row.links,
-        etag=row.etag,
-        last_modified=row.last_modified,
-        prefetched=prefetched,
-    )
 
 
 def check_and_plan(
@@ -81,10 +54,25 @@ def check_and_plan(
     """Check one claimed page and decide its writes; never raises for a page's fault.
 
     `prefetched`: the page's GET, made in another process (`adapter.sync.checkpool`)."""
+    checks = node.checks
+    options = CheckOptions(
+        limits=node.limits(),
+        follow=False,
+        profile=checks.profile,
+        identifier_schemes=checks.identifier_schemes,
+        required=frozenset(checks.required),
+        shacl=checks.shacl,
+        dataone_index=checks.search_index,
+    )
     try:
-        report = check_page(node, fetcher, row, prefetched)
+        report = check_landing_page(
+            row.url, fetcher, options, sitemap_links=row.links, etag=row.etag,
+            last_modified=row.last_modified, prefetched=prefetched,
+        )  # fmt: skip
     except FetchError as exc:
-        report = DatasetReport(url=row.url, findings=[_fetch_finding(exc)])
+        report = DatasetReport(
+            url=row.url, findings=[Finding(exc.code, Severity.ERROR, exc.message, exc.url)]
+        )
     except StoreError:  # the pacer's store is gone: not the page's fault, the run fails
         raise
     except Exception as exc:  # the adapter's own fault: keep the run going, say where
@@ -140,10 +128,6 @@ def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozens
             for ref in dataset.encoding:
                 listed |= {metadata_series_id(sid, f) for f in ref.encoding_format}
     return frozenset(listed)
-
-
-def _fetch_finding(exc: FetchError) -> Finding:
-    return Finding(exc.code, Severity.ERROR, exc.message, exc.url)
 
 
 def _plan(
@@ -239,21 +223,3 @@ def _metadata_copy(
         formats = ", ".join(sorted({f for r in refs for f in r.encoding_format}))
         findings.append(UNKNOWN_METADATA_FORMAT.at(landing, f"encodingFormat {formats}"))
     return None
-
-
-def report_summary(report: DatasetReport) -> dict[str, Any]:
-    """The part of a report kept on the frontier row (findings capped)."""
-    summary = {
-        "url": report.url,
-        "final_url": report.final_url,
-        "status": report.status,
-        "not_modified": report.not_modified,
-        "harvestable": report.harvestable,
-        "profile": report.profile,  # the operator view shows it, and checks again under it
-        "datasets": [
-            {"doi": d.doi, "harvestable": d.harvestable, "checklist": checklist_json(d.checklist)}
-            for d in report.datasets
-        ],
-        "text": capped_text(render_text(report)),  # what `adapter pages show` prints
-    }
-    return capped_findings(summary, report.all_findings())

@@ -24,10 +24,9 @@ from adapter.config.load import placeholder_notices
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.dataone.records import DUPLICATE_DOI
 from adapter.discovery.findings import SITEMAP_READ
-from adapter.discovery.robots import UNREACHABLE as ROBOTS_UNREACHABLE
-from adapter.discovery.walk import discover
+from adapter.discovery.walk import discover, start_failure
 from adapter.errors import StoreError
-from adapter.findings import Finding, FindingType, Severity, Stage
+from adapter.findings import Finding, FindingType, Severity
 from adapter.models import SitemapEntry
 from adapter.store import claims
 from adapter.store import frontier as fr
@@ -60,28 +59,6 @@ START_FAILED = FindingType(
     "discovery listed no page where the node's previous run listed some. The run is failed "
     "and no page was processed.",
 )
-
-
-def start_failure(
-    pages_seen: int, codes: dict[str, int], first_error: str | None, previous_seen: int
-) -> str | None:
-    """Why a discovery that listed `pages_seen` pages did not reach the node, or None.
-
-    A node that lists nothing is fine when its sitemaps were read and were empty
-    the last time too; not when nothing could be read, or the pages vanished.
-    """
-    if pages_seen:
-        return None
-    because = f" ({first_error})" if first_error else ""
-    if codes.get(ROBOTS_UNREACHABLE.code):
-        return first_error or "robots.txt could not be fetched"
-    if not codes.get(SITEMAP_READ.code) and any(
-        code.partition("/")[0] in (Stage.DISCOVER, Stage.FETCH, Stage.SITEMAP) for code in codes
-    ):
-        return f"no sitemap could be read{because}"
-    if previous_seen:
-        return f"discovery listed no page, the previous run listed {previous_seen}"
-    return None
 
 
 def run_node(config: AdapterConfig, node: NodeSettings, **options: Any) -> RunSummary:

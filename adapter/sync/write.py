@@ -25,6 +25,7 @@ from adapter.dataone.records import (
 )
 from adapter.dataone.resourcemap import is_series as is_map_series
 from adapter.errors import StoreError
+from adapter.report import capped_findings
 from adapter.store.db import Store, store_error
 from adapter.store.frontier import finish_page, mark_due_with_finding
 from adapter.store.history import add_to_run
@@ -38,7 +39,7 @@ from adapter.store.ledger import (
     refresh_packages,
 )
 from adapter.store.prepared import savepoint
-from adapter.sync.outcome import CheckedPage, PageOutcome, capped_findings, page_counts
+from adapter.sync.outcome import CheckedPage, PageOutcome, page_counts
 
 log = logging.getLogger(__name__)
 

@@ -17,8 +17,9 @@ from click.testing import CliRunner
 from adapter.commands.worker import worker
 from adapter.config.load import load_config, quick_node
 from adapter.config.settings import AdapterConfig
+from adapter.discovery.walk import start_failure
 from adapter.store.db import Store
-from adapter.sync.run import START_FAILED, run_node, start_failure
+from adapter.sync.run import START_FAILED, run_node
 from tests.support import stores
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.workersite import NODE_ID, fixture_site, write_config
