@@ -89,7 +89,8 @@ def worker(
 ) -> None:
     """Claim and process the due pages of NODEs (all configured nodes when none)."""
     # lazy: every command module loads for `adapter --help`
-    from adapter.sync.checkpool import pool_size, shared_checks
+    from adapter.config.settings import pool_size
+    from adapter.sync.checkpool import shared_checks
     from adapter.sync.drain import WorkOptions
     from adapter.sync.worker import work
 

@@ -10,8 +10,10 @@ secrets and error messages are in `adapter.config.load`.
 
 from __future__ import annotations
 
+import math
 import os
 import re
+from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
@@ -45,6 +47,8 @@ from adapter.limits import ZERO_ALLOWED, Limits
 CPU_PER_PAGE = 0.0045  # seconds of CPU per landing page, checked and written (BENCHMARKS.md)
 DISCOVERIES_PER_CORE = 32  # default `parallel_discoveries`: a walk mostly waits on its host
 CORE_SHARE = 0.75  # of each core, what side-by-side node runs may plan to use (`parallel_nodes`)
+FROM_CORES = 0.5  # the nodes' checking must need this much of a core for a checking pool to pay
+PAGES_PER_PROCESS = 300  # below this many due pages per process, starting one does not pay
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
@@ -396,3 +400,24 @@ def _model_in(annotation: Any) -> type[BaseModel] | None:
         if found is not None:
             return found
     return None
+
+
+def pool_size(config: AdapterConfig, nodes: Sequence[NodeSettings], cpus: int | None = None) -> int:
+    """Checking processes for these nodes side by side: `check_processes`, else as many
+    cores as the nodes' allowed rates keep busy (none below half a core, or on one core)."""
+    if config.check_processes is not None:
+        return config.check_processes
+    cores = cpus or os.cpu_count() or 1
+    at_once = sorted((n.politeness.requests_per_second for n in nodes), reverse=True)
+    demand = sum(at_once[: config.nodes_at_once(cores)]) * CPU_PER_PAGE  # cores' worth
+    if cores < 2 or len(nodes) < 2 or demand < FROM_CORES:
+        return 0
+    return min(cores, math.ceil(demand))
+
+
+def choose_processes(node: NodeSettings, due: int, cpus: int | None = None) -> int:
+    """Checking processes for one node's `due` pages: as many cores as its rate can feed
+    (1: none, check in the page threads)."""
+    cpus = cpus or os.cpu_count() or 1
+    feedable = math.ceil(node.politeness.requests_per_second * CPU_PER_PAGE)
+    return max(1, min(cpus, feedable, due // PAGES_PER_PROCESS))

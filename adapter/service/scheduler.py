@@ -27,7 +27,7 @@ from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from adapter.config.crontab import cron_trigger
-from adapter.config.settings import AdapterConfig, NodeSettings, ScheduleSettings
+from adapter.config.settings import AdapterConfig, NodeSettings, ScheduleSettings, pool_size
 from adapter.errors import AdapterError
 
 log = logging.getLogger("adapter.service.scheduler")
@@ -48,7 +48,7 @@ def run_node(config: AdapterConfig, node: NodeSettings, *, stop: threading.Event
     process's shared pool while other runs are going (the pool ends with the last)."""
     # lazy: `adapter status` and `config check` read schedules from this module, and
     # every command module loads for `adapter --help`; neither needs the sync stack
-    from adapter.sync.checkpool import pool_size, shared_checks
+    from adapter.sync.checkpool import shared_checks
     from adapter.sync.run import start_node
 
     held = ExitStack()

@@ -13,21 +13,19 @@ from __future__ import annotations
 
 import itertools
 import logging
-import math
 import multiprocessing
-import os
 import queue
 import signal
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from adapter.config.settings import CPU_PER_PAGE, AdapterConfig, NodeSettings
+from adapter.config.settings import NodeSettings
 from adapter.errors import FetchError, StoreError
 from adapter.http.fetcher import Fetcher
 from adapter.models import Fetched
@@ -48,32 +46,9 @@ AHEAD = 2  # pages handed to a child per thread of it, so none waits for the nex
 RESTARTS = 3  # replacements per child before the pool runs with fewer
 DEATHS = 2  # children a page may see die before it is an error outcome
 POLL = 0.2  # seconds between looks at the children while no result arrives
-FROM_CORES = 0.5  # the nodes' checking must need this much of a core for a pool to pay
-PAGES_PER_PROCESS = 300  # below this many due pages per process, starting one does not pay
 
 Response = Fetched | FetchError
 T = TypeVar("T")
-
-
-def pool_size(config: AdapterConfig, nodes: Sequence[NodeSettings], cpus: int | None = None) -> int:
-    """Checking processes for these nodes side by side: `check_processes`, else as many
-    cores as the nodes' allowed rates keep busy (none below half a core, or on one core)."""
-    if config.check_processes is not None:
-        return config.check_processes
-    cores = cpus or os.cpu_count() or 1
-    at_once = sorted((n.politeness.requests_per_second for n in nodes), reverse=True)
-    demand = sum(at_once[: config.nodes_at_once(cores)]) * CPU_PER_PAGE  # cores' worth
-    if cores < 2 or len(nodes) < 2 or demand < FROM_CORES:
-        return 0
-    return min(cores, math.ceil(demand))
-
-
-def choose_processes(node: NodeSettings, due: int, cpus: int | None = None) -> int:
-    """Checking processes for one node's `due` pages: as many cores as its rate can feed
-    (1: none, check in the page threads)."""
-    cpus = cpus or os.cpu_count() or 1
-    feedable = math.ceil(node.politeness.requests_per_second * CPU_PER_PAGE)
-    return max(1, min(cpus, feedable, due // PAGES_PER_PROCESS))
 
 
 class FairQueue(Generic[T]):

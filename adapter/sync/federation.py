@@ -2,7 +2,7 @@
 
 Each node is a run of its own (`start_node`), so a slow, paused or failing node holds only
 its own pages back; among several, a run that raises is a `failed` summary and the others
-go on. Their pages share one checking pool (`adapter.sync.checkpool.pool_size`).
+go on. Their pages share one checking pool (`adapter.config.settings.pool_size`).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 
-from adapter.config.settings import AdapterConfig, NodeSettings
+from adapter.config.settings import AdapterConfig, NodeSettings, pool_size
 from adapter.errors import AdapterError
-from adapter.sync.checkpool import pool_size, shared_checks
+from adapter.sync.checkpool import shared_checks
 from adapter.sync.outcome import RunSummary
 from adapter.sync.run import start_node
 

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from adapter.config.load import placeholder_notices
-from adapter.config.settings import AdapterConfig, NodeSettings
+from adapter.config.settings import AdapterConfig, NodeSettings, choose_processes
 from adapter.dataone.records import DUPLICATE_DOI
 from adapter.discovery.findings import SITEMAP_READ
 from adapter.discovery.walk import discover, start_failure
@@ -35,7 +35,7 @@ from adapter.store.frontier import due_count
 from adapter.store.history import add_to_run
 from adapter.store.ledger import archive_page, pages_without_packages, refresh_packages
 from adapter.store.policy import apply_policy
-from adapter.sync.checkpool import CheckPool, choose_processes, shared_checks
+from adapter.sync.checkpool import CheckPool, shared_checks
 from adapter.sync.drain import Run
 from adapter.sync.fetchers import node_fetcher
 from adapter.sync.loop import drive

@@ -21,12 +21,12 @@ import pytest
 from sqlalchemy import text
 
 from adapter.config.load import parse_config
-from adapter.config.settings import AdapterConfig, NodeSettings
+from adapter.config.settings import AdapterConfig, NodeSettings, pool_size
 from adapter.errors import FetchError
 from adapter.store.claims import owner_id
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow
-from adapter.sync.checkpool import CheckPool, FairQueue, pool_size
+from adapter.sync.checkpool import CheckPool, FairQueue
 from adapter.sync.federation import run_nodes
 from adapter.sync.fetchers import node_fetcher
 from adapter.sync.outcome import CheckedPage, RunSummary

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from adapter.config.load import parse_config
-from adapter.config.settings import AdapterConfig
+from adapter.config.settings import AdapterConfig, choose_processes
 from adapter.store import hostrate_db
 from adapter.store.db import Store, shared_store
 from adapter.store.hostrate import StorePacer
-from adapter.sync.checkpool import choose_processes, shared_checks
+from adapter.sync.checkpool import shared_checks
 from adapter.sync.federation import run_nodes
 from adapter.sync.outcome import RunSummary
 from tests.support import stores
