@@ -34,7 +34,7 @@ from adapter.dataone.shacl import SHAPES_UNREADABLE, ShapesError, load_shapes, s
 from adapter.dataone.soso.rules import check_soso
 from adapter.discovery.sitemap_body import sniff
 from adapter.errors import FetchError
-from adapter.findings import Finding, FindingType, Severity, has_errors
+from adapter.findings import Finding, FindingType, Severity, Stage, has_errors
 from adapter.http import findings as fetch_findings
 from adapter.http.decompress import GZIP_MAGIC
 from adapter.http.fetcher import ACCEPT_HTML, ACCEPT_JSONLD, Fetcher
@@ -401,6 +401,36 @@ def _guard(report: DatasetReport, stage: str, step: Callable[[], T]) -> T | None
             )
         )
         return None
+
+
+# a page read whole may still carry these extraction findings; any other fetch/,
+# extract/ or pipeline/ finding, or unreadable JSON-LD, means a Dataset may hide
+# in what could not be read, so the page's series are all kept
+_READ_WHOLE_EXTRACT = frozenset(
+    t.code
+    for t in (page_findings.NO_JSONLD, page_findings.REPAIRED_JSON, LINKED_JSONLD,
+              page_findings.NON_JSONLD_MARKUP)
+)  # fmt: skip
+_UNREADABLE_JSONLD = frozenset(
+    t.code
+    for t in (
+        normalize_stage.INVALID_JSONLD,
+        normalize_stage.REMOTE_CONTEXT,
+        normalize_stage.EMBEDDING_TOO_LARGE,
+    )
+)
+_NOT_READ_WHOLE = frozenset({Stage.FETCH, Stage.ROBOTS, Stage.PIPELINE})
+
+
+def read_whole(report: DatasetReport) -> bool:
+    """Whether every JSON-LD of the page was read, so no Dataset hides in what was not
+    (the sync archives a series only a page read whole no longer lists)."""
+    for f in report.all_findings():
+        if f.stage in _NOT_READ_WHOLE or f.code in _UNREADABLE_JSONLD:
+            return False
+        if f.stage == Stage.EXTRACT and f.code not in _READ_WHOLE_EXTRACT:
+            return False
+    return True
 
 
 def fetch_page(

@@ -56,38 +56,31 @@ class FairQueue(Generic[T]):
     items never holds back another's first."""
 
     def __init__(self) -> None:
-        self._queues: dict[str, deque[T]] = {}
-        self._turn: deque[str] = deque()  # keys with items waiting, in the order served
+        self._queues: dict[str, deque[T]] = {}  # keys with items waiting, in turn order
 
     def __bool__(self) -> bool:
-        return bool(self._turn)
+        return bool(self._queues)
 
     def put(self, key: str, item: T, *, front: bool = False) -> None:
         """Queue `item` under `key` (`front`: before that key's others, a retry)."""
         waiting = self._queues.setdefault(key, deque())
-        if not waiting:
-            self._turn.append(key)
-        if front:
-            waiting.appendleft(item)
-        else:
-            waiting.append(item)
+        waiting.appendleft(item) if front else waiting.append(item)
 
     def take(self) -> T:
         """The oldest item of the key whose turn it is (IndexError when empty)."""
-        key = self._turn.popleft()
-        waiting = self._queues[key]
+        if not self._queues:
+            raise IndexError("take from an empty FairQueue")
+        key = next(iter(self._queues))
+        waiting = self._queues.pop(key)
         item = waiting.popleft()
         if waiting:
-            self._turn.append(key)  # its next item waits for the other keys'
-        else:
-            del self._queues[key]
+            self._queues[key] = waiting  # last in turn: its next item waits for the others'
         return item
 
     def drain(self) -> list[T]:
         """Every item left, the queue emptied."""
         items = [item for waiting in self._queues.values() for item in waiting]
         self._queues.clear()
-        self._turn.clear()
         return items
 
 

@@ -28,13 +28,11 @@ from adapter.dataone.records import (
 )
 from adapter.dataone.resourcemap import series_id as map_series_id
 from adapter.errors import FetchError, StoreError
-from adapter.findings import Finding, Severity, Stage
+from adapter.findings import Finding, Severity
 from adapter.http import findings as fetch_findings
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
-from adapter.jsonld import normalize
 from adapter.models import DatasetReport, DatasetResult, Fetched
-from adapter.page import findings as page_findings
-from adapter.pipeline import LINKED_JSONLD, CheckOptions, check_landing_page
+from adapter.pipeline import CheckOptions, check_landing_page, read_whole
 from adapter.report import report_summary
 from adapter.store.frontier import FrontierRow, PageUpdate
 from adapter.sync.outcome import CheckedPage, PageOutcome
@@ -83,30 +81,6 @@ def check_and_plan(
     return CheckedPage(row, out, page, candidates, listed_series(report, candidates))
 
 
-# a page read whole may still carry these extraction findings; any other fetch/,
-# extract/ or pipeline/ finding, or unreadable JSON-LD, means a Dataset may hide
-# in what could not be read, so the page's series are all kept
-READ_WHOLE_EXTRACT = frozenset(
-    t.code
-    for t in (page_findings.NO_JSONLD, page_findings.REPAIRED_JSON, LINKED_JSONLD,
-              page_findings.NON_JSONLD_MARKUP)
-)  # fmt: skip
-UNREADABLE_JSONLD = frozenset(
-    t.code
-    for t in (normalize.INVALID_JSONLD, normalize.REMOTE_CONTEXT, normalize.EMBEDDING_TOO_LARGE)
-)
-NOT_READ_WHOLE = frozenset({Stage.FETCH, Stage.ROBOTS, Stage.PIPELINE})
-
-
-def _read_whole(findings: list[Finding]) -> bool:
-    for f in findings:
-        if f.stage in NOT_READ_WHOLE or f.code in UNREADABLE_JSONLD:
-            return False
-        if f.stage == Stage.EXTRACT and f.code not in READ_WHOLE_EXTRACT:
-            return False
-    return True
-
-
 def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozenset[str] | None:
     """The series ids the page still publishes, or None when that is not known.
 
@@ -119,7 +93,7 @@ def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozens
     no longer linked)."""
     if report.not_modified or report.fetched is None or report.status != 200:
         return None
-    if not _read_whole(report.all_findings()):
+    if not read_whole(report):
         return None
     listed = {c.series_id for c in candidates}
     for dataset in report.datasets:
