@@ -73,14 +73,11 @@ class Run:
     def outcome(self, out: PageOutcome) -> None:
         (self.on_outcome or self.summary.add)(out)
 
-
-def claim_batch(node: NodeSettings, options: WorkOptions) -> int:
-    """Pages claimed at once: a few seconds' worth at the node's rate, up to `batch`.
-
-    A node at 1 request/s that claimed 20 held them for 20 s; at 200 nodes
-    side by side that was 4,000 rows, each with its URL and links, waiting."""
-    ahead = math.ceil(node.politeness.requests_per_second * CLAIM_AHEAD)
-    return max(options.pool_size(node), min(options.batch, ahead))
+    def close(self) -> None:
+        """Close the node's fetcher and its pacer; the run's duration taken."""
+        self.fetcher.close()
+        self.fetcher.pacer.close()
+        self.summary.duration_s = round(time.monotonic() - self.began, 3)
 
 
 Page = Callable[[FrontierRow], "CheckedPage | Future[CheckedPage]"]
@@ -98,7 +95,10 @@ class NodeDrain:
         self.fetchers = ThreadFetchers(run.fetcher)
         self.size = run.options.pool_size(run.node)
         self.starts = Starts(self.size + run.options.ahead, run.fetcher.pacer)
-        self.batch = claim_batch(run.node, run.options)
+        # a few seconds' worth at the node's rate, up to `batch`: a node at 1 request/s that
+        # claimed 20 held them for 20 s, at 200 nodes 4,000 rows waiting
+        ahead = math.ceil(run.node.politeness.requests_per_second * CLAIM_AHEAD)
+        self.batch = max(self.size, min(run.options.batch, ahead))
         self.claimed: deque[FrontierRow] = deque()  # not started yet
         self.exhausted = False
         self.ended = False  # nothing in flight and nothing more to start

@@ -8,10 +8,9 @@ go on. Their pages share one checking pool (`adapter.config.settings.pool_size`)
 from __future__ import annotations
 
 import logging
-import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
 from datetime import UTC, datetime
 
 from adapter.config.settings import AdapterConfig, NodeSettings, pool_size
@@ -28,21 +27,19 @@ def run_nodes(
     nodes: Sequence[NodeSettings],
     *,
     stop: threading.Event,
-    job: Callable[..., RunSummary | Future[RunSummary]] | None = None,
+    job: Callable[..., RunSummary | Future[RunSummary]] = start_node,
     **options: object,
 ) -> Iterator[RunSummary]:
     """Each node's summary as its run ends (in that order), `config.nodes_at_once()` at once.
 
     Runs start in `config.discoveries_at_once()` threads; a job may return its summary or a
     future of it (`start_node`: the pages in the process's loop), which frees the
-    thread for the next node's start. Default: `start_node`."""
+    thread for the next node's start."""
     if len(nodes) == 1:  # one node: its discovery in this thread (its bar, its errors)
-        single: Callable[..., RunSummary | Future[RunSummary]] = job or start_node
-        outcome = single(config, nodes[0], stop=stop, **options)
+        outcome = job(config, nodes[0], stop=stop, **options)
         yield outcome.result() if isinstance(outcome, Future) else outcome
         return
     options = {**options, "progress": False}  # one bar per node would garble the terminal
-    ends: queue.SimpleQueue[RunSummary] = queue.SimpleQueue()
     going = threading.BoundedSemaphore(min(len(nodes), config.nodes_at_once()))
     starts = min(len(nodes), config.discoveries_at_once())
     with (
@@ -52,17 +49,13 @@ def run_nodes(
         if checks is not None:
             log.info("%d nodes side by side, checked in %d processes", len(nodes), checks.processes)
             options["checks"] = checks
-        for node in nodes:
-            pool.submit(_start, job or start_node, config, node, stop, options, going, ends.put)
-        left = len(nodes)
+        ends: list[Future[RunSummary]] = [Future() for _ in nodes]
+        for node, end in zip(nodes, ends, strict=True):
+            pool.submit(_start, job, config, node, stop, options, going, end.set_result)
         try:
-            while left:
-                summary = ends.get()
-                left -= 1
-                yield summary
+            yield from (end.result() for end in as_completed(ends))
         finally:  # the pool of checks and the store outlive every run
-            for _ in range(left):
-                ends.get()
+            wait(ends)
 
 
 def _start(
@@ -85,16 +78,13 @@ def _start(
     try:
         outcome = job(config, node, stop=stop, **options)
     except Exception as exc:
-        ended(_failed(node, began, exc))
-        return
+        outcome = _failed(node, began, exc)
     if not isinstance(outcome, Future):
         ended(outcome)
-        return
-    outcome.add_done_callback(
-        lambda f: ended(
-            f.result() if f.exception() is None else _failed(node, began, f.exception())
+    else:
+        outcome.add_done_callback(
+            lambda f: ended(_failed(node, began, f.exception()) if f.exception() else f.result())
         )
-    )
 
 
 def _failed(node: NodeSettings, began: datetime, exc: BaseException | None) -> RunSummary:

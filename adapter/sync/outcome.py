@@ -44,10 +44,6 @@ class PageOutcome:
     findings: list[Finding] = field(default_factory=list)
     error: str | None = None  # an error code (fetch/..., store/...) when status is error
 
-    def blocking_codes(self) -> list[str]:
-        """The error finding codes that kept this page's Datasets out."""
-        return sorted({f.code for f in self.findings if f.severity is Severity.ERROR})
-
 
 @fast_pickle  # crosses processes in a multi-process sync
 @dataclass(slots=True)
@@ -127,7 +123,8 @@ class RunSummary:
         self.gone += out.status == "gone"
         if out.status == "not-harvestable":
             self.pages_not_harvestable += 1
-            for code in out.blocking_codes() or [NO_DATASET]:
+            blocking = {f.code for f in out.findings if f.severity is Severity.ERROR}
+            for code in sorted(blocking) or [NO_DATASET]:
                 self.not_harvestable[code] = self.not_harvestable.get(code, 0) + 1
         for f in out.findings:
             if f.code in SERIES_CODES:

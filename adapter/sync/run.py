@@ -11,7 +11,6 @@ import json
 import logging
 import sys
 import threading
-import time
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import Future
@@ -167,12 +166,8 @@ def _prepare(run: Run, progress: bool, enqueue_only: bool) -> bool:
     # would idle, open at the host and held here, for the rest of the run
     run.fetcher.close()
     codes = summary.discovery_findings
-    why = (
-        None
-        if stop.is_set()
-        else start_failure(summary.pages_seen, codes, first_error, previous_seen)
-    )
-    if why is not None:
+    why = start_failure(summary.pages_seen, codes, first_error, previous_seen)
+    if why is not None and not stop.is_set():
         summary.discovery_findings = dict(sorted({**codes, START_FAILED.code: 1}.items()))
         summary.status, summary.message = "failed", f"could not reach the node's start: {why}"
         return False
@@ -218,9 +213,7 @@ def _finish(run: Run, error: BaseException | None) -> BaseException | None:
         summary.status, summary.message = "failed", f"{type(error).__name__}: {error}"
     elif summary.status != "failed":
         summary.status = "interrupted" if run.stop.is_set() else "ok"
-    run.fetcher.close()
-    run.fetcher.pacer.close()
-    summary.duration_s = round(time.monotonic() - run.began, 3)
+    run.close()
     summary.finished_at = datetime.now(UTC).isoformat(timespec="seconds")
     try:
         written = _write_end(run.store, summary)

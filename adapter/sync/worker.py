@@ -93,9 +93,7 @@ def _serve_node(
     else:
         summary.status = "interrupted" if stop.is_set() else "ok"
     finally:
-        fetcher.close()
-        fetcher.pacer.close()
-        summary.duration_s = round(time.monotonic() - run.began, 3)
+        run.close()
     log.info("%s: worker done, %s", node.id, _counts(summary))
 
 

@@ -30,7 +30,6 @@ from adapter.store.db import Store, store_error
 from adapter.store.frontier import finish_page, mark_due_with_finding
 from adapter.store.history import add_to_run
 from adapter.store.ledger import (
-    Applied,
     RecordDefaults,
     apply_candidates,
     archive_page,
@@ -137,7 +136,15 @@ def _write(conn: Connection, c: CheckedPage, owner: str, node: NodeSettings) -> 
     elif c.candidates:
         applied = apply_candidates(conn, defaults_for(node), c.candidates)
         out.created, out.versions = applied.created, applied.versions
-        _applied_findings(row.url, applied, out)
+        for sid, owner_url in applied.foreign:
+            out.findings.append(
+                DUPLICATE_DOI.at(row.url, f"{sid} is already published by {owner_url}")
+            )
+        for sid, node_id in applied.other_node:
+            msg = f"{sid} is already a series (or PID) of node {node_id} in this store"
+            out.findings.append(DOI_OF_OTHER_NODE.at(row.url, msg))
+        for sid, left in applied.moved:
+            out.findings.append(SERIES_MOVED.at(row.url, f"{sid} moved here from {left}"))
         refused = applied.foreign or applied.other_node
         if not (applied.created or applied.versions):
             out.status = "unchanged" if not refused else "not-harvestable"
@@ -175,13 +182,3 @@ def _held(conn: Connection, c: CheckedPage, node: NodeSettings) -> None:
                 "versions until it is"
             )
             c.out.findings.append(HELD_BY_PROFILE.at(c.row.url, message))
-
-
-def _applied_findings(url: str, applied: Applied, out: PageOutcome) -> None:
-    for sid, owner_url in applied.foreign:
-        out.findings.append(DUPLICATE_DOI.at(url, f"{sid} is already published by {owner_url}"))
-    for sid, node_id in applied.other_node:
-        msg = f"{sid} is already a series (or PID) of node {node_id} in this store"
-        out.findings.append(DOI_OF_OTHER_NODE.at(url, msg))
-    for sid, left in applied.moved:
-        out.findings.append(SERIES_MOVED.at(url, f"{sid} moved here from {left}"))
