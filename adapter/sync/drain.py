@@ -209,7 +209,6 @@ class Starts:
 
     def take(self, future: Future[CheckedPage]) -> bool:
         """Take a finished page out of the pending set (False: it was not pending)."""
-        if future not in self.pending:
-            return False
-        self.pending.discard(future)
-        return True
+        if taken := future in self.pending:
+            self.pending.discard(future)
+        return taken

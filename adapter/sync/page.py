@@ -107,8 +107,7 @@ def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozens
 def _plan(
     node: NodeSettings, fetcher: Fetcher, row: FrontierRow, report: DatasetReport
 ) -> tuple[PageOutcome, PageUpdate, list[Candidate]]:
-    status = report.status
-    fetched = report.fetched
+    status, fetched = report.status, report.fetched
     validators: dict[str, Any] = {
         "etag": fetched.etag if fetched else None,
         "last_modified": fetched.last_modified if fetched else None,

@@ -8,6 +8,7 @@ others once their leases run out.
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 
@@ -40,13 +41,13 @@ def work(
     does not starve the others (their pages share the loop's page threads)."""
     owner, options = owner or claims.owner_id() + ":worker", options or WorkOptions()
     summaries = {node.id: RunSummary(node.id) for node in nodes}
+
+    def serve(node: NodeSettings) -> None:
+        fetcher, _robots = node_fetcher(store, node, owner)
+        _serve(Run(store, node, stop, summaries[node.id], owner, fetcher, options))
+
     threads = [
-        threading.Thread(
-            target=_serve_node,
-            args=(store, node, owner, stop, options, summaries[node.id]),
-            name=f"node-{node.short_name}",
-        )
-        for node in nodes
+        threading.Thread(target=serve, args=(n,), name=f"node-{n.short_name}") for n in nodes
     ]
     for thread in threads:
         thread.start()
@@ -55,16 +56,9 @@ def work(
     return summaries
 
 
-def _serve_node(
-    store: Store,
-    node: NodeSettings,
-    owner: str,
-    stop: threading.Event,
-    options: WorkOptions,
-    summary: RunSummary,
-) -> None:
-    fetcher, _robots = node_fetcher(store, node, owner)
-    run = Run(store, node, stop, summary, owner, fetcher, options)
+def _serve(run: Run) -> None:
+    """One node's pages, driven while any is due (or until `stop`)."""
+    store, node, stop, summary, options = run.store, run.node, run.stop, run.summary, run.options
     last_log = [run.began]
 
     def on_outcome(out: PageOutcome) -> None:  # in the loop's thread only
@@ -82,9 +76,7 @@ def _serve_node(
             if options.until_idle and due_count(store, node.id) == 0:
                 break
             # nothing to claim: wait for the scheduler, or for another worker's lease
-            stop.wait(
-                min(options.poll_seconds, 1.0) if options.until_idle else options.poll_seconds
-            )
+            stop.wait(min(options.poll_seconds, 1.0 if options.until_idle else math.inf))
     except Exception as exc:
         # the store gone is an expected fault (one line); anything else, a bug of ours
         log.error("%s: worker stopped by an error: %s", node.id, exc,
