@@ -323,9 +323,8 @@ def child_main(index: int, store_url: str, threads: int, tasks: Any, results: An
             if not stores:
                 stores.append(Store.open(store_url, create=False))
             if node_id not in fetchers:
-                fetchers[node_id] = ThreadFetchers(
-                    node_fetcher(stores[0], nodes[node_id], owner)[0]
-                )
+                base, _robots = node_fetcher(stores[0], nodes[node_id], owner)
+                fetchers[node_id] = ThreadFetchers(base)
             return nodes[node_id], fetchers[node_id]
 
     def serve() -> None:

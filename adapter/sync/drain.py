@@ -51,9 +51,6 @@ class WorkOptions:
     # much as its children hold, or it checked a third slower than its processes could
     ahead: int = 0
 
-    def pool_size(self, node: NodeSettings) -> int:
-        return max(1, self.threads or node.politeness.concurrency)
-
 
 @dataclass(slots=True)
 class Run:
@@ -93,7 +90,7 @@ class NodeDrain:
     def __init__(self, run: Run) -> None:
         self.run, self.node = run, run.node
         self.fetchers = ThreadFetchers(run.fetcher)
-        self.size = run.options.pool_size(run.node)
+        self.size = max(1, run.options.threads or run.node.politeness.concurrency)
         self.starts = Starts(self.size + run.options.ahead, run.fetcher.pacer)
         # a few seconds' worth at the node's rate, up to `batch`: a node at 1 request/s that
         # claimed 20 held them for 20 s, at 200 nodes 4,000 rows waiting

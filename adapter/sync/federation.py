@@ -8,9 +8,10 @@ go on. Their pages share one checking pool (`adapter.config.settings.pool_size`)
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed, wait
+from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 
 from adapter.config.settings import AdapterConfig, NodeSettings, pool_size
@@ -40,6 +41,7 @@ def run_nodes(
         yield outcome.result() if isinstance(outcome, Future) else outcome
         return
     options = {**options, "progress": False}  # one bar per node would garble the terminal
+    ends: queue.SimpleQueue[RunSummary] = queue.SimpleQueue()  # summaries as runs end
     going = threading.BoundedSemaphore(min(len(nodes), config.nodes_at_once()))
     starts = min(len(nodes), config.discoveries_at_once())
     with (
@@ -49,13 +51,17 @@ def run_nodes(
         if checks is not None:
             log.info("%d nodes side by side, checked in %d processes", len(nodes), checks.processes)
             options["checks"] = checks
-        ends: list[Future[RunSummary]] = [Future() for _ in nodes]
-        for node, end in zip(nodes, ends, strict=True):
-            pool.submit(_start, job, config, node, stop, options, going, end.set_result)
+        for node in nodes:
+            pool.submit(_start, job, config, node, stop, options, going, ends.put)
+        left = len(nodes)
         try:
-            yield from (end.result() for end in as_completed(ends))
+            while left:
+                summary = ends.get()
+                left -= 1
+                yield summary
         finally:  # the pool of checks and the store outlive every run
-            wait(ends)
+            for _ in range(left):
+                ends.get()
 
 
 def _start(

@@ -8,7 +8,6 @@ others once their leases run out.
 from __future__ import annotations
 
 import logging
-import math
 import threading
 import time
 
@@ -76,7 +75,8 @@ def _serve(run: Run) -> None:
             if options.until_idle and due_count(store, node.id) == 0:
                 break
             # nothing to claim: wait for the scheduler, or for another worker's lease
-            stop.wait(min(options.poll_seconds, 1.0 if options.until_idle else math.inf))
+            poll = options.poll_seconds
+            stop.wait(min(poll, 1.0) if options.until_idle else poll)
     except Exception as exc:
         # the store gone is an expected fault (one line); anything else, a bug of ours
         log.error("%s: worker stopped by an error: %s", node.id, exc,

@@ -38,15 +38,13 @@ from adapter.store.ledger import (
     refresh_packages,
 )
 from adapter.store.prepared import savepoint
-from adapter.sync.outcome import CheckedPage, PageOutcome, page_counts
+from adapter.sync.outcome import SERIES_CODES, CheckedPage, PageOutcome, page_counts
 
 log = logging.getLogger(__name__)
 
 
-# findings of what the writes did: gone with them when they roll back
-WRITE_CODES = frozenset(
-    t.code for t in (SERIES_MOVED, SERIES_UNLISTED, DOI_OF_OTHER_NODE, HELD_BY_PROFILE)
-)
+# findings of what the writes did (a duplicate DOI may be the page's): gone when they roll back
+WRITE_CODES = SERIES_CODES - {DUPLICATE_DOI.code}
 
 
 class _ClaimLost(Exception):
