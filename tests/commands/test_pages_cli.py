@@ -46,7 +46,8 @@ def synced(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SiteServe
     servers = start_site("sync-change")
     store = f"sqlite:///{tmp / 'h.db'}"
     # mnlite: most pages have no ISO metadata copy (the dataone profile's requirement); at
-    # 200 requests a second, not a quick run's 2 (six seconds of pacing for this site)
+    # 200 requests a second, not a quick run's 2 (six seconds of pacing for this site); the
+    # sync computes DataONE search's view only when asked, and check-dataset always shows it
     config = tmp / "node.yaml"
     config.write_text(
         f"""store_url: "{store}"
@@ -59,6 +60,7 @@ nodes:
       requests_per_second: 200
     checks:
       profile: mnlite
+      dataone_index: true
     dataone:
       submitter: "http://orcid.org/0000-0002-1825-0097"
       rights_holder: "CN=example,DC=dataone,DC=org"
