@@ -583,7 +583,6 @@ def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
 
 MAX_REPORT_FINDINGS = 200
 MAX_REPORT_TEXT = 64_000  # characters of the text report kept for `adapter pages show`
-_RANK = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}  # what a full list keeps first
 
 
 def report_summary(report: DatasetReport) -> dict[str, Any]:
@@ -612,7 +611,7 @@ def capped_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[st
     that reads as harvestable was not synced.
     """
     if len(findings) > MAX_REPORT_FINDINGS:  # keep errors and warnings over advice (soso/ info)
-        findings = sorted(findings, key=lambda f: _RANK[f.severity])
+        findings = sorted(findings, key=lambda f: _SEVERITY_ORDER[f.severity])  # errors kept first
     out = {
         **summary,
         "findings": [f.as_dict() for f in findings[:MAX_REPORT_FINDINGS]],
