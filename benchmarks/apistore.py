@@ -24,6 +24,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from adapter.dataone.records import dataset_candidate, new_record
+from adapter.store import migrations
 from adapter.store import schema as t
 from adapter.store import statements as q
 from adapter.store.db import Store
@@ -41,7 +42,7 @@ CACHE = Path(__file__).resolve().parent / "out"
 
 def cached_sqlite(objects: int) -> Path:
     """Where the cached SQLite store of `objects` objects lives."""
-    return CACHE / f"api-{objects}-v{t.LATEST}b.db"
+    return CACHE / f"api-{objects}-v{migrations.LATEST}b.db"
 
 
 def _records(objects: int) -> Iterator[dict[str, object]]:

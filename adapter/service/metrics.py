@@ -44,6 +44,7 @@ from sqlalchemy import func, select
 from adapter.api.app import METHOD_KEY
 from adapter.errors import StoreError
 from adapter.http.tally import TALLY, FetchTally
+from adapter.store import migrations
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.latency import WRITES, Latency
@@ -256,10 +257,11 @@ def readiness(store: Store | None) -> tuple[bool, str]:
         version = store.version()
     except StoreError as exc:
         return False, f"store unreachable: {exc}"
-    if version != t.LATEST:
+    if version != migrations.LATEST:
         return (
             False,
-            f"store schema {version}, this adapter needs {t.LATEST}: run `adapter db upgrade`",
+            f"store schema {version}, this adapter needs {migrations.LATEST}: "
+            "run `adapter db upgrade`",
         )
     return True, f"store schema {version}"
 

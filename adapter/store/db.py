@@ -31,6 +31,7 @@ from adapter.errors import StoreError
 from adapter.extras import require
 from adapter.models import SyncRecord
 from adapter.shared import Shared
+from adapter.store import migrations
 from adapter.store import schema as t
 from adapter.store.accesslog import AccessLog
 from adapter.store.history import History
@@ -213,11 +214,11 @@ class Store(History, Outbox, AccessLog):
             store.upgrade()
             return store
         version = store.version()
-        if version != t.LATEST:
+        if version != migrations.LATEST:
             store.close()
             found = "no schema" if version is None else f"schema version {version}"
             raise StoreError(
-                f"{url}: {found}, this adapter needs {t.LATEST}; run `adapter db upgrade`"
+                f"{url}: {found}, this adapter needs {migrations.LATEST}; run `adapter db upgrade`"
             )
         return store
 
@@ -239,11 +240,11 @@ class Store(History, Outbox, AccessLog):
     def upgrade(self) -> list[int]:
         """Apply the migrations this database has not seen; the versions applied."""
         with self.write() as conn:
-            return t.upgrade(conn)
+            return migrations.upgrade(conn)
 
     def version(self) -> int | None:
         with self.read() as conn:
-            return t.current_version(conn)
+            return migrations.current_version(conn)
 
     @contextmanager
     def read(self) -> Iterator[Connection]:

@@ -24,6 +24,7 @@ from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
 from adapter.limits import Limits
 from adapter.service.metrics import Metrics, OpsApp, page_outcomes, serve_in_background
+from adapter.store import migrations
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.sync.outcome import RunSummary
@@ -154,7 +155,9 @@ def test_health_and_readiness(ops: tuple[str, Metrics], store: Store) -> None:
     ready = requests.get(f"{origin}/readyz", timeout=10)
     assert ready.status_code == 200, ready.text
     with store.write() as conn:  # as if the store were written by an older adapter
-        conn.execute(delete(t.schema_version).where(t.schema_version.c.version == t.LATEST))
+        conn.execute(
+            delete(t.schema_version).where(t.schema_version.c.version == migrations.LATEST)
+        )
     stale = requests.get(f"{origin}/readyz", timeout=10)
     assert stale.status_code == 503
     assert "adapter db upgrade" in stale.text

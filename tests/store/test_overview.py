@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from adapter.store import overview
+from adapter.store import migrations, overview
 from adapter.store import schema as t
 from adapter.store.db import Store
 from tests.support import stores
@@ -132,7 +132,7 @@ def test_an_older_store_gets_the_codes_of_the_reports_it_holds(store_url: str) -
         seed(store)
         with store.write() as conn:
             conn.execute(t.page_codes.delete())
-            t._page_codes(conn)
+            migrations._page_codes(conn)
         assert overview.pages(store, NODE, code="dataone/name-missing").total == 1
         assert {c.code for c in overview.code_totals(store, NODE)} == {
             "dataone/name-missing",

@@ -14,7 +14,7 @@ from sqlalchemy import inspect, text, update
 from adapter.dataone.records import Candidate, metadata_candidate
 from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT, Package, pid_for
 from adapter.models import SyncRecord
-from adapter.store import ledger
+from adapter.store import ledger, migrations
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.ledger import (
@@ -231,7 +231,7 @@ def test_the_pages_whose_live_datasets_have_no_map(store: Store) -> None:
 def test_the_index_of_a_pages_series_comes_with_an_upgrade(store_url: str) -> None:
     """A page's series are read by source URL on each page write and for each page that
     needs maps: an indexed read, also in a store upgraded from before the index."""
-    [step] = [n for n, what, _ in t.MIGRATIONS if what.startswith("ix_series_source")]
+    [step] = [n for n, what, _ in migrations.MIGRATIONS if what.startswith("ix_series_source")]
     s = Store.open(store_url)
     write(s, dataset(1))
     with s.write() as conn:  # as the previous version left it
@@ -244,7 +244,7 @@ def test_the_index_of_a_pages_series_comes_with_an_upgrade(store_url: str) -> No
         )
     before = s.list_objects(NODE)[1]
     s.close()
-    assert Store.connect(store_url).upgrade() == list(range(step, t.LATEST + 1))
+    assert Store.connect(store_url).upgrade() == list(range(step, migrations.LATEST + 1))
     s = Store.open(store_url, create=False)
     with s.read() as conn:
         assert "ix_series_source" in {i["name"] for i in inspect(conn).get_indexes("series")}

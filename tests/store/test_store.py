@@ -16,7 +16,7 @@ from sqlalchemy import Connection, inspect, select, text, update
 from adapter.dataone.records import Candidate, dataset_candidate, metadata_candidate
 from adapter.errors import StoreError
 from adapter.models import Link, SitemapEntry
-from adapter.store import claims
+from adapter.store import claims, migrations
 from adapter.store import frontier as fr
 from adapter.store import schema as t
 from adapter.store.db import Store
@@ -59,9 +59,9 @@ def test_open_creates_the_schema_once_and_checks_it(store_url: str) -> None:
     with pytest.raises(StoreError, match="adapter db upgrade"):
         Store.open(store_url, create=False)
     s = Store.open(store_url)
-    assert s.version() == t.LATEST
+    assert s.version() == migrations.LATEST
     assert s.upgrade() == []  # nothing left to apply
-    assert Store.open(store_url, create=False).version() == t.LATEST
+    assert Store.open(store_url, create=False).version() == migrations.LATEST
 
 
 def test_migrations_run_only_the_missing_steps(
@@ -72,12 +72,16 @@ def test_migrations_run_only_the_missing_steps(
     def add_note(conn: Connection) -> None:
         conn.execute(text("ALTER TABLE runs ADD COLUMN note TEXT"))
 
-    monkeypatch.setattr(t, "MIGRATIONS", [*t.MIGRATIONS, (t.LATEST + 1, "runs.note", add_note)])
-    monkeypatch.setattr(t, "LATEST", t.LATEST + 1)
+    monkeypatch.setattr(
+        migrations,
+        "MIGRATIONS",
+        [*migrations.MIGRATIONS, (migrations.LATEST + 1, "runs.note", add_note)],
+    )
+    monkeypatch.setattr(migrations, "LATEST", migrations.LATEST + 1)
     with pytest.raises(StoreError, match="schema version"):
         Store.open(store_url, create=False)
     s = Store.open(store_url)
-    assert s.version() == t.LATEST
+    assert s.version() == migrations.LATEST
     with s.read() as conn:
         assert "note" in {c["name"] for c in inspect(conn).get_columns("runs")}
     assert s.upgrade() == []
@@ -87,8 +91,8 @@ def test_a_store_newer_than_the_adapter_is_refused(
     store_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     Store.open(store_url).close()
-    monkeypatch.setattr(t, "LATEST", 0)
-    monkeypatch.setattr(t, "MIGRATIONS", [])
+    monkeypatch.setattr(migrations, "LATEST", 0)
+    monkeypatch.setattr(migrations, "MIGRATIONS", [])
     with pytest.raises(StoreError, match="newer than this adapter"):
         Store.open(store_url)
 
@@ -469,7 +473,7 @@ def test_a_store_of_the_previous_version_keeps_what_it_published(store_url: str)
             )
         )
     s.close()
-    assert Store.connect(store_url).upgrade() == list(range(3, t.LATEST + 1))
+    assert Store.connect(store_url).upgrade() == list(range(3, migrations.LATEST + 1))
     s = Store.open(store_url, create=False)
     assert s.list_objects(NODE)[1] == before
     assert s.get_record("urn:node:OLD", a.pid) is not None
@@ -494,7 +498,7 @@ def test_a_version_1_store_is_upgraded_in_place(store_url: str) -> None:
         )
     with pytest.raises(StoreError, match="schema version 1"):
         Store.open(store_url, create=False)
-    assert Store.connect(store_url).upgrade() == list(range(2, t.LATEST + 1))
+    assert Store.connect(store_url).upgrade() == list(range(2, migrations.LATEST + 1))
     again = Store.open(store_url, create=False)
     with again.read() as conn:
         assert "owner" in {c["name"] for c in inspect(conn).get_columns("runs")}

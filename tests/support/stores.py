@@ -18,7 +18,8 @@ import psycopg
 import pytest
 from sqlalchemy import Connection
 
-from adapter.store.schema import LOG_TRIGGERS, MIGRATIONS, schema_version
+from adapter.store.migrations import LOG_TRIGGERS, MIGRATIONS
+from adapter.store.schema import schema_version
 
 
 def sqlite_url(tmp_path: Path, name: str = "store.db") -> str:
