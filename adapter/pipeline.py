@@ -58,6 +58,14 @@ LINKED_JSONLD = FindingType(
     "links to (describedby or alternate). Harvesters that read only the page see nothing: "
     "embed the JSON-LD as well.",
 )
+LINKED_JSONLD_UNREACHABLE = FindingType(
+    "extract/linked-jsonld-unreachable",
+    Severity.WARNING,
+    "The page embeds no schema.org Dataset and the JSON-LD document it links to "
+    "(describedby or alternate) could not be fetched (refused, DNS, timeout, an HTTP error, "
+    "over the size cap), so the Dataset it may hold was not read. The landing page itself "
+    "answered; the finding is about the link.",
+)
 INTERNAL_ERROR = FindingType(
     "pipeline/internal-error",
     Severity.ERROR,
@@ -135,8 +143,15 @@ def check_landing_page(
         return _linked_datasets(embedded, fetched, _jsonld_links(links, pages), fetcher, limits)
 
     def crosscheck() -> signposting.CrossChecked:
+        failed = {f.url for f in report.findings if f.code == LINKED_JSONLD_UNREACHABLE.code}
         return signposting.crosscheck(
-            report.datasets, links, pages, fetcher, follow=options.follow, limits=limits
+            report.datasets,
+            links,
+            pages,
+            fetcher,
+            follow=options.follow,
+            limits=limits,
+            unreachable=frozenset(failed),
         )
 
     collected = _guard(report, "signposting", collect)
@@ -273,25 +288,28 @@ def _unreadable(url: str, skipped: list[Skipped], limits: Limits) -> Finding:
 
 
 def _linked_datasets(
-    embedded: _Read, fetched: Fetched, hrefs: list[str], fetcher: Fetcher, limits: Limits
+    embedded: _Read, fetched: Fetched, links: list[Link], fetcher: Fetcher, limits: Limits
 ) -> _Read:
     """No embedded Dataset: the JSON-LD document a describedby/alternate link names.
 
     `embedded` is what the page itself gave; the first linked document with a Dataset
-    makes its findings that say "no metadata here" moot.
+    makes its findings that say "no metadata here" moot. A linked document that cannot
+    be fetched is a finding about its link (`linked_failure`), never a fetch/ finding:
+    the landing page answered, and a 404 there is not the page gone.
     """
     findings = list(embedded.findings)
     path: list[str] = []
-    for href in hrefs:
+    for link in links:
         try:
-            doc = fetcher.get(href, accept=ACCEPT_JSONLD)
+            doc = fetcher.get(link.href, accept=ACCEPT_JSONLD)
         except FetchError as exc:
-            findings.append(fetch_failure(exc, "The linked JSON-LD document", href))
+            at = f" (at {exc.url})" if exc.url != link.href else ""
+            findings.append(linked_failure(link, f"could not be fetched{at}: {exc.message}"))
             continue
         path.extend([*doc.redirects, doc.final_url])
-        problem = status_finding(doc, "The linked JSON-LD document")
-        if problem is not None:
-            findings.append(problem)
+        if not 200 <= doc.status < 300:
+            at = f" (at {doc.final_url})" if doc.final_url != link.href else ""
+            findings.append(linked_failure(link, f"answered HTTP {doc.status}{at}"))
             continue
         linked = _read_datasets(doc, limits)
         if not linked.datasets:
@@ -310,6 +328,17 @@ def _linked_datasets(
     return _Read([], findings, path)
 
 
+def linked_failure(link: Link, why: str) -> Finding:
+    """extract/linked-jsonld-unreachable about `link`: its `where` names the relation and
+    target, as the signposting findings do, so the report shows it on the link's row."""
+    return LINKED_JSONLD_UNREACHABLE.at(
+        link.href,
+        f"The JSON-LD document {link.href} that the page links to (rel={link.rel}) {why}; "
+        "the Dataset it may hold was not read.",
+        f"rel={link.rel} {link.href}",
+    )
+
+
 def _in_document(found: NormalizedDataset, url: str) -> NormalizedDataset:
     block = "" if found.block_index == 1 else f" block {found.block_index}"
     return replace(found, where=f"document {url}{block} {found.path}")
@@ -318,10 +347,10 @@ def _in_document(found: NormalizedDataset, url: str) -> NormalizedDataset:
 _JSONLD_TYPES = ("application/ld+json", "application/json")
 
 
-def _jsonld_links(links: Sequence[Link], landing: Sequence[str]) -> list[str]:
-    """describedby/alternate targets of the landing page typed as JSON-LD."""
+def _jsonld_links(links: Sequence[Link], landing: Sequence[str]) -> list[Link]:
+    """describedby/alternate links of the landing page typed as JSON-LD, one per target."""
     pages = set(landing)
-    out: list[str] = []
+    out: dict[str, Link] = {}
     for link in links:
         kind = (link.type or "").split(";")[0].strip().lower()
         if (
@@ -329,10 +358,9 @@ def _jsonld_links(links: Sequence[Link], landing: Sequence[str]) -> list[str]:
             and kind in _JSONLD_TYPES
             and link.anchor in pages
             and link.href not in pages
-            and link.href not in out
         ):
-            out.append(link.href)
-    return out
+            out.setdefault(link.href, link)
+    return list(out.values())
 
 
 def _check(found: NormalizedDataset, page: str) -> DatasetResult:

@@ -509,7 +509,7 @@ def signpost_lines(report: DatasetReport) -> list[str]:
         if url_key(s.anchor) not in {url_key(p) for p in pages} and s.rel in SIGNPOSTING_RELS
     ]
     ignored = sorted({x.rel for x in landing if x.rel not in SIGNPOSTING_RELS})
-    findings = [f for f in report.all_findings() if f.stage == Stage.SIGNPOSTING]
+    findings = link_findings(report)
     says = dataset_says(report, pages)
     rows: list[tuple[str, ...]] = [("rel", "target", "type / profile", "from", "findings")]
     for rel in ORDER:
@@ -534,6 +534,16 @@ def signpost_lines(report: DatasetReport) -> list[str]:
 
 def _tp(s: Signpost) -> str:
     return " ".join(x for x in (s.type or "-", s.profile or "") if x)
+
+
+def link_findings(report: DatasetReport) -> list[Finding]:
+    """The findings a signpost row may show: the signposting stage's, and any other whose
+    `where` names a link (`rel=describedby https://...`: its linked document failed)."""
+    return [
+        f
+        for f in report.all_findings()
+        if f.stage == Stage.SIGNPOSTING or (f.where or "").startswith("rel=")
+    ]
 
 
 def row_codes(findings: Sequence[Finding], rel: str, href: str | None) -> list[str]:

@@ -64,7 +64,13 @@ CASES = [
     # a 304 to a request with no validators is no page (and no "not modified")
     case("real-shapes", "/dataset/stale-cache", "fetch/http-error"),
     case("real-shapes", "/sitemap.xml", "extract/sitemap-given"),
-    case("page-http", "/dataset/linked-missing.html", "fetch/gone", "extract/no-jsonld"),
+    # a linked document that is gone is about its link: the page answered
+    case(
+        "page-http",
+        "/dataset/linked-missing.html",
+        "extract/linked-jsonld-unreachable",
+        "extract/no-jsonld",
+    ),
     # extract: the JSON-LD blocks of the page
     case("page-extract", "/dataset/no-jsonld.html", "extract/no-jsonld"),
     case("page-extract", "/dataset/spa.html", "extract/no-jsonld", "extract/js-rendered"),

@@ -71,14 +71,17 @@ def follow_targets(
     fetcher: Fetcher,
     *,
     limits: Limits = DEFAULT_LIMITS,
+    unreachable: frozenset[str] = frozenset(),
 ) -> list[Finding]:
+    """What the targets' answers say; `unreachable`: targets already fetched in vain (the
+    linked JSON-LD document), said once under their link, not asked again."""
     landing = anchored_at(links, pages)
     targets: list[Link] = []
     seen: set[tuple[str, str]] = set()
     for rel in ("cite-as", "describedby", "item"):
         for link in landing:
             key = (rel, url_key(link.href))
-            if link.rel == rel and key not in seen:
+            if link.rel == rel and key not in seen and link.href not in unreachable:
                 seen.add(key)
                 targets.append(link)
     out: list[Finding] = []
@@ -129,7 +132,11 @@ def _visit(
             )
         )
     back_rel, missing = _BACK[link.rel]
-    if not _links_back(link, got, back_rel, links, pages, fetcher, limits):
+    try:
+        back = _links_back(link, got, back_rel, links, pages, fetcher, limits)
+    except FetchError as exc:  # its HTML could not be read: unknown, not "no back-link"
+        return [*out, UNREACHABLE.at(link.href, f"{where}: {exc.message}", where)]
+    if not back:
         out.append(
             missing.at(link.href, f"{link.href} has no rel={back_rel} link to {pages[-1]}", where)
         )
@@ -145,7 +152,9 @@ def _links_back(
     fetcher: Fetcher,
     limits: Limits,
 ) -> bool:
-    """Whether the target names the landing page with `back_rel` (headers, link set, HTML)."""
+    """Whether the target names the landing page with `back_rel` (headers, link set, HTML).
+
+    Raises FetchError when its HTML had to be fetched and could not be."""
     home = {url_key(p) for p in pages}
     contexts = [link.href, got.final_url]
     said = anchored_at(links, contexts)
@@ -154,11 +163,8 @@ def _links_back(
         return True
     if not looks_like_html(got.content_type, got.body):
         return False
-    if not got.body:
-        try:
-            got = fetcher.get(link.href, max_bytes=limits.max_page_bytes, truncate=True)
-        except FetchError:
-            return False
+    if not got.body:  # a FetchError here is the caller's to report
+        got = fetcher.get(link.href, max_bytes=limits.max_page_bytes, truncate=True)
     html = parse_html_links(
         got.body,
         got.final_url,

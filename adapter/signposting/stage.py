@@ -166,15 +166,15 @@ def _read_linksets(
         room = limits.max_links - len(found.links)
         if room <= 0:
             return
+        where = f"rel=linkset {href}"  # about the link: the landing page itself answered
         try:
             got = fetcher.get(href, accept=ACCEPT_LINKSET, max_bytes=limits.max_page_bytes)
         except FetchError as exc:
-            found.findings.append(UNREACHABLE.at(href, f"link set {href}: {exc.message}"))
+            found.findings.append(UNREACHABLE.at(href, f"link set {href}: {exc.message}", where))
             continue
         if got.status != 200:
-            found.findings.append(
-                UNREACHABLE.at(href, f"link set {href} answered HTTP {got.status}")
-            )
+            message = f"link set {href} answered HTTP {got.status}"
+            found.findings.append(UNREACHABLE.at(href, message, where))
             continue
         parsed = parse_linkset(got.body, got.content_type, got.final_url, max_links=room)
         parsed.findings.extend(check_anchors(parsed.links, got.final_url, pages))
@@ -189,12 +189,14 @@ def crosscheck(
     *,
     follow: bool = False,
     limits: Limits = DEFAULT_LIMITS,
+    unreachable: frozenset[str] = frozenset(),
 ) -> CrossChecked:
     """The findings where the signposts `links` and the page's Datasets disagree.
 
     A page's links describe one object, so they are held against one Dataset:
     the one their cite-as names, else the first (an info finding says which
-    when there are several). `pages`: the landing page's URLs (`landing_pages`).
+    when there are several). `pages`: the landing page's URLs (`landing_pages`);
+    `unreachable`: targets already fetched in vain, which --follow does not ask again.
     """
     dataset, note = primary_dataset(datasets, links, pages)
     # read once for the checks and the proposal (both want it whenever there is a Dataset)
@@ -203,7 +205,8 @@ def crosscheck(
     if note is not None:
         page_findings.append(note)
     if follow:
-        page_findings.extend(follow_targets(links, pages, fetcher, limits=limits))
+        visited = follow_targets(links, pages, fetcher, limits=limits, unreachable=unreachable)
+        page_findings.extend(visited)
     if dataset is not None and _needs_fixing([*page_findings, *dataset_findings]):
         own = anchored_at(links, pages)  # kept as published: the proposal only adds
         page_findings.append(proposal_finding(dataset, pages[-1], facts, own))

@@ -20,6 +20,7 @@ from adapter.report import (
     STAGES,
     could_not_check,
     dataset_says,
+    link_findings,
     row_codes,
     to_fix,
     worked_examples,
@@ -317,7 +318,7 @@ def signpost_rows(report: DatasetReport) -> list[SignpostRow]:
     pages = landing_urls(report)
     own = [s for s in group(anchored_at(report.signposts, pages)) if s.rel in SIGNPOSTING_RELS]
     says = dataset_says(report, pages)
-    findings = [f for f in report.all_findings() if f.stage == Stage.SIGNPOSTING]
+    findings = link_findings(report)
     rows = []
     for rel in [*ORDER, *sorted({s.rel for s in own} - set(ORDER))]:
         said = says.get(rel, [])

@@ -10,9 +10,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import lxml.html
 import requests
 
 from adapter.findings import catalogue
+from tests.support.fixture_server import start_site, stop
 from tests.web.conftest import MakeWeb, origins
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -205,3 +207,49 @@ def test_pasted_content_shows_no_fake_address_or_http_status(make_web: MakeWeb) 
         timeout=30,
     )
     assert "https://repository.example/d/9" in given.text and "HTTP 200" not in given.text
+
+
+def signpost_codes(html: str, href: str) -> list[str]:
+    """The finding codes on the signpost table's row for `href`."""
+    tree = lxml.html.fromstring(html)
+    [row] = [
+        tr
+        for tr in tree.xpath("//section[@class='signposts']//tbody/tr")
+        if tr.xpath("string(td[@data-label='target'])").strip() == href
+    ]
+    return [a.text_content() for a in row.xpath(".//a[@class='code']")]
+
+
+def test_linked_documents_that_fail_are_reported_under_their_links(make_web: MakeWeb) -> None:
+    """A link set that refuses connections, a describedby record that answers 500, one on a
+    host that does not resolve: each under its link, the landing page's fetch untouched."""
+    with socket.socket() as hole:
+        hole.bind(("127.0.0.1", 0))  # bound, not listening: refused
+        refused = f"http://127.0.0.1:{hole.getsockname()[1]}"
+        site = start_site("sp-linked", rules={"/api/records/buoy.jsonld": {"status": 500}})
+        site[0].rewrites["https://refused.example"] = refused
+        try:
+            web = make_web([*origins(site), refused])
+            cases = [
+                ("/dataset/ocean-cores", "rel=linkset", f"{refused}/linkset/ocean-cores.json"),
+                ("/dataset/buoy", "rel=describedby", site[0].url("/api/records/buoy.jsonld")),
+                (
+                    "/dataset/buoy-nxdomain",
+                    "rel=describedby",
+                    "https://metadata.nonexistent.invalid/records/buoy-46026.jsonld",
+                ),
+            ]
+            for path, rel, href in cases:
+                params = {"url": site[0].url(path)}
+                data = requests.get(web.url("/check"), params=params, headers=JSON, timeout=60)
+                report = data.json()
+                assert report["status"] == 200 and report["verdict"] != "could-not-check"
+                assert not [f for f in report["findings"] if f["code"].startswith("fetch/")]
+                [about] = [f for f in report["findings"] if f["where"] == f"{rel} {href}"]
+                html = requests.get(web.url("/check"), params=params, timeout=60).text
+                assert "COULD NOT CHECK" not in html and "Nothing was checked" not in html
+                fetch = lxml.html.fromstring(html).get_element_by_id("stage-fetch")
+                assert fetch.xpath("string(.//span[@class='state'])") == "ok"
+                assert about["code"] in signpost_codes(html, href)
+        finally:
+            stop(site)
