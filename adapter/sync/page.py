@@ -31,7 +31,7 @@ from adapter.errors import FetchError, StoreError
 from adapter.findings import Finding, Severity
 from adapter.http import findings as fetch_findings
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
-from adapter.models import DatasetReport, DatasetResult, Fetched
+from adapter.models import DatasetReport, DatasetResult, Fetched, MediaObjectRef
 from adapter.pipeline import CheckOptions, check_landing_page, read_whole
 from adapter.report import report_summary
 from adapter.store.frontier import FrontierRow, PageUpdate
@@ -185,14 +185,24 @@ def _metadata_copy(
                 ref.content_url, accept=ACCEPT_XML, max_bytes=node.limits().max_metadata_bytes
             )
         except FetchError as exc:
-            findings.append(METADATA_COPY_FAILED.at(ref.content_url, exc.message, ref.where))
+            why = f"could not be fetched: {exc.message}"
+            findings.append(_copy_failed(ref, why))
             return None
         if got.status != 200 or not got.body:
-            why = f"HTTP {got.status} for {ref.content_url}"
-            findings.append(METADATA_COPY_FAILED.at(ref.content_url, why, ref.where))
+            why = f"answered HTTP {got.status}" + ("" if got.body else " with no body")
+            findings.append(_copy_failed(ref, why))
             return None
         return metadata_candidate(got.body, format_id, dataset_series, landing, got.final_url)
     if refs:
         formats = ", ".join(sorted({f for r in refs for f in r.encoding_format}))
         findings.append(UNKNOWN_METADATA_FORMAT.at(landing, f"encodingFormat {formats}"))
     return None
+
+
+def _copy_failed(ref: MediaObjectRef, why: str) -> Finding:
+    """sync/metadata-copy-failed naming the link (the Dataset's encoding or subjectOf) and
+    why: the landing page answered, only its metadata file did not."""
+    url = ref.content_url or ""
+    named = f"{ref.property} {ref.link_property}"
+    message = f"The metadata file {url} ({named}) {why}; the Dataset is synced without it."
+    return METADATA_COPY_FAILED.at(url, message, ref.where)
