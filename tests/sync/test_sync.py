@@ -246,8 +246,11 @@ def test_a_metadata_copy_that_fails_leaves_the_dataset_synced(site: Site, tmp_pa
                 select(t.frontier.c.last_report).where(t.frontier.c.id == row.id)
             ).scalar_one()
         )
-    codes = {f["code"] for f in report["findings"]}
-    assert "sync/metadata-copy-failed" in codes
+    [failed] = [f for f in report["findings"] if f["code"] == "sync/metadata-copy-failed"]
+    # about the link, named with its property: the landing page answered
+    assert failed["url"] == site.url("/meta/with-iso.xml")
+    assert failed["where"].startswith("$.encoding")
+    assert "(encoding contentUrl)" in failed["message"] and "64" in failed["message"]
     store.close()
 
 
