@@ -19,7 +19,7 @@ from urllib.parse import urljoin
 
 from adapter.jsonld.framed import literal, node_id, types, values
 from adapter.models import DatasetResult
-from adapter.signposting.identities import orcid
+from adapter.signposting.identities import iri_key, orcid
 
 SCHEMA_HTTP = "http://schema.org/"
 
@@ -75,7 +75,7 @@ def dataset_links(dataset: DatasetResult, base: str) -> DatasetLinks:
     for value in values(node, "identifier"):
         out.identifier_urls.extend(_identifier_iris(value, base))
     out.types = [schema_iri(t) for t in types(node)]
-    out.additional_types = [schema_iri(t) for t in _iris(node, "additionalType", None)]
+    out.additional_types = _class_iris(node, out.types)
     for prop in ("creator", "author"):
         items = values(node, prop)
         for i, item in enumerate(items):
@@ -98,6 +98,24 @@ def dataset_links(dataset: DatasetResult, base: str) -> DatasetLinks:
     _read_subject_of(node, base, out)
     _read_related_links(node, base, out)
     _read_collections(node, base, out)
+    return out
+
+
+def _class_iris(node: Mapping[str, Any], known: list[str]) -> list[str]:
+    """`additionalType` values that name a class a `type` link could name: an http(s) IRI
+    or a `schema:` CURIE, each once and not again when @type says it. A bare word
+    ("dataset", "Data set") is free text, not https://schema.org/dataset."""
+    seen = {iri_key(t) for t in known}
+    out = []
+    for text in _iris(node, "additionalType", None):
+        if text.startswith("schema:"):
+            text = "https://schema.org/" + text.removeprefix("schema:")
+        if not text.lower().startswith(("http://", "https://")) or any(c.isspace() for c in text):
+            continue
+        iri = schema_iri(text)
+        if iri_key(iri) not in seen:
+            seen.add(iri_key(iri))
+            out.append(iri)
     return out
 
 

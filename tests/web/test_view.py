@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
+from adapter.report import dataset_says
 from adapter.web.app import ticks
 from adapter.web.checking import Checker
 from adapter.web.view import CheckItem, report_view
@@ -59,3 +61,32 @@ def test_backticks_become_code_only_after_escaping() -> None:
     hostile = ticks('`<script>alert(1)</script>` and "`x`"')
     assert "<script>" not in str(hostile)
     assert str(hostile).startswith("<code>&lt;script&gt;")  # markup inside stays text
+
+
+def test_only_additional_types_that_are_iris_are_type_rows() -> None:
+    """A bare word in additionalType ("dataset", as some repositories write it) is free text:
+    no https://schema.org/dataset row; one that repeats @type is not shown twice."""
+    base = {
+        "@context": "https://schema.org/",
+        "@type": "Dataset",
+        "@id": "https://doi.org/10.5072/x",
+        "name": "Cores",
+        "description": "Sediment cores",
+        "identifier": "doi:10.5072/x",
+    }
+    cases = {
+        "dataset": [],
+        "Data set": [],
+        "dcat:Dataset": [],  # a prefix no context declares: no IRI
+        "Dataset": [],  # said by @type already
+        "http://schema.org/Dataset": [],
+        "schema:Collection": ["https://schema.org/Collection"],
+        "http://purl.org/dc/dcmitype/Dataset": ["http://purl.org/dc/dcmitype/Dataset"],
+    }
+    for value, extra in cases.items():
+        body = json.dumps({**base, "additionalType": ["dataset", value]}).encode()
+        report = Checker().check_content(body, "https://repo.example.org/ds/1")
+        rows = [r.href for r in report_view(report).signposts if r.rel == "type"]
+        assert rows == ["https://schema.org/Dataset", *extra], value
+        said = dataset_says(report, [report.url])["type"]  # the text report's table rows
+        assert [url for url, _ in said] == rows, value
