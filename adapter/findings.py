@@ -28,6 +28,7 @@ class Stage(StrEnum):
     ROBOTS = "robots"
     DISCOVER = "discover"
     SITEMAP = "sitemap"
+    RENDER = "render"  # the page's JavaScript run in a browser (`adapter.render`)
     EXTRACT = "extract"
     NORMALIZE = "normalize"
     DATAONE = "dataone"
@@ -99,11 +100,18 @@ def catalogue() -> list[FindingType]:
 
     Types register themselves when their module is imported, so every module
     of the package is imported first: a new module's codes are listed without
-    being named anywhere (`__main__` is skipped, since importing it runs the CLI).
+    being named anywhere (`__main__` is skipped, since importing it runs the CLI). A
+    module that needs an extra not installed (Playwright's, `adapter.render.browser`) is
+    skipped too: such modules declare no codes, theirs sit in extra-free modules beside.
     """
     for module in pkgutil.walk_packages(adapter.__path__, "adapter."):
-        if not module.name.endswith(".__main__"):
+        if module.name.endswith(".__main__"):
+            continue
+        try:
             importlib.import_module(module.name)
+        except ModuleNotFoundError as exc:
+            if (exc.name or "adapter").startswith("adapter"):
+                raise
     return sorted(_REGISTRY.values(), key=lambda t: t.code)
 
 

@@ -65,6 +65,23 @@ class Limits:
     max_jsonld_blocks: int = _cap(50, "blocks", '<script type="application/ld+json"> per page')
     max_links: int = _cap(500, "links", "typed links per page, all sources together")
     max_follow: int = _cap(25, "targets", "signposting targets visited by --follow")
+    # rendering (`rendering.mode`: a page's JavaScript run in a browser, `adapter.render`)
+    render_budget: float = _cap(
+        10.0,
+        "s",
+        "to render one page, load to last script; the page is read as it stands when it ends",
+    )
+    render_max_bytes: int = _cap(
+        8 * MiB, "bytes", "fetched for one rendered page's scripts and data, all requests together"
+    )
+    render_max_requests: int = _cap(
+        64,
+        "requests",
+        "a rendered page's scripts may make (images, fonts, media are never fetched)",
+    )
+    render_heap_mb: int = _cap(
+        256, "MiB", "JavaScript heap of each browser page process (chromium's max-old-space-size)"
+    )
     # retries
     max_retries: int = _cap(3, "retries", "per fetch, for 429/502/503/504 and broken connections")
     max_retry_after: float = _cap(

@@ -49,6 +49,10 @@ class Fetched:
     elapsed: float = 0.0
     truncated: bool = False  # the body hit its byte cap
     link_headers: tuple[str, ...] = ()  # each Link field as sent, unjoined
+    # the body is the page's DOM as a browser rendered it (`adapter.render`), headers the
+    # real response's; with what rendering found (or why it failed) as findings
+    rendered: bool = False
+    render_findings: tuple[Finding, ...] = ()
 
     @property
     def content_type(self) -> str:
@@ -149,6 +153,7 @@ class DatasetReport:
     fetched: Fetched | None = None
     not_modified: bool = False  # a conditional GET answered 304
     profile: str = "dataone"  # the requirement profile that decided `harvestable`
+    rendered: bool = False  # read from the DOM a browser rendered (`adapter.render`)
 
     @property
     def harvestable(self) -> bool:

@@ -47,6 +47,7 @@ from adapter.page import findings as page_findings
 from adapter.page.extract import Skipped
 from adapter.page.findings import SITEMAP_GIVEN
 from adapter.page.tree import PageTree
+from adapter.render import findings as render_findings
 from adapter.signposting import stage as signposting
 
 log = logging.getLogger(__name__)
@@ -117,6 +118,8 @@ def check_landing_page(
     if fetched is None:
         return report
     limits = options.limits
+    report.rendered = fetched.rendered  # its body is the DOM a browser rendered (adapter.render)
+    report.findings.extend(fetched.render_findings)
     sitemap = _sitemap_finding(fetched)
     if sitemap is not None:  # not a page: nothing else to read
         report.findings.append(sitemap)
@@ -448,13 +451,18 @@ _UNREADABLE_JSONLD = frozenset(
     )
 )
 _NOT_READ_WHOLE = frozenset({Stage.FETCH, Stage.ROBOTS, Stage.PIPELINE})
+# rendering that did not finish (or lost a request): its scripts may have had more to write
+_RENDERED_PART = frozenset(
+    t.code for t in (render_findings.RENDER_FAILED, render_findings.BUDGET_SPENT,
+                     render_findings.REQUEST_FAILED)
+)  # fmt: skip
 
 
 def read_whole(report: DatasetReport) -> bool:
     """Whether every JSON-LD of the page was read, so no Dataset hides in what was not
     (the sync archives a series only a page read whole no longer lists)."""
     for f in report.all_findings():
-        if f.stage in _NOT_READ_WHOLE or f.code in _UNREADABLE_JSONLD:
+        if f.stage in _NOT_READ_WHOLE or f.code in _UNREADABLE_JSONLD or f.code in _RENDERED_PART:
             return False
         if f.stage == Stage.EXTRACT and f.code not in _READ_WHOLE_EXTRACT:
             return False

@@ -18,6 +18,8 @@ removal or a change of meaning bumps the version)::
       "final_url": str | null,    # after redirects (null: never answered)
       "status": int | null,       # HTTP status of the landing page
       "not_modified": bool,       # a conditional GET answered 304
+      "rendered": bool,           # read from the DOM a browser rendered (its JavaScript
+                                  # run: --render, rendering.mode); render/ findings say how
       "harvestable": bool,        # no page-level error and at least one clean Dataset
       "verdict": str,             # "harvestable" | "not-harvestable" | "could-not-check"
                                   # (the landing page never answered: nothing was checked)
@@ -120,6 +122,7 @@ def to_json(report: DatasetReport) -> dict[str, Any]:
         "final_url": report.final_url,
         "status": report.status,
         "not_modified": report.not_modified,
+        "rendered": report.rendered,
         "harvestable": report.harvestable,
         "verdict": verdict(report),
         "profile": report.profile,
@@ -204,6 +207,7 @@ STAGES = (
 _STAGE_TITLES: dict[str, str] = {
     Stage.FETCH: "fetch (the landing page over HTTP)",
     Stage.ROBOTS: "robots (robots.txt)",
+    Stage.RENDER: "render (the page's JavaScript run in a browser)",
     Stage.EXTRACT: "extract (JSON-LD blocks in the page)",
     Stage.NORMALIZE: "normalize (JSON-LD to a schema.org Dataset)",
     Stage.DATAONE: "dataone (what DataONE needs from the Dataset)",
@@ -271,6 +275,8 @@ def _summary(report: DatasetReport) -> list[str]:
         out.append(f"  path: {' -> '.join(report.path)}")
     every = report.all_findings()
     counts = {s: sum(f.severity is s for f in every) for s in Severity}
+    if report.rendered:
+        out.append("  rendered: read from the page as a browser built it (its JavaScript run)")
     status = f"HTTP {report.status}" if report.status is not None else "no HTTP answer"
     datasets = _plural(len(report.datasets), "Dataset")
     if len(report.datasets) > 1:
@@ -602,6 +608,7 @@ def report_summary(report: DatasetReport) -> dict[str, Any]:
         "final_url": report.final_url,
         "status": report.status,
         "not_modified": report.not_modified,
+        "rendered": report.rendered,
         "harvestable": report.harvestable,
         "profile": report.profile,  # the operator view shows it, and checks again under it
         "datasets": [

@@ -22,6 +22,9 @@ from adapter.http.fetcher import Fetcher
 from adapter.limits import Limits
 from adapter.models import DatasetReport, Fetched
 from adapter.pipeline import CheckOptions, check_landing_page
+from adapter.render.need import Mode
+from adapter.render.rendered import CHROMIUM, render_if_needed
+from adapter.render.rendered import require as require_rendering
 from adapter.report import render_text, to_json, verdict
 from adapter.signposting.resolve import FAILED, Resolution, find_landing_page, resolver_url
 
@@ -33,6 +36,7 @@ INTERACTIVE_RETRY = 0.25
 EXAMPLES = epilog(
     "adapter check-dataset https://data.example.org/dataset/1",
     "adapter check-dataset doi:10.5066/F7VX0DMQ --json",
+    "adapter check-dataset --render https://portal.example.org/dataset/42",
     "adapter check-dataset --config node.yaml --node urn:node:EX https://example.org/d/1",
     "adapter check-dataset --file draft.html --base-url https://example.org/d/1",
     "curl -s https://example.org/d/1 | adapter check-dataset --file -",
@@ -86,6 +90,13 @@ EXAMPLES = epilog(
     "is published. URL, if given, is where it will live.",
 )
 @click.option("--base-url", metavar="URL", help="With --file: where the page will live.")
+@click.option(
+    "--render",
+    is_flag=True,
+    help="Render the page in a headless chromium when its HTML holds no Dataset (its "
+    "JavaScript run, every request through the adapter's address policy); needs the "
+    "render extra.",
+)
 def check_dataset_command(
     url: str | None,
     as_json: bool,
@@ -96,6 +107,7 @@ def check_dataset_command(
     node_id: str | None,
     file_path: str | None,
     base_url: str | None,
+    render: bool,
 ) -> None:
     """Check whether DataONE can harvest the Dataset on the landing page URL.
 
@@ -107,6 +119,12 @@ def check_dataset_command(
     if shacl is not None:
         _require_shapes(shacl)
     setup = _setup(config_path, node_id, follow, shacl)
+    if render and setup.render_mode == "never":
+        setup = replace(setup, render_mode="auto")
+    if setup.render_mode != "never" and file_path is None:
+        require_rendering(setup.browser)  # one line saying what to install
+    elif render:
+        raise click.UsageError("--render renders the page at its URL: not with --file")
     if profile is not None:
         setup = replace(setup, options=replace(setup.options, profile=profile))
     if file_path is not None:
@@ -139,6 +157,8 @@ class _Setup:
     options: CheckOptions
     trusted: tuple[str, ...] = ()
     user_agent: str | None = None
+    render_mode: Mode = "never"  # --render (auto), or the node's rendering.mode
+    browser: str = CHROMIUM
 
 
 def _setup(config_path: str | None, node_id: str | None, follow: bool, shacl: str | None) -> _Setup:
@@ -172,7 +192,10 @@ def _setup(config_path: str | None, node_id: str | None, follow: bool, shacl: st
         required=frozenset(node.checks.required),
         shacl=shacl or node.checks.shacl,
     )
-    return _Setup(options, tuple(node.trusted_origins()), node.politeness.user_agent)
+    rendering = node.rendering
+    trusted = tuple(node.trusted_origins())
+    agent = node.politeness.user_agent
+    return _Setup(options, trusted, agent, rendering.mode, rendering.browser)
 
 
 def _fetcher(setup: _Setup, origins: list[str]) -> Fetcher:
@@ -190,12 +213,13 @@ def _check_url(url: str, setup: _Setup) -> DatasetReport:
     limits = setup.options.limits
     with _fetcher(setup, [start]) as fetcher:
         resolution = find_landing_page(url, fetcher, limits)
-        report = check_landing_page(
-            resolution.landing_url,
-            fetcher,
-            setup.options,
-            prefetched=resolution.error or resolution.fetched,
+        got = resolution.error or resolution.fetched
+        page = (
+            render_if_needed(got, fetcher, setup.render_mode, 1, setup.browser)
+            if got is not None
+            else None
         )
+        report = check_landing_page(resolution.landing_url, fetcher, setup.options, prefetched=page)
     _note_resolution(report, url, resolution)
     return report
 

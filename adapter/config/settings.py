@@ -232,6 +232,19 @@ class SyncSettings(Settings):
     enqueue_only: bool = False
 
 
+class RenderingSettings(Settings):
+    """Landing pages whose JSON-LD only JavaScript writes, rendered in a headless chromium
+    (`adapter.render`; the `render` extra). Its caps (time, bytes, requests, heap) are
+    limits: `render_budget`, `render_max_bytes`, `render_max_requests`, `render_heap_mb`."""
+
+    # never: read the HTML as served; auto: render a page whose HTML holds no Dataset;
+    # always: render every HTML page
+    mode: Literal["never", "auto", "always"] = "never"
+    # pages rendered at once in the process's browser (each its own context and process)
+    max_pages_at_once: Annotated[int, Field(ge=1, le=32)] = 4
+    browser: NonEmpty = "/usr/bin/chromium"  # Debian's chromium; never Playwright's download
+
+
 def _limits_model() -> type[BaseModel]:
     """A settings model with one optional, positive field per `Limits` cap."""
     fields: dict[str, Any] = {}
@@ -266,6 +279,7 @@ class NodeSettings(Settings):
     checks: ChecksSettings = ChecksSettings()
     dataone: DataOneSettings
     sync: SyncSettings = SyncSettings()
+    rendering: RenderingSettings = RenderingSettings()
 
     @property
     def short_name(self) -> str:

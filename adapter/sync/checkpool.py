@@ -29,7 +29,6 @@ from adapter.config.settings import NodeSettings
 from adapter.errors import FetchError, StoreError
 from adapter.http.fetcher import Fetcher
 from adapter.models import Fetched
-from adapter.pipeline import get_page
 from adapter.shared import Shared
 from adapter.signals import install
 from adapter.store import claims
@@ -37,7 +36,7 @@ from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow, PageUpdate
 from adapter.sync.fetchers import ThreadFetchers, node_fetcher
 from adapter.sync.outcome import CheckedPage, PageOutcome
-from adapter.sync.page import check_and_plan
+from adapter.sync.page import check_and_plan, fetch_landing_page
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +149,7 @@ class CheckPool:
     ) -> CheckedPage | Future[CheckedPage]:
         """Fetch the page here (the node's pace); the future of its check in a child, so
         the fetching thread is free for the next page (checked here when no child is left)."""
-        response = get_page(fetcher, row.url, row.etag, row.last_modified)
+        response = fetch_landing_page(node, fetcher, row)  # rendered here when it needs it
         task = _Task(next(self._ids), node, row, response)
         with self._cond:
             pooled = not self._closing and any(not c.gone for c in self._children)

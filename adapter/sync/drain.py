@@ -26,7 +26,7 @@ from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow
 from adapter.sync.fetchers import ThreadFetchers
 from adapter.sync.outcome import CheckedPage, PageOutcome, RunSummary
-from adapter.sync.page import check_and_plan
+from adapter.sync.page import check_and_plan, fetch_landing_page
 from adapter.sync.write import commit_group
 
 if TYPE_CHECKING:  # the pool imports this module's neighbours; only its type is needed here
@@ -147,7 +147,8 @@ class NodeDrain:
             checks = self.run.options.checks
             if checks is not None:
                 return checks.start(self.node, fetcher, row)
-            return check_and_plan(self.node, fetcher, row)
+            page = fetch_landing_page(self.node, fetcher, row)
+            return check_and_plan(self.node, fetcher, row, prefetched=page)
 
 
 class Starts:

@@ -32,7 +32,8 @@ from adapter.findings import Finding, Severity
 from adapter.http import findings as fetch_findings
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.models import DatasetReport, DatasetResult, Fetched, MediaObjectRef
-from adapter.pipeline import CheckOptions, check_landing_page, read_whole
+from adapter.pipeline import CheckOptions, check_landing_page, get_page, read_whole
+from adapter.render.rendered import render_if_needed
 from adapter.report import report_summary
 from adapter.store.frontier import FrontierRow, PageUpdate
 from adapter.sync.outcome import CheckedPage, PageOutcome
@@ -41,6 +42,21 @@ log = logging.getLogger(__name__)
 GONE_STATUSES = (404, 410)
 # not fetched by choice (robots.txt, the address policy): not an error to retry every run
 REFUSED = frozenset({fetch_findings.DISALLOWED.code, fetch_findings.UNSAFE_URL.code})
+
+
+def fetch_landing_page(
+    node: NodeSettings, fetcher: Fetcher, row: FrontierRow
+) -> Fetched | FetchError:
+    """The page's conditional GET, rendered in the browser when the node's `rendering` asks.
+
+    Called in the page thread, before the page is checked (here or in the checking pool's
+    children): rendering waits on the browser as a fetch waits on the host, and the
+    process's one browser lives beside the page threads (`adapter.render.browser`)."""
+    got = get_page(fetcher, row.url, row.etag, row.last_modified)
+    rendering = node.rendering
+    return render_if_needed(
+        got, fetcher, rendering.mode, rendering.max_pages_at_once, rendering.browser
+    )
 
 
 def check_and_plan(

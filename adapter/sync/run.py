@@ -27,6 +27,7 @@ from adapter.discovery.walk import discover, start_failure
 from adapter.errors import StoreError
 from adapter.findings import Finding, FindingType, Severity
 from adapter.models import SitemapEntry
+from adapter.render.rendered import require as require_rendering
 from adapter.store import claims
 from adapter.store import frontier as fr
 from adapter.store.db import Store, shared_store
@@ -80,6 +81,8 @@ def start_node(
     future of the summary (also stored) or of the run's error. The store engine and `held`
     are kept until the run ends. `enqueue_only`: only mark pages due, for `adapter worker`s;
     `processes`: checking processes (default `choose_processes`); `checks`: a shared pool."""
+    if node.rendering.mode != "never":  # one line saying what to install, before anything
+        require_rendering(node.rendering.browser)
     held = held or ExitStack()
     try:
         store = held.enter_context(shared_store(config.store_url))

@@ -104,6 +104,7 @@ def test_json_report_schema(serve_site: Serve) -> None:
         "signposts",
         "other_links",  # added by issue 17
         "verdict",  # added by issue 30: could-not-check is not not-harvestable
+        "rendered",  # added by issue 29: read from the DOM a browser rendered
         "findings",
     }
     assert set(ds) == {

@@ -1,0 +1,1 @@
+"""Landing pages whose JSON-LD only JavaScript writes: run in a headless chromium, read back."""

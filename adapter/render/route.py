@@ -1,0 +1,160 @@
+"""Every request a rendered page makes, decided and served by the adapter, never the browser.
+
+The browser is untrusted territory: the page's scripts are a stranger's code. Each
+request is intercepted (Playwright's `route`) and answered here:
+
+- the page itself: the response the adapter already fetched (no second GET);
+- scripts, fetch() and XMLHttpRequest, by GET: fetched by the adapter's own `Fetcher`
+  (its address policy, robots.txt gate, the node's pacer, caps and deadline), the answer
+  handed to the browser with `route.fulfill`; a refusal is reported by URL;
+- everything else (images, fonts, media, stylesheets, frames, navigations away, other
+  methods, other schemes): aborted, the browser never touches the network.
+
+So the caps, the policy and the politeness are the very code of every other fetch, and
+the browser needs no network of its own (it is launched with a proxy that goes nowhere).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Request, Route
+
+from adapter.errors import FetchError
+from adapter.http import findings as fetch_findings
+from adapter.http.fetcher import Fetcher
+from adapter.models import Fetched
+
+# what a page's scripts need to write their metadata; the rest is never fetched
+FETCHED_KINDS = frozenset({"script", "xhr", "fetch"})
+REFUSED_CODES = frozenset({fetch_findings.UNSAFE_URL.code, fetch_findings.DISALLOWED.code})
+# hop-by-hop or describing the wire, not the body the browser is handed
+_DROPPED_HEADERS = frozenset(
+    {"content-encoding", "content-length", "transfer-encoding", "connection", "keep-alive",
+     "set-cookie"}
+)  # fmt: skip
+_MAX_NOTED = 20  # refusals and failures kept per page, each a finding
+
+
+@dataclass(slots=True)
+class Traffic:
+    """One rendered page's requests: what is in flight, what was refused or failed."""
+
+    page: Fetched  # the page's own response, served to the browser as is
+    fetcher: Fetcher
+    bytes_left: int
+    requests_left: int
+    clock: Callable[[], float]
+    inflight: int = 0
+    last: float = 0.0  # when the latest request ended (the clock's seconds)
+    served_page: bool = False
+    blocked: list[tuple[str, str]] = field(default_factory=list)  # (url, why)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def quiet_for(self) -> float:
+        """Seconds since the last request ended; -1 while one is in flight."""
+        return -1.0 if self.inflight else self.clock() - self.last
+
+    def refuse(self, url: str, why: str) -> None:
+        if len(self.blocked) < _MAX_NOTED and (url, why) not in self.blocked:
+            self.blocked.append((url, why))
+
+    def fail(self, url: str, why: str) -> None:
+        if len(self.failed) < _MAX_NOTED:
+            self.failed.append((url, why))
+
+
+def headers_for_browser(fetched: Fetched) -> dict[str, str]:
+    return {k: v for k, v in fetched.headers.items() if k not in _DROPPED_HEADERS}
+
+
+async def handle(traffic: Traffic, run: Callable[..., Any], route: Route, request: Request) -> None:
+    """Answer one request of the page (`run(fn)`: `fn` on a thread, awaited)."""
+    # the page or its context may close meanwhile (budget spent, crash): nothing to answer
+    with contextlib.suppress(PlaywrightError):
+        await _answer(traffic, run, route, request)
+
+
+async def _answer(
+    traffic: Traffic, run: Callable[..., Any], route: Route, request: Request
+) -> None:
+    url = request.url
+    main = request.frame.parent_frame is None if _has_frame(request) else False
+    if request.is_navigation_request():
+        if main and not traffic.served_page:
+            traffic.served_page = True
+            page = traffic.page
+            await route.fulfill(
+                status=page.status, headers=headers_for_browser(page), body=page.body
+            )
+        else:  # frames, and the page moving itself elsewhere: not what is being read
+            await route.abort("blockedbyclient")
+        return
+    if request.resource_type not in FETCHED_KINDS:
+        await route.abort("blockedbyclient")  # images, fonts, media, stylesheets, beacons
+        return
+    why = _refusal(traffic, url, request.method)
+    if why is not None:
+        traffic.refuse(url, why)
+        await route.abort("blockedbyclient")
+        return
+    traffic.requests_left -= 1
+    traffic.inflight += 1
+    try:
+        got = await _fetch(traffic, run, url, request.headers.get("accept", "*/*"))
+    finally:
+        traffic.inflight -= 1
+        traffic.last = traffic.clock()
+        traffic.changed.set()
+    if got is None:
+        await route.abort("failed")
+        return
+    traffic.bytes_left -= len(got.body)
+    if got.status >= 400:
+        traffic.fail(url, f"HTTP {got.status}")
+    await route.fulfill(status=got.status, headers=headers_for_browser(got), body=got.body)
+
+
+def _has_frame(request: Request) -> bool:
+    try:
+        request.frame  # noqa: B018 - a service worker's request has none
+    except PlaywrightError:
+        return False
+    return True
+
+
+def _refusal(traffic: Traffic, url: str, method: str) -> str | None:
+    scheme = urlsplit(url).scheme.lower()
+    if scheme not in ("http", "https"):
+        return f"scheme {scheme or '(none)'}: is not http or https"
+    if method != "GET":
+        return f"method {method}: a harvester only reads (GET)"
+    if traffic.requests_left <= 0:
+        return "past render_max_requests for the page"
+    if traffic.bytes_left <= 0:
+        return "past render_max_bytes for the page"
+    return None
+
+
+async def _fetch(
+    traffic: Traffic, run: Callable[..., Any], url: str, accept: str
+) -> Fetched | None:
+    """The adapter's GET of `url` for the page, or None with the reason noted."""
+    get = partial(traffic.fetcher.get, url, accept=accept, max_bytes=traffic.bytes_left)
+    try:
+        got: Fetched = await run(get)
+    except FetchError as exc:
+        if exc.code in REFUSED_CODES:
+            traffic.refuse(url, exc.message)
+        else:
+            traffic.fail(url, f"{exc.code}: {exc.message}")
+        return None
+    return got

@@ -1,0 +1,94 @@
+"""The JavaScript the adapter puts into a page it renders, and the rule that ends the wait.
+
+Why not a fixed wait: a page that writes its JSON-LD at once should take milliseconds,
+and one that writes it after a slow API call must not be cut off by a guess. The page
+is watched from inside: `INIT` (run before the page's own scripts) counts the fetch()
+and XMLHttpRequest calls in flight and the setTimeout timers due within the budget, and
+notes the time of the last DOM change. The wait ends as soon as a JSON-LD block holding
+a Dataset is in the DOM (`dataset`), or when the page is quiet: loaded, nothing in
+flight, no timer pending, no DOM change for `QUIET` seconds (`quiet`); the budget
+bounds it either way. The adapter's own count of the requests it is serving for the
+page (`adapter.render.route`) must be quiet too.
+"""
+
+from __future__ import annotations
+
+QUIET = 0.5  # seconds without requests, timers or DOM changes that end the wait
+POLL_MS = 50  # how often the ready rule is evaluated in the page
+
+INIT = r"""
+(() => {
+  if (window.__adapterState) return;
+  const maxDelay = %(max_delay)d;
+  const state = { inflight: 0, timers: new Set(), last: performance.now() };
+  const touch = () => { state.last = performance.now(); };
+  const nativeFetch = window.fetch;
+  if (nativeFetch) {
+    window.fetch = function (...args) {
+      state.inflight++; touch();
+      let pending;
+      try { pending = nativeFetch.apply(this, args); }
+      catch (e) { state.inflight--; throw e; }
+      return pending.finally(() => { state.inflight--; touch(); });
+    };
+  }
+  const send = XMLHttpRequest.prototype.send;
+  XMLHttpRequest.prototype.send = function (...args) {
+    state.inflight++; touch();
+    this.addEventListener("loadend", () => { state.inflight--; touch(); });
+    return send.apply(this, args);
+  };
+  const nativeSet = window.setTimeout, nativeClear = window.clearTimeout;
+  window.setTimeout = function (fn, delay, ...rest) {
+    if (typeof fn !== "function" || !(Number(delay || 0) <= maxDelay)) {
+      return nativeSet.call(window, fn, delay, ...rest);
+    }
+    const id = nativeSet.call(window, (...a) => {
+      state.timers.delete(id); touch(); fn(...a);
+    }, delay, ...rest);
+    state.timers.add(id);
+    return id;
+  };
+  window.clearTimeout = function (id) {
+    state.timers.delete(id);
+    return nativeClear.call(window, id);
+  };
+  new MutationObserver(touch).observe(document, {
+    childList: true, subtree: true, attributes: true, characterData: true,
+  });
+  const isDataset = (v, depth) => {
+    if (depth > 32 || v === null || typeof v !== "object") return false;
+    if (Array.isArray(v)) return v.some((x) => isDataset(x, depth + 1));
+    for (const key of ["@type", "type"]) {
+      const kinds = Array.isArray(v[key]) ? v[key] : [v[key]];
+      if (kinds.some((k) => typeof k === "string" && /(^|[\/:#])Dataset$/.test(k.trim()))) {
+        return true;
+      }
+    }
+    return Object.values(v).some((x) => isDataset(x, depth + 1));
+  };
+  const hasDataset = () => {
+    for (const s of document.querySelectorAll('script[type="application/ld+json" i]')) {
+      const text = s.textContent || "";
+      if (!text.includes("Dataset")) continue;
+      try { if (isDataset(JSON.parse(text), 0)) return true; } catch (e) { /* not yet whole */ }
+    }
+    return false;
+  };
+  Object.defineProperty(window, "__adapterState", {
+    value: (quietMs) => {
+      if (hasDataset()) return "dataset";
+      const idle = document.readyState === "complete" && state.inflight <= 0
+        && state.timers.size === 0 && performance.now() - state.last >= quietMs;
+      return idle ? "quiet" : false;
+    },
+  });
+})();
+"""
+
+READY = "(quietMs) => window.__adapterState ? window.__adapterState(quietMs) : false"
+
+
+def init_script(budget_seconds: float) -> str:
+    """`INIT` with the longest timer worth waiting for: one due after the budget is not."""
+    return INIT % {"max_delay": int(budget_seconds * 1000)}

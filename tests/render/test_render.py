@@ -1,0 +1,194 @@
+"""Pages whose JSON-LD only JavaScript writes, rendered in Debian's chromium (real, headless).
+
+The fixture site `render-js` serves SPA shells in the style of MagIC, R2R, Neotoma and
+USAP-DC over real HTTP on 127.0.0.1. One browser serves the whole module (the process's
+`adapter.render.browser` service, started by the first page), budgets are short.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapter.http.addresses import AddressPolicy
+from adapter.http.fetcher import Fetcher
+from adapter.limits import Limits
+from adapter.models import Fetched
+from adapter.pipeline import CheckOptions, check_landing_page, get_page, read_whole
+from adapter.render import findings as rf
+from adapter.render.need import holds_dataset, wants_rendering
+from adapter.render.rendered import CHROMIUM, render_if_needed
+from tests.support.cli import run_in_process
+from tests.support.fixture_server import SiteServer, start_site, stop
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).is_file(), reason="no chromium (apt-get install chromium; .ci/run does)"
+)
+JS_PAGES = {  # path -> (the DOI its script writes, how)
+    "/magic/16789": ("10.7288/v4/magic/16789", "inlined state, written at once"),
+    "/r2r/cruise/RR1904": ("10.7284/908415", "after a fetch() of the API"),
+    "/neotoma/site/4721": ("10.21233/n34w2x", "after a deferred load of 1.2 s, then a fetch()"),
+    "/usap/dataset/601234": ("10.15784/601234", "after a fetch(), with Signposting <link>s"),
+}
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[list[SiteServer]]:
+    running = start_site("render-js")
+    yield running
+    stop(running)
+
+
+@pytest.fixture(scope="module")
+def site(servers: list[SiteServer]) -> SiteServer:
+    return servers[0]
+
+
+def fetcher_for(site: SiteServer, **limits: float) -> Fetcher:
+    caps = Limits().with_overrides({"render_budget": 6, **limits})
+    return Fetcher(caps, policy=AddressPolicy([site.origin]), retry_base_delay=0.05)
+
+
+def check(site: SiteServer, path: str, *extra: str) -> dict[str, Any]:
+    ran = run_in_process(
+        ["check-dataset", "--json", "--profile", "mnlite", *extra, site.url(path)], ROOT
+    )
+    assert ran.returncode in (0, 1), ran.stderr
+    report: dict[str, Any] = json.loads(ran.stdout)
+    return report
+
+
+def codes(report: dict[str, Any]) -> list[str]:
+    every = [*report["findings"], *(f for d in report["datasets"] for f in d["findings"])]
+    return [f["code"] for f in every]
+
+
+@pytest.mark.parametrize("path", list(JS_PAGES))
+def test_check_dataset_render_reads_what_the_scripts_wrote(site: SiteServer, path: str) -> None:
+    doi, _how = JS_PAGES[path]
+    static = check(site, path)
+    assert not static["rendered"] and not static["datasets"]
+    assert "extract/js-rendered" in codes(static)  # unchanged without --render
+
+    report = check(site, path, "--render")
+    assert report["rendered"] is True
+    assert [d["doi"] for d in report["datasets"]] == [doi]
+    assert report["harvestable"], codes(report)
+    assert rf.RENDERED.code in codes(report)
+    assert "extract/js-rendered" not in codes(report)
+    rendered = next(f for f in report["findings"] if f["code"] == rf.RENDERED.code)
+    assert "serve them in the HTML itself" in rendered["message"]
+
+
+def test_the_signposting_links_a_script_adds_are_read(site: SiteServer) -> None:
+    report = check(site, "/usap/dataset/601234", "--render")
+    links = {(s["rel"], s["href"], s["source"]) for s in report["signposts"]}
+    assert ("cite-as", "https://doi.org/10.15784/601234", "html") in links
+    assert ("item", site.url("/files/601234/ions.csv"), "html") in links
+    # the Link header of the real response stays (the HTML page's own, not the browser's)
+    magic = check(site, "/magic/16789", "--render")
+    assert any(o["rel"] == "canonical" and o["source"] == "header" for o in magic["other_links"])
+
+
+def test_the_text_report_says_the_page_was_rendered(site: SiteServer) -> None:
+    ran = run_in_process(["check-dataset", "--render", site.url("/r2r/cruise/RR1904")], ROOT)
+    assert "rendered: read from the page as a browser built it" in ran.stdout
+    assert "render/rendered" in ran.stdout
+
+
+def test_a_page_with_its_jsonld_in_the_html_is_not_rendered(site: SiteServer) -> None:
+    fetcher = fetcher_for(site)
+    page = get_page(fetcher, site.url("/catalog/1"))
+    assert isinstance(page, Fetched) and holds_dataset(page, fetcher.limits)
+    assert not wants_rendering(page, "auto", fetcher.limits)
+    assert wants_rendering(page, "always", fetcher.limits)
+    assert render_if_needed(page, fetcher, "auto", 2) is page
+    report = check(site, "/catalog/1", "--render")
+    assert not report["rendered"] and report["harvestable"]
+
+
+def test_private_addresses_never_leave_the_browser(servers: list[SiteServer]) -> None:
+    site, other = servers  # other: https://cdn.other.example, a loopback port not trusted
+    report = check(site, "/probe/ssrf", "--render")
+    assert report["rendered"] and report["datasets"]  # the page itself was read
+    blocked = [f["message"] for f in report["findings"] if f["code"] == rf.REQUEST_BLOCKED.code]
+    said = "\n".join(blocked)
+    assert "http://10.0.0.1/admin" in said and "private address" in said
+    assert "http://169.254.169.254/latest/meta-data/" in said and "cloud metadata" in said
+    assert other.url("/beacon.json") in said and "loopback" in said
+    assert "http://[::1]:22/" in said
+    assert "method POST" in said
+    assert other.log == []  # not one request reached the other server
+    assert not [r for r in site.log if r.method == "POST" or r.path == "/api/track"]
+    assert not [r for r in site.log if r.path.endswith((".png", ".css", ".woff2", ".ico"))]
+
+
+def test_images_fonts_and_stylesheets_are_never_fetched(site: SiteServer) -> None:
+    check(site, "/r2r/cruise/RR1904", "--render")
+    paths = {r.path for r in site.log}
+    assert "/api/dataset/RR1904.json" in paths and "/static/js/app.4f9e2b.js" in paths
+    assert not paths & {"/static/css/main.8c1d2e.css", "/static/img/logo.png",
+                        "/static/fonts/inter-var.woff2", "/favicon.ico"}  # fmt: skip
+
+
+def test_the_page_is_fetched_once(site: SiteServer) -> None:
+    def gets() -> int:
+        return sum(r.path == "/neotoma/site/4721" and r.method == "GET" for r in site.log)
+
+    before = gets()
+    check(site, "/neotoma/site/4721", "--render")
+    assert gets() == before + 1  # the browser is handed the adapter's response
+
+
+@pytest.mark.slow
+def test_a_page_that_hangs_is_cut_off_and_the_next_page_renders(site: SiteServer) -> None:
+    fetcher = fetcher_for(site, render_budget=1.5)
+    page = get_page(fetcher, site.url("/hang/1"))
+    assert isinstance(page, Fetched)
+    out = render_if_needed(page, fetcher, "auto", 2)
+    assert isinstance(out, Fetched) and not out.rendered
+    assert out.body == page.body  # the page as served is what is read
+    [failed] = [f for f in out.render_findings if f.code == rf.RENDER_FAILED.code]
+    assert "hung" in failed.message and site.url("/hang/1") in failed.message
+    report = check_landing_page(page.url, fetcher, CheckOptions(fetcher.limits), prefetched=out)
+    assert rf.RENDER_FAILED.code in [f.code for f in report.findings]
+    assert not read_whole(report)  # a Dataset may hide in what was not rendered
+    # the browser was restarted: the next page renders
+    nxt = render_if_needed(get_page(fetcher, site.url("/magic/16789")), fetcher, "auto", 2)
+    assert isinstance(nxt, Fetched) and nxt.rendered
+
+
+@pytest.mark.slow
+def test_without_playwright_asking_for_rendering_says_what_to_install(site: SiteServer) -> None:
+    code = (
+        "import sys; sys.modules['playwright'] = None\n"
+        "from adapter.cli import main\n"
+        "sys.argv = ['adapter', *sys.argv[1:]]\n"
+        "main()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def adapter(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
+            cwd=ROOT, timeout=60,
+        )  # fmt: skip
+
+    asked = adapter("check-dataset", "--render", site.url("/r2r/cruise/RR1904"))
+    assert asked.returncode == 2, asked.stderr
+    lines = asked.stderr.strip().splitlines()
+    assert len(lines) == 1, asked.stderr
+    assert "playwright" in lines[0] and "pip install 'dataone-slender-adapter[render]'" in lines[0]
+    plain = adapter("check-dataset", "--json", site.url("/catalog/1"))  # nothing else changes
+    assert plain.returncode in (0, 1), plain.stderr
+    assert json.loads(plain.stdout)["rendered"] is False
+    listed = adapter("findings", "--json")
+    assert listed.returncode == 0 and rf.RENDERED.code in listed.stdout
