@@ -50,6 +50,9 @@ class Limits:
     max_sitemap_bytes: int = _cap(
         50 * MiB, "bytes", "one sitemap after decompression (the protocol's 50 MiB), .gz included"
     )
+    max_sitegraph_bytes: int = _cap(
+        50 * MiB, "bytes", "one sitegraph (one JSON-LD document of many Datasets), decompressed"
+    )
     max_robots_bytes: int = _cap(
         512_000, "bytes", "robots.txt read and parsed (RFC 9309: at least 500 KiB)"
     )
@@ -57,6 +60,7 @@ class Limits:
     max_sitemap_entries: int = _cap(50_000, "entries", "<url> or <sitemap> per sitemap file")
     max_sitemap_depth: int = _cap(5, "levels", "sitemap index nesting (index -> index -> ...)")
     max_sitemaps: int = _cap(1_000, "files", "sitemap files read per discovery")
+    max_sitegraph_datasets: int = _cap(50_000, "Datasets", "read from one sitegraph")
     # documents
     max_json_depth: int = _cap(64, "levels", "nesting of one JSON-LD document")
     max_json_nodes: int = _cap(
