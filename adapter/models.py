@@ -34,6 +34,9 @@ class SitemapEntry:
     lastmod: datetime | None = None
     links: tuple[Link, ...] = ()  # Signmap <rs:ln>, source "signmap"
     attributes: tuple[tuple[str, str], ...] = ()  # <rs:md> hash, length, type, ...
+    # a sitegraph's Dataset: its JSON-LD cut out of the graph (`sitemap` is the graph's URL),
+    # checked from these bytes instead of a GET (adapter.discovery.sitegraph)
+    document: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from adapter.config.yaml_source import (
     read_text,
     substitute_env,
 )
+from adapter.discovery.sitegraph import SITEGRAPH_SUFFIXES
 
 TOP_KEYS = (
     "store_url",
@@ -193,6 +194,8 @@ def _url_place(url: str) -> str:
         return "robots_urls"
     if path.endswith((".xml", ".xml.gz", ".txt", ".gz")) or "sitemap" in path:
         return "sitemap_urls"
+    if path.endswith(SITEGRAPH_SUFFIXES):
+        return "sitegraph_urls"
     return "entry_urls"
 
 

@@ -62,14 +62,19 @@ class StartSettings(Settings):
     entry_urls: tuple[HttpUrl, ...] = ()  # repository pages whose robots.txt is read
     robots_urls: tuple[HttpUrl, ...] = ()  # robots.txt files whose Sitemap: lines are read
     sitemap_urls: tuple[HttpUrl, ...] = ()  # sitemaps or sitemap indexes
+    # JSON-LD documents (or DataCatalog pages) of many Datasets (adapter.discovery.sitegraph)
+    sitegraph_urls: tuple[HttpUrl, ...] = ()
 
     @model_validator(mode="after")
     def _at_least_one(self) -> StartSettings:
-        if not (self.entry_urls or self.robots_urls or self.sitemap_urls):
-            raise ValueError("give at least one of entry_urls, robots_urls or sitemap_urls")
+        if not (self.entry_urls or self.robots_urls or self.sitemap_urls or self.sitegraph_urls):
+            raise ValueError(
+                "give at least one of entry_urls, robots_urls, sitemap_urls or sitegraph_urls"
+            )
         return self
 
     def urls(self) -> tuple[str, ...]:
+        """The URLs discovery walks to sitemaps (the sitegraphs are `sitegraph_urls`)."""
         return (*self.entry_urls, *self.robots_urls, *self.sitemap_urls)
 
 
@@ -292,7 +297,7 @@ class NodeSettings(Settings):
 
     def trusted_origins(self) -> tuple[str, ...]:
         """URLs the operator named: may resolve to non-public addresses (fetch.AddressPolicy)."""
-        return self.start.urls()
+        return (*self.start.urls(), *self.start.sitegraph_urls)
 
     def in_scope(self, url: str) -> bool:
         """Whether a discovered landing page passes the node's include/exclude patterns."""

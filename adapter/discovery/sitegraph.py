@@ -64,12 +64,34 @@ SITEGRAPH_ENTRY_SKIPPED = FindingType(
 )
 
 GRAPH_ACCEPT = "application/ld+json, application/json;q=0.9, text/html;q=0.5, */*;q=0.1"
+# a start URL whose path ends so is a sitegraph (`adapter sync URL`, `adapter discover URL`)
+SITEGRAPH_SUFFIXES = (".jsonld", ".json-ld", ".json")
 MAX_REFERENCED = 200  # nodes of the graph one Dataset may carry along by @id
 _REFERENCE_KEYS = frozenset({"@id", "@type", "url", "name", "sameAs", "dateModified"})
 # the unprefixed spelling last: "schema:Dataset" is not a term of its own
 _SCHEMA_PREFIXES = (
     "schema:", "sdo:", "schemaorg:", "http://schema.org/", "https://schema.org/", ""
 )  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class GraphState:
+    """A sitegraph as last read whole: what the next run's GET sends, and its bytes' sum."""
+
+    etag: str | None
+    last_modified: str | None
+    checksum: str | None
+    datasets: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class GraphRead:
+    """How reading one sitegraph went, after its entries in discovery's stream."""
+
+    url: str
+    state: GraphState | None  # to keep for the next run; None: keep the one there is
+    unchanged: bool = False  # 304, or the same bytes: its pages are as they were
+    whole: bool = False  # read whole: a Dataset it no longer lists has left it
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +114,7 @@ class SiteGraph:
     references: list[SitemapEntry] = field(default_factory=list)  # landing pages to discover
     findings: list[Finding] = field(default_factory=list)
     whole: bool = True  # every entry read: a Dataset not in it has left the graph
+    readable: bool = True  # False: no JSON-LD could be read at all
     catalogues: int = 0  # DataCatalog nodes read
 
     def summary(self) -> str:
@@ -135,7 +158,7 @@ def read_sitegraph(fetched: Fetched, limits: Limits) -> SiteGraph:
         limits=capped,
     )
     if not extraction.blocks:
-        graph.whole = False
+        graph.whole = graph.readable = False
         graph.findings.append(_unreadable(url, extraction.findings, extraction.skipped, limits))
         return graph
     for block in extraction.blocks:

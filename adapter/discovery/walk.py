@@ -36,6 +36,11 @@ from adapter.discovery.findings import (
 )
 from adapter.discovery.locset import LocSet
 from adapter.discovery.robots import UNREACHABLE, RobotsCache
+from adapter.discovery.sitegraph import (
+    SITEGRAPH_OVER_LIMIT,
+    SITEGRAPH_READ,
+    SITEGRAPH_UNREADABLE,
+)
 from adapter.discovery.sitemap import ChildSitemap, SitemapParser
 from adapter.errors import FetchError
 from adapter.findings import Finding, Stage
@@ -53,6 +58,7 @@ _OWN = {UNREACHABLE.code: UNREACHABLE}  # refusals the robots.txt gate names its
 # The fetcher may drop the last decoded piece when it truncates; fetching a little
 # more than the cap lets the parser stop exactly at `max_sitemap_bytes` itself.
 FETCH_HEADROOM = 1 << 20
+_GRAPH_CODES = frozenset(t.code for t in (SITEGRAPH_UNREADABLE, SITEGRAPH_OVER_LIMIT))
 
 
 def classify(url: str) -> StartKind:
@@ -325,10 +331,11 @@ def start_failure(
     because = f" ({first_error})" if first_error else ""
     if codes.get(UNREACHABLE.code):
         return first_error or "robots.txt could not be fetched"
-    if not codes.get(SITEMAP_READ.code) and any(
+    if not (codes.get(SITEMAP_READ.code) or codes.get(SITEGRAPH_READ.code)) and any(
         code.partition("/")[0] in (Stage.DISCOVER, Stage.FETCH, Stage.SITEMAP) for code in codes
     ):
-        return f"no sitemap could be read{because}"
+        what = "sitegraph" if codes.keys() & _GRAPH_CODES else "sitemap"
+        return f"no {what} could be read{because}"
     if previous_seen:
         return f"discovery listed no page, the previous run listed {previous_seen}"
     return None

@@ -63,7 +63,13 @@ def claim_due(
         conn.execute(
             update(f).where(f.c.id.in_(ids)).values(claimed_by=owner, lease_until=now + lease)
         )
-        rows = conn.execute(select(f).where(f.c.id.in_(ids)).order_by(f.c.id)).mappings()
+        g = t.graph_documents  # a sitegraph's Dataset is checked from its document
+        rows = conn.execute(
+            select(f, g.c.document)
+            .select_from(f.outerjoin(g, g.c.frontier_id == f.c.id))
+            .where(f.c.id.in_(ids))
+            .order_by(f.c.id)
+        ).mappings()
         return [row_from_mapping(r) for r in rows]
 
 

@@ -10,6 +10,7 @@ crash loses only the pages in flight.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -18,7 +19,9 @@ from typing import Any
 
 from sqlalchemy import (
     Connection,
+    delete,
     func,
+    insert,
     or_,
     select,
     update,
@@ -51,6 +54,8 @@ class FrontierRow:
     last_status: str | None
     last_checked_at: datetime | None
     missing_runs: int
+    # a sitegraph's Dataset: its JSON-LD, checked instead of a GET (claims read it)
+    document: bytes | None = None
 
 
 @fast_pickle  # crosses processes in a multi-process sync
@@ -111,25 +116,43 @@ def row_from_mapping(row: Any) -> FrontierRow:
         last_status=row["last_status"],
         last_checked_at=utc_or_none(row["last_checked_at"]),
         missing_runs=int(row["missing_runs"] or 0),
+        document=_bytes(row.get("document")),
     )
 
 
+def _bytes(value: Any) -> bytes | None:
+    return None if value is None else bytes(value)
+
+
 def upsert_entries(store: Store, node_id: str, run_id: int, entries: Iterable[SitemapEntry]) -> int:
-    """Record what discovery found; a page is due when new or its lastmod moved. Count seen."""
+    """Record what discovery found; a page is due when new or its lastmod moved, a
+    sitegraph's Dataset when new or its document changed. Count seen."""
     seen = 0
     batch: dict[str, SitemapEntry] = {}
+    documents = _has_documents(store, node_id)
     for entry in entries:
         batch[entry.loc] = entry
+        documents = documents or entry.document is not None
         if len(batch) >= UPSERT_BATCH:
-            seen += _upsert_batch(store, node_id, run_id, batch)
+            seen += _upsert_batch(store, node_id, run_id, batch, documents)
             batch = {}
     if batch:
-        seen += _upsert_batch(store, node_id, run_id, batch)
+        seen += _upsert_batch(store, node_id, run_id, batch, documents)
     return seen
 
 
-def _upsert_batch(store: Store, node_id: str, run_id: int, batch: dict[str, SitemapEntry]) -> int:
-    """One transaction per batch: new pages in one multi-row insert, the rest updated."""
+def _has_documents(store: Store, node_id: str) -> bool:
+    g = t.graph_documents
+    with store.read() as conn:
+        found = conn.execute(select(g.c.frontier_id).where(g.c.node_id == node_id).limit(1))
+        return found.first() is not None
+
+
+def _upsert_batch(
+    store: Store, node_id: str, run_id: int, batch: dict[str, SitemapEntry], documents: bool
+) -> int:
+    """One transaction per batch: new pages in one multi-row insert, the rest updated;
+    with `documents` (the node has sitegraph Datasets), their documents kept beside."""
     f = t.frontier
     new: list[dict[str, Any]] = []
     seen: list[dict[str, Any]] = []
@@ -164,7 +187,42 @@ def _upsert_batch(store: Store, node_id: str, run_id: int, batch: dict[str, Site
             pagesql.FRONTIER_NEW.many(conn, [{**row, **run} for row in new])
         if seen:
             pagesql.FRONTIER_SEEN.many(conn, [{**row, **run} for row in seen])
+        if documents:
+            listed = {row["url"] for row in new} | {
+                url for url, row in known.items() if row["last_seen_run"] != run_id
+            }
+            _keep_documents(conn, node_id, {u: batch[u].document for u in listed})
     return len(new) + len(seen)
+
+
+def _keep_documents(conn: Connection, node_id: str, listed: dict[str, bytes | None]) -> None:
+    """Each listed page's sitegraph document (None: a landing page, fetched): a changed
+    one makes its page due, and so does losing it (no longer listed by a graph)."""
+    f, g = t.frontier, t.graph_documents
+    rows = conn.execute(
+        select(f.c.id, f.c.url, g.c.checksum)
+        .select_from(f.outerjoin(g, g.c.frontier_id == f.c.id))
+        .where(f.c.node_id == node_id, f.c.url.in_(list(listed)))
+    ).all()
+    added: list[dict[str, Any]] = []
+    dropped: list[int] = []  # replaced or gone: the page is due
+    for row_id, url, old in rows:
+        document = listed[url]
+        if document is None:
+            dropped += [row_id] if old is not None else []
+            continue
+        checksum = hashlib.sha256(document).hexdigest()
+        if checksum == old:
+            continue
+        dropped += [row_id] if old is not None else []
+        added.append(
+            {"frontier_id": row_id, "node_id": node_id, "checksum": checksum, "document": document}
+        )
+    if dropped:
+        conn.execute(delete(g).where(g.c.frontier_id.in_(dropped)))
+        conn.execute(update(f).where(f.c.id.in_(dropped)).values(due=True))
+    if added:
+        conn.execute(insert(g), added)
 
 
 def mark_stale_due(store: Store, node_id: str, recheck_after: timedelta) -> int:

@@ -33,6 +33,7 @@ from sqlalchemy.schema import CreateIndex
 from adapter.errors import StoreError
 from adapter.store.schema import (
     access_log,
+    graph_documents,
     identifiers,
     ix_frontier_natural,
     ix_frontier_status,
@@ -43,6 +44,7 @@ from adapter.store.schema import (
     records,
     schema_version,
     series,
+    sitegraphs,
     sysmeta_log,
 )
 
@@ -290,6 +292,13 @@ def _page_codes(conn: Connection) -> None:
 
 MIGRATIONS.append(
     (7, "page_codes: each page's finding codes, and the operator view's indexes", _page_codes)
+)
+MIGRATIONS.append(
+    (
+        8,
+        "graph_documents and sitegraphs: a sitegraph's Datasets and its validators",
+        lambda conn: metadata.create_all(conn, tables=[graph_documents, sitegraphs]),
+    )
 )
 LATEST = MIGRATIONS[-1][0]
 

@@ -84,6 +84,32 @@ ix_frontier_status = Index(
     frontier.c.url,
     frontier.c.id,
 )
+# A sitegraph's Datasets: each one's JSON-LD as cut out of the graph, beside its frontier
+# row (kept off the frontier, whose rows are read by the thousand for the operator view);
+# a row with a document is checked from it, never fetched (adapter.discovery.sitegraph).
+graph_documents = Table(
+    "graph_documents",
+    metadata,
+    Column("frontier_id", BigInteger, primary_key=True, autoincrement=False),
+    Column("node_id", String(200), nullable=False),
+    Column("checksum", String(80), nullable=False),  # sha256 of the document
+    Column("document", LargeBinary, nullable=False),
+)
+Index("ix_graph_documents_node", graph_documents.c.node_id)
+# What a node's last whole read of each sitegraph gave: validators for the next run's
+# conditional GET and the body's checksum (same bytes without validators: unchanged too).
+sitegraphs = Table(
+    "sitegraphs",
+    metadata,
+    Column("node_id", String(200), primary_key=True),
+    Column("url", String(2048), primary_key=True),
+    Column("etag", Text),
+    Column("last_modified", Text),
+    Column("checksum", String(80)),
+    Column("datasets", Integer),
+    Column("read_at", Stamp),
+)
+
 ix_frontier_natural = Index(
     "ix_frontier_natural",
     frontier.c.node_id,

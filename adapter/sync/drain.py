@@ -183,6 +183,8 @@ class Starts:
         """Seconds until `row` may start if nothing finishes first (None: only once one does)."""
         if len(self.pending) >= self.size:
             return None
+        if row.document is not None:  # a sitegraph's Dataset: checked, not fetched
+            return 0.0
         turn = self.pacer.turn(self._host_of(row.url))
         if turn.interval < self.UNGATED:
             return 0.0

@@ -27,6 +27,7 @@ from adapter.dataone.records import (
     series_id,
 )
 from adapter.dataone.resourcemap import series_id as map_series_id
+from adapter.discovery.sitegraph import dataset_response
 from adapter.errors import FetchError, StoreError
 from adapter.findings import Finding, Severity
 from adapter.http import findings as fetch_findings
@@ -51,7 +52,11 @@ def fetch_landing_page(
 
     Called in the page thread, before the page is checked (here or in the checking pool's
     children): rendering waits on the browser as a fetch waits on the host, and the
-    process's one browser lives beside the page threads (`adapter.render.browser`)."""
+    process's one browser lives beside the page threads (`adapter.render.browser`).
+    A sitegraph's Dataset is its document as discovery kept it, never fetched (the graph
+    was, once this run, at its host's pace)."""
+    if row.document is not None:
+        return dataset_response(row.url, row.document)
     got = get_page(fetcher, row.url, row.etag, row.last_modified)
     rendering = node.rendering
     return render_if_needed(

@@ -17,12 +17,15 @@ from concurrent.futures import Future
 from contextlib import ExitStack
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
+from itertools import chain
 from typing import Any
 
 from adapter.config.load import placeholder_notices
 from adapter.config.settings import AdapterConfig, NodeSettings, choose_processes
 from adapter.dataone.records import DUPLICATE_DOI
 from adapter.discovery.findings import SITEMAP_READ
+from adapter.discovery.graphs import discover_sitegraphs
+from adapter.discovery.sitegraph import GraphRead
 from adapter.discovery.walk import discover, start_failure
 from adapter.errors import StoreError
 from adapter.findings import Finding, FindingType, Severity
@@ -35,6 +38,7 @@ from adapter.store.frontier import due_count
 from adapter.store.history import add_to_run
 from adapter.store.ledger import archive_page, pages_without_packages, refresh_packages
 from adapter.store.policy import apply_policy
+from adapter.store.sitegraphs import graph_states, keep_state, left_graph, seen_again
 from adapter.sync.checkpool import CheckPool, shared_checks
 from adapter.sync.drain import Run
 from adapter.sync.fetchers import node_fetcher
@@ -259,18 +263,29 @@ def _discover_into(run: Run, progress: bool) -> tuple[bool, str | None]:
     codes: Counter[str] = Counter()
     errors, first_error = 0, None
     bar = _bar(node.id) if progress else None
+    graphs = node.start.sitegraph_urls
+    states = graph_states(store, node.id) if graphs else {}
+    reads: list[GraphRead] = []
 
     def entries() -> Iterator[SitemapEntry]:
         nonlocal errors, first_error
-        scope = node.scope
-        for item in discover(
-            node.start.urls(), run.fetcher, limits=node.limits(), robots=run.robots,
-            allowed_hosts=scope.allowed_hosts, include=scope.include_patterns,
-            exclude=scope.exclude_patterns,
+        scope, limits = node.scope, node.limits()
+        for item in chain(
+            discover(
+                node.start.urls(), run.fetcher, limits=limits, robots=run.robots,
+                allowed_hosts=scope.allowed_hosts, include=scope.include_patterns,
+                exclude=scope.exclude_patterns,
+            ),
+            discover_sitegraphs(
+                graphs, run.fetcher, limits=limits, states=states,
+                include=scope.include_patterns, exclude=scope.exclude_patterns,
+            ),
         ):  # fmt: skip
             if stop.is_set():
                 return
-            if isinstance(item, Finding):
+            if isinstance(item, GraphRead):
+                reads.append(item)  # kept once the entries before it are in the store
+            elif isinstance(item, Finding):
                 codes[item.code] += 1
                 if item.severity is Severity.ERROR:
                     errors += 1
@@ -287,6 +302,9 @@ def _discover_into(run: Run, progress: bool) -> tuple[bool, str | None]:
     finally:
         if bar is not None:
             bar.close()
+    if not stop.is_set():
+        for read in reads:
+            _settle_graph(run, read)
     complete = errors == 0 and not stop.is_set()
     if not complete and not stop.is_set():
         codes[DISCOVERY_INCOMPLETE.code] += 1
@@ -294,9 +312,31 @@ def _discover_into(run: Run, progress: bool) -> tuple[bool, str | None]:
     return complete and summary.pages_seen > 0, first_error
 
 
+def _settle_graph(run: Run, read: GraphRead) -> None:
+    """After a sitegraph's entries are in the store: an unchanged graph's pages are seen
+    again; a graph read whole archives the Datasets it no longer lists, as pages that went
+    away; its validators are kept for the next run's conditional GET."""
+    store, node, summary = run.store, run.node, run.summary
+    if read.unchanged:
+        summary.pages_seen += seen_again(store, node.id, summary.run_id, read.url)
+    if read.whole:
+        with store.read() as conn:
+            left = left_graph(conn, node.id, summary.run_id, read.url)
+        _archive_rows(store, node, summary, left)
+    if read.state is not None:
+        keep_state(store, node.id, read.url, read.state)
+
+
 def _archive_missing(store: Store, node: NodeSettings, summary: RunSummary) -> None:
     threshold = node.sync.archive_after_missing_runs
-    for row in fr.count_missing(store, node.id, summary.run_id, threshold):
+    _archive_rows(store, node, summary, fr.count_missing(store, node.id, summary.run_id, threshold))
+
+
+def _archive_rows(
+    store: Store, node: NodeSettings, summary: RunSummary, rows: list[fr.FrontierRow]
+) -> None:
+    """Pages that left the node (its sitemaps, or its graph): their records archived."""
+    for row in rows:
         with store.write() as conn:
             archived = len(archive_page(conn, node.id, row.url))
             fr.mark_removed(conn, row.id)

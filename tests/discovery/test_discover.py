@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from adapter.discovery.graphs import discover_sitegraphs
 from adapter.discovery.locset import LocSet
 from adapter.discovery.sitemap import ChildSitemap
 from adapter.discovery.walk import classify, discover
@@ -400,6 +401,15 @@ def test_every_discovery_finding_code_is_triggered(
         )
     )
     collect(list(parse_sitemap(b"<urlset><url><loc>", "https://r.example/s.xml")))
+    graphs = serve_site("sitegraph")  # tests/discovery/test_sitegraph.py reads them one by one
+    few = DEFAULT_LIMITS.with_overrides({"max_sitegraph_datasets": 2})
+    for path, limits in [
+        ("/graph.jsonld", DEFAULT_LIMITS),
+        ("/broken.jsonld", few),
+        ("/graph.jsonld", few),
+    ]:
+        found = discover_sitegraphs([graphs.url(path)], fetcher_for(graphs), limits=limits)
+        collect([i for i in found if isinstance(i, Finding)])
 
     declared = {
         t.code for t in catalogue() if t.code.startswith(("robots/", "sitemap/", "discover/"))
