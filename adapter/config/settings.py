@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, get_type_hints
+from urllib.parse import urlsplit
 
 from pydantic import (
     AfterValidator,
@@ -250,6 +251,31 @@ class RenderingSettings(Settings):
     browser: NonEmpty = "/usr/bin/chromium"  # Debian's chromium; never Playwright's download
 
 
+class NotifyOrigin(Settings):
+    """A repository service that may announce this node's pages over COAR Notify."""
+
+    id: HttpUrl  # the service's `origin.id` in its notifications
+    inbox: HttpUrl  # its LDN inbox: where the answers go (`origin.inbox` must name it)
+
+
+class NotifySettings(Settings):
+    """COAR Notify for one node (`adapter serve`'s /inbox; docs/notify.md).
+
+    `origins`: who may ask for (Request Ingest) or announce (Announce) the node's pages,
+    each page on one of the node's hosts; nobody else is acted on. `report_to`: the
+    repository's inbox, told when a page stops (or starts again) being harvestable.
+    """
+
+    origins: tuple[NotifyOrigin, ...] = ()
+    report_to: HttpUrl | None = None
+    # notifications one origin may send a minute; more are answered 429
+    per_origin_per_minute: Annotated[int, Field(ge=1, le=10_000)] = 60
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.origins or self.report_to)
+
+
 def _limits_model() -> type[BaseModel]:
     """A settings model with one optional, positive field per `Limits` cap."""
     fields: dict[str, Any] = {}
@@ -285,6 +311,7 @@ class NodeSettings(Settings):
     dataone: DataOneSettings
     sync: SyncSettings = SyncSettings()
     rendering: RenderingSettings = RenderingSettings()
+    notify: NotifySettings = NotifySettings()
 
     @property
     def short_name(self) -> str:
@@ -298,6 +325,12 @@ class NodeSettings(Settings):
     def trusted_origins(self) -> tuple[str, ...]:
         """URLs the operator named: may resolve to non-public addresses (fetch.AddressPolicy)."""
         return (*self.start.urls(), *self.start.sitegraph_urls)
+
+    def hosts(self) -> frozenset[str]:
+        """The node's host names (lower case): its start URLs' and its allowed hosts'."""
+        named = [urlsplit(u).hostname or "" for u in self.start.urls()]
+        allowed = [h.rsplit(":", 1)[0] for h in self.scope.allowed_hosts]
+        return frozenset(h.lower() for h in (*named, *allowed) if h)
 
     def in_scope(self, url: str) -> bool:
         """Whether a discovered landing page passes the node's include/exclude patterns."""

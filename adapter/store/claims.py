@@ -20,7 +20,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -42,9 +42,16 @@ def owner_id(run_id: int | None = None) -> str:
 
 
 def claim_due(
-    store: Store, node_id: str, owner: str, *, batch: int = 20, lease: timedelta
+    store: Store,
+    node_id: str,
+    owner: str,
+    *,
+    batch: int = 20,
+    lease: timedelta,
+    urls: Collection[str] | None = None,
 ) -> list[FrontierRow]:
-    """Claim up to `batch` due, unclaimed pages (oldest id first) for `owner`."""
+    """Claim up to `batch` due, unclaimed pages (oldest id first) for `owner`; only those
+    among `urls` when given (the pages a COAR Notify request made due)."""
     f = t.frontier
     now = datetime.now(UTC)
     free = or_(f.c.claimed_by.is_(None), f.c.lease_until < now)
@@ -54,6 +61,8 @@ def claim_due(
         .order_by(f.c.id)
         .limit(batch)
     )
+    if urls is not None:
+        pick = pick.where(f.c.url.in_(list(urls)))
     with store.write() as conn:
         if conn.dialect.name == "postgresql":
             pick = pick.with_for_update(skip_locked=True)

@@ -246,6 +246,20 @@ def mark_stale_due(store: Store, node_id: str, recheck_after: timedelta) -> int:
     return int(result.rowcount)
 
 
+def make_due_now(conn: Connection, node_id: str, url: str) -> bool:
+    """A pushed page (COAR Notify, adapter.notify) due at once, added when the sitemaps have
+    not listed it yet; True when it was added. Whoever drains the node next claims it."""
+    f = t.frontier
+    found = conn.execute(
+        select(f.c.id).where(f.c.node_id == node_id, f.c.url == url)
+    ).scalar_one_or_none()
+    if found is None:
+        conn.execute(f.insert().values(node_id=node_id, url=url, due=True, missing_runs=0))
+        return True
+    conn.execute(update(f).where(f.c.id == found).values(due=True))
+    return False
+
+
 def count_missing(store: Store, node_id: str, run_id: int, threshold: int) -> list[FrontierRow]:
     """Count one more missing run for pages this run's discovery did not list.
 

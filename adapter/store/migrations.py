@@ -40,6 +40,8 @@ from adapter.store.schema import (
     ix_series_source,
     metadata,
     node_policy,
+    notify_inbox,
+    notify_outbox,
     page_codes,
     records,
     schema_version,
@@ -298,6 +300,13 @@ MIGRATIONS.append(
         8,
         "graph_documents and sitegraphs: a sitegraph's Datasets and its validators",
         lambda conn: metadata.create_all(conn, tables=[graph_documents, sitegraphs]),
+    )
+)
+MIGRATIONS.append(
+    (
+        9,
+        "notify_inbox, notify_outbox: COAR Notify received and sent",
+        lambda conn: metadata.create_all(conn, tables=[notify_inbox, notify_outbox]),
     )
 )
 LATEST = MIGRATIONS[-1][0]

@@ -300,3 +300,50 @@ node_policy = Table(
     Column("policy", Text, nullable=False),
     Column("applied_at", Stamp, nullable=False),
 )
+
+# COAR Notify (adapter.notify): what trusted origins sent to /inbox, kept as received, and
+# what it became (pending until the page was checked: accepted, rejected or withdrawn).
+notify_inbox = Table(
+    "notify_inbox",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("node_id", String(200), nullable=False),
+    Column("received_at", Stamp, nullable=False),
+    Column("notification_id", Text, nullable=False),  # the sender's `id` (inReplyTo of answers)
+    Column("kind", String(40), nullable=False),  # request-ingest | announce | undo-offer
+    Column("origin_id", Text, nullable=False),
+    Column("origin_inbox", Text, nullable=False),
+    Column("object_url", Text),  # the landing page asked about
+    # pending | accepted | rejected | withdrawn (requests); noted | ignored (an Undo)
+    Column("state", String(20), nullable=False),
+    Column("reason", Text),  # why it was rejected, in plain words
+    Column("decided_at", Stamp),
+    Column("body", Text, nullable=False),  # the notification as received (JSON)
+)
+Index("ix_notify_inbox_state", notify_inbox.c.state, notify_inbox.c.id)
+Index("ix_notify_inbox_sender", notify_inbox.c.origin_id, notify_inbox.c.notification_id)
+
+# What the adapter sends (answers, Announce Ingest, page status announcements), retried with
+# backoff until the receiving inbox answers 201/202 or `attempts` reaches the limit (failed).
+notify_outbox = Table(
+    "notify_outbox",
+    metadata,
+    Column("id", BigId, primary_key=True, autoincrement=True),
+    Column("node_id", String(200), nullable=False),
+    Column("created_at", Stamp, nullable=False),
+    Column("kind", String(40), nullable=False),  # tentative-accept | accept | reject | ...
+    Column("target_inbox", Text, nullable=False),
+    Column("in_reply_to", Text),
+    Column("page_url", Text),
+    Column("body", Text, nullable=False),  # the notification (JSON-LD)
+    Column("state", String(20), nullable=False),  # pending | delivered | failed
+    Column("attempts", Integer, nullable=False, default=0),
+    Column("next_attempt_at", Stamp, nullable=False),
+    Column("last_error", Text),
+    Column("http_status", Integer),
+    Column("delivered_at", Stamp),
+)
+Index("ix_notify_outbox_due", notify_outbox.c.state, notify_outbox.c.next_attempt_at)
+Index(
+    "ix_notify_outbox_page", notify_outbox.c.node_id, notify_outbox.c.page_url, notify_outbox.c.id
+)

@@ -50,6 +50,9 @@ class WorkOptions:
     # pages in flight beyond `threads`, checking in the pool: a run's own pool is fed as
     # much as its children hold, or it checked a third slower than its processes could
     ahead: int = 0
+    # claim only these pages (None: any due page of the node): a COAR Notify request's page,
+    # checked at once by `adapter serve` without taking the node's other due pages
+    only: frozenset[str] | None = None
 
 
 @dataclass(slots=True)
@@ -115,7 +118,12 @@ class NodeDrain:
         run = self.run
         if not self.claimed and not self.exhausted and not run.stop.is_set():
             rows = claims.claim_due(
-                run.store, self.node.id, run.owner, batch=self.batch, lease=run.options.lease
+                run.store,
+                self.node.id,
+                run.owner,
+                batch=self.batch,
+                lease=run.options.lease,
+                urls=run.options.only,
             )
             self.claimed.extend(rows)
             self.exhausted = not rows
