@@ -15,7 +15,13 @@ from adapter.errors import ConfigError
 
 PACKAGE = "dataone-slender-adapter"
 # the module a feature imports -> the extra that installs it
-EXTRAS = {"psycopg": "postgres", "granian": "granian", "pyshacl": "shacl", "playwright": "render"}
+EXTRAS = {
+    "psycopg": "postgres",
+    "granian": "granian",
+    "pyshacl": "shacl",
+    "playwright": "render",
+    "coarnotify": "notify",
+}
 
 
 class MissingExtra(ConfigError):

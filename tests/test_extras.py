@@ -44,7 +44,7 @@ def test_the_extras_install_what_the_features_import() -> None:
     base = " ".join(PROJECT["dependencies"]).lower()
     assert not any(module in base for module in EXTRAS)  # the base install has none of them
     # the README's test command installs every part the tests exercise
-    assert extras["test"][0] == "dataone-slender-adapter[postgres,granian,shacl,render]"
+    assert extras["test"][0] == "dataone-slender-adapter[postgres,granian,shacl,render,notify]"
 
 
 def test_a_postgresql_store_without_psycopg_says_what_to_install(

@@ -46,6 +46,7 @@ from adapter.service.logsetup import LogFormat, configure
 
 if TYPE_CHECKING:  # the API's types, without importing it for `adapter --help`
     from adapter.api.auth import Authority
+    from adapter.notify.front import NotifyFront
     from adapter.store.accesslog import LogRetention
 
 log = logging.getLogger(__name__)
@@ -395,6 +396,9 @@ def serve(
         store, [], access_log=access_log, authority=authority, retention=retention
     )
     app = _application(store, api, settings, bool(config_path), (with_ops, ops_token), threads)
+    front = _notify_front(store, settings)
+    if front is not None:
+        app = front.wrap(app)
     try:
         server = listen(
             app,
@@ -411,19 +415,43 @@ def serve(
     bound = f"http://{_host_for_url(host)}:{server.effective_port}"
     listen_url = f"http://{_host_for_url(_reachable(host))}:{server.effective_port}"
     api.serve_nodes([member_node(s, listen_url, public_url) for s in settings])
+    if front is not None:
+        front.bind(public_url or listen_url)
 
     def announce() -> None:
         _announce(
             settings, bound, f"Serving {len(settings)} node(s) from {url} {runner}; Ctrl-C stops."
         )
         _announce_ops(bound, with_ops, ops_token)
+        _announce_notify(bound, front)
 
     access_log.start()
+    if front is not None:
+        front.start()
     try:
         serve_until_stopped(server, announce)
     finally:
+        if front is not None:
+            front.close()  # the outbox keeps what was not delivered
         access_log.close()  # writes the reads still waiting
         store.close()
+
+
+def _notify_front(store: Any, settings: list[NodeSettings]) -> NotifyFront | None:
+    """COAR Notify's inbox and worker when a node configures `notify:` (the `notify` extra)."""
+    if not any(s.notify.enabled for s in settings):
+        return None
+    require("coarnotify", "notify: in the configuration (COAR Notify)")
+    # lazy: every command module loads for `adapter --help`, which needs no coarnotify
+    from adapter.notify.front import NotifyFront, notify_nodes
+
+    return NotifyFront(store, notify_nodes(settings))
+
+
+def _announce_notify(bound: str, front: NotifyFront | None) -> None:
+    if front is not None:
+        names = ", ".join(n.short_name for n in front.nodes)
+        click.echo(f"COAR Notify inbox: {bound}/inbox (for {names})", err=True)
 
 
 def _announce_ops(bound: str, with_ops: bool, token: str | None) -> None:

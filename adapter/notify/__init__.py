@@ -1,0 +1,1 @@
+"""COAR Notify: the /inbox of `adapter serve`, the answers it sends, and the pages it makes due."""
