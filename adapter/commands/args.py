@@ -10,9 +10,13 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import click
+
+if TYPE_CHECKING:  # loaded only with --config (`config_node`)
+    from adapter.config.settings import NodeSettings
 
 
 class BadValue(click.ClickException):
@@ -35,6 +39,23 @@ def http_url(value: str, what: str = "URL") -> str:
     if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
         raise BadValue(f"{what} {value!r} is not an http(s) URL; give it as https://host/path")
     return value.strip()
+
+
+def config_node(config_path: str, node_id: str | None) -> NodeSettings:
+    """The node `--node` names in the configuration `--config` (its only one without it)."""
+    from adapter.config.load import load_config  # lazy: only with --config
+
+    config = load_config(config_path)
+    if node_id is None:
+        if len(config.nodes) != 1:
+            ids = ", ".join(n.id for n in config.nodes)
+            raise BadValue(f"{config_path} has {len(config.nodes)} nodes ({ids}): choose --node")
+        return config.nodes[0]
+    try:
+        return config.node(node_id)
+    except KeyError:
+        ids = ", ".join(n.id for n in config.nodes)
+        raise BadValue(f"no node {node_id!r} in {config_path}; its nodes: {ids}") from None
 
 
 def epilog(*examples: str, exits: str) -> str:

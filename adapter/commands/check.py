@@ -11,11 +11,21 @@ import sys
 import textwrap
 from dataclasses import dataclass, replace
 from pathlib import Path
+from urllib.parse import urldefrag, urlsplit
 
 import click
 
 from adapter import USER_AGENT
-from adapter.commands.args import BadValue, epilog, http_url, output_width
+from adapter.commands.args import BadValue, config_node, epilog, http_url, output_width
+from adapter.commands.sitegraph import (
+    GraphCheck,
+    check_graph,
+    graph_json,
+    graph_of,
+    graph_text,
+    read_graph,
+)
+from adapter.discovery.sitegraph import SITEGRAPH_SUFFIXES
 from adapter.findings import catalogue
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
@@ -37,6 +47,8 @@ EXAMPLES = epilog(
     "adapter check-dataset https://data.example.org/dataset/1",
     "adapter check-dataset doi:10.5066/F7VX0DMQ --json",
     "adapter check-dataset --render https://portal.example.org/dataset/42",
+    "adapter check-dataset https://data.example.org/odis/datasets.jsonld",
+    "adapter check-dataset 'https://data.example.org/odis/datasets.jsonld#https://data.example.org/ds/7'",
     "adapter check-dataset --config node.yaml --node urn:node:EX https://example.org/d/1",
     "adapter check-dataset --file draft.html --base-url https://example.org/d/1",
     "curl -s https://example.org/d/1 | adapter check-dataset --file -",
@@ -97,6 +109,19 @@ EXAMPLES = epilog(
     "JavaScript run, every request through the adapter's address policy); needs the "
     "render extra.",
 )
+@click.option(
+    "--sitegraph",
+    is_flag=True,
+    help="Read URL as a sitegraph (one JSON-LD document of many Datasets, or a DataCatalog "
+    "page) and check each Dataset in it; automatic for .jsonld/.json URLs and for pages that "
+    "read as one.",
+)
+@click.option(
+    "--dataset",
+    "dataset_id",
+    metavar="ID",
+    help="With a sitegraph: check only the Dataset with this @id or url (as URL#ID does).",
+)
 def check_dataset_command(
     url: str | None,
     as_json: bool,
@@ -108,11 +133,14 @@ def check_dataset_command(
     file_path: str | None,
     base_url: str | None,
     render: bool,
+    sitegraph: bool,
+    dataset_id: str | None,
 ) -> None:
     """Check whether DataONE can harvest the Dataset on the landing page URL.
 
     URL may also be a DOI (doi:10.x/y, https://doi.org/...) or the URL of a file or
-    metadata record: the signposting path leads to its landing page first.
+    metadata record: the signposting path leads to its landing page first. A sitegraph
+    (one JSON-LD document of many Datasets) gets a report per Dataset, totals first.
     """
     if url == "-" and file_path is None:
         url, file_path = None, "-"
@@ -132,7 +160,12 @@ def check_dataset_command(
     elif url is None:
         raise click.UsageError("give a URL (or a DOI), or --file PATH (- for standard input)")
     else:
-        report = _check_url(url, setup)
+        checked = _check_url(url, setup, sitegraph or dataset_id is not None, dataset_id)
+        if isinstance(checked, GraphCheck):
+            body = json.dumps(graph_json(checked), indent=2, ensure_ascii=False)
+            click.echo(body if as_json else graph_text(checked), nl=as_json)
+            raise SystemExit(checked.exit_code())
+        report = checked
     if as_json:
         click.echo(json.dumps(to_json(report), indent=2, ensure_ascii=False))
     else:
@@ -169,20 +202,7 @@ def _setup(config_path: str | None, node_id: str | None, follow: bool, shacl: st
         limits = Limits.from_env()  # ADAPTER_LIMITS, read as the command starts
         options = CheckOptions(limits=limits, follow=follow, linksets_elsewhere=follow, shacl=shacl)
         return _Setup(options)
-    from adapter.config.load import load_config  # lazy: only with --config
-
-    config = load_config(config_path)
-    if node_id is None:
-        if len(config.nodes) != 1:
-            ids = ", ".join(n.id for n in config.nodes)
-            raise BadValue(f"{config_path} has {len(config.nodes)} nodes ({ids}): choose --node")
-        node = config.nodes[0]
-    else:
-        try:
-            node = config.node(node_id)
-        except KeyError:
-            ids = ", ".join(n.id for n in config.nodes)
-            raise BadValue(f"no node {node_id!r} in {config_path}; its nodes: {ids}") from None
+    node = config_node(config_path, node_id)
     options = CheckOptions(
         limits=node.limits(),
         follow=follow,
@@ -208,11 +228,23 @@ def _fetcher(setup: _Setup, origins: list[str]) -> Fetcher:
     )
 
 
-def _check_url(url: str, setup: _Setup) -> DatasetReport:
+def _check_url(
+    url: str, setup: _Setup, sitegraph: bool, pick: str | None
+) -> DatasetReport | GraphCheck:
+    """The page's report; a sitegraph's Datasets checked each (asked for, named by its
+    path's suffix, or read as one once fetched; a fragment picks one of them)."""
     start = http_url(resolver_url(url) or url)
     limits = setup.options.limits
+    address, fragment = urldefrag(start)
+    pick = pick or fragment or None
     with _fetcher(setup, [start]) as fetcher:
+        if sitegraph or urlsplit(address).path.lower().endswith(SITEGRAPH_SUFFIXES):
+            graph = read_graph(address, fetcher, setup.options)
+            return check_graph(graph, fetcher, setup.options, pick)
         resolution = find_landing_page(url, fetcher, limits)
+        found = graph_of(resolution.fetched, setup.options)
+        if found is not None:
+            return check_graph(found, fetcher, setup.options, pick)
         got = resolution.error or resolution.fetched
         page = (
             render_if_needed(got, fetcher, setup.render_mode, 1, setup.browser)

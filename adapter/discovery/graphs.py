@@ -29,7 +29,7 @@ from adapter.findings import Finding
 from adapter.http import findings as fetch_findings
 from adapter.http.fetcher import Fetcher
 from adapter.limits import Limits
-from adapter.models import SitemapEntry
+from adapter.models import Fetched, SitemapEntry
 
 Item = SitemapEntry | Finding | GraphRead
 
@@ -48,6 +48,31 @@ def discover_sitegraphs(
         yield from _graph(url, fetcher, limits, (states or {}).get(url), include, exclude)
 
 
+def fetch_sitegraph(
+    url: str,
+    fetcher: Fetcher,
+    limits: Limits,
+    etag: str | None = None,
+    last_modified: str | None = None,
+) -> Fetched | Finding:
+    """The graph's GET (conditional with validators), capped at max_sitegraph_bytes; a
+    304 to a conditional GET is an answer, any other status but 200 a finding."""
+    try:
+        fetched = fetcher.get(
+            url,
+            accept=GRAPH_ACCEPT,
+            max_bytes=limits.max_sitegraph_bytes,
+            etag=etag,
+            last_modified=last_modified,
+        )
+    except FetchError as exc:
+        too_big = exc.code == fetch_findings.TOO_LARGE.code
+        return too_large(url, limits) if too_big else fetch_failed(url, exc.message)
+    if fetched.status == 200 or (fetched.status == 304 and (etag or last_modified)):
+        return fetched
+    return SITEGRAPH_UNREADABLE.at(url, f"The sitegraph {url} answered HTTP {fetched.status}.")
+
+
 def _graph(
     url: str,
     fetcher: Fetcher,
@@ -57,24 +82,13 @@ def _graph(
     exclude: Sequence[re.Pattern[str]],
 ) -> Iterator[Item]:
     etag, modified = (state.etag, state.last_modified) if state else (None, None)
-    try:
-        fetched = fetcher.get(
-            url,
-            accept=GRAPH_ACCEPT,
-            max_bytes=limits.max_sitegraph_bytes,
-            etag=etag,
-            last_modified=modified,
-        )
-    except FetchError as exc:
-        too_big = exc.code == fetch_findings.TOO_LARGE.code
-        yield too_large(url, limits) if too_big else fetch_failed(url, exc.message)
+    fetched = fetch_sitegraph(url, fetcher, limits, etag, modified)
+    if isinstance(fetched, Finding):
+        yield fetched
         return
-    if fetched.status == 304 and (etag or modified):
+    if fetched.status == 304:
         yield SITEGRAPH_READ.at(url, "not modified since the last run (304): Datasets as they were")
         yield GraphRead(url, None, unchanged=True)
-        return
-    if fetched.status != 200:
-        yield SITEGRAPH_UNREADABLE.at(url, f"The sitegraph {url} answered HTTP {fetched.status}.")
         return
     checksum = hashlib.sha256(fetched.body).hexdigest()
     if state is not None and state.checksum == checksum:

@@ -116,6 +116,8 @@ class SiteGraph:
     whole: bool = True  # every entry read: a Dataset not in it has left the graph
     readable: bool = True  # False: no JSON-LD could be read at all
     catalogues: int = 0  # DataCatalog nodes read
+    loose: int = 0  # Datasets found outside a catalogue (top level, @graph)
+    html: bool = False  # read from an HTML page's JSON-LD blocks
 
     def summary(self) -> str:
         words = [f"{len(self.datasets)} Datasets", f"{len(self.references)} references"]
@@ -126,6 +128,14 @@ class SiteGraph:
         words += [f"{self.catalogues} catalogues"] if self.catalogues else []
         words += [f"{skipped} skipped"] if skipped else []
         return ", ".join(words) + ("" if self.whole else ", not read whole")
+
+    def is_sitegraph(self) -> bool:
+        """Whether this reads as a sitegraph rather than one landing page's JSON-LD: a
+        catalogue that lists Datasets (a page with a Dataset of its own aside), or a JSON-LD
+        document of two Datasets or more."""
+        if self.catalogues and (self.datasets or self.references):
+            return not (self.html and self.loose)
+        return not self.html and self.loose >= 2
 
     def find(self, key: str) -> GraphDataset | None:
         """The Dataset whose @id, url or address is `key` (a fragment, maybe %-encoded)."""
@@ -157,6 +167,7 @@ def read_sitegraph(fetched: Fetched, limits: Limits) -> SiteGraph:
         charset=fetched.charset,
         limits=capped,
     )
+    graph.html = any(block.syntax != "document" for block in extraction.blocks)
     if not extraction.blocks:
         graph.whole = graph.readable = False
         graph.findings.append(_unreadable(url, extraction.findings, extraction.skipped, limits))
@@ -259,6 +270,7 @@ class _Reader:
         for node, context, where in items:
             kinds = _types(node)
             if "Dataset" in kinds:
+                self.graph.loose += 1
                 self.dataset(node, context, where)
             elif "DataCatalog" in kinds:
                 self.catalogue(node, context, where)

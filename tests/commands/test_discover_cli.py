@@ -96,6 +96,7 @@ def test_json_lines_shapes(serve_site: Callable[[str], SiteServer]) -> None:
             },
         ],
         "attributes": {},
+        "in_graph": False,  # a landing page, not a sitegraph's Dataset
     }
     assert rows[0]["code"] == "robots/location" and rows[0]["severity"] == "info"
     summary = rows[-1]
