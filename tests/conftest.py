@@ -10,6 +10,11 @@ import pytest
 from adapter.http import connections
 from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, start_site, stop
+from tests.support.timing import register as register_timings
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    register_timings(config)  # ADAPTER_TEST_TIMINGS=FILE: each test's wall and CPU (timing.py)
 
 
 @pytest.fixture

@@ -1,8 +1,9 @@
 """The checks of one part of the hostile corpus, shared by tests/hostile/test_hostile_corpus_*.py.
 
 Each case of `fixtures/hostile/cases.json` runs as real `adapter` processes
-(check-dataset, discover and sync) against the misbehaving fixture server, a
-few cases at once (most of the time is spent waiting on the small time caps).
+(check-dataset, discover and sync; forked from a zygote that did their imports once,
+tests/support/zygote.py) against the misbehaving fixture server, a few cases at once
+(most of the time is spent waiting on the small time caps).
 Every run must end with the case's expected finding codes, within its time
 cap, under its peak-memory bound, without a traceback; each sync runs into a
 copy of a SQLite store that already holds the good site's records, which must

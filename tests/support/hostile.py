@@ -4,9 +4,10 @@
 fixture server misbehave, the paths given to `adapter check-dataset`,
 `adapter discover` and `adapter sync`, the limit that protects against it,
 and the finding codes each command must report. Every command runs as a real
-subprocess (the installed `adapter` console script) with the case's small
-limits in ADAPTER_LIMITS; its wall time and peak RSS (from wait4) are
-measured, and its output is checked for a traceback.
+subprocess with the case's small limits in ADAPTER_LIMITS: the installed `adapter`
+console script (benchmarks/hostile.py), or in the tests a child forked from a zygote
+that has done the imports (tests/support/zygote.py); its wall time, CPU and peak RSS
+(from wait4) are measured, and its output is checked for a traceback.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.fixture_server import FIXTURES, SiteServer, start_site, stop
+from tests.support.zygote import Zygote
 
 CORPUS = FIXTURES / "hostile"
 ADAPTER = Path(sys.executable).with_name("adapter")
@@ -131,9 +133,16 @@ with open(sys.argv[1], "w") as f:
 
 
 def run_command(
-    case: dict[str, Any], command: str, origin: str, workdir: Path, hard_cap: float
+    case: dict[str, Any],
+    command: str,
+    origin: str,
+    workdir: Path,
+    hard_cap: float,
+    zygote: Zygote | None = None,
 ) -> Run:
-    """Run one command of one case as a subprocess; kill it at `hard_cap` seconds."""
+    """Run one command of one case as a subprocess; kill it at `hard_cap` seconds. With a
+    `zygote`, the process is forked from it with the imports done (tests/support/zygote.py);
+    without, it is the console script exec'd by a launcher (benchmarks/hostile.py)."""
     path = case[command]
     url = path if "://" in path else origin + path
     limits = limits_for(case, command)
@@ -145,22 +154,18 @@ def run_command(
     env = {**os.environ, "ADAPTER_LIMITS": limits_env(limits), "PYTHONUNBUFFERED": "1"}
     report = Path(f"{stem}.rusage")
     start = time.monotonic()
-    with open(f"{stem}.out", "wb") as out, open(f"{stem}.err", "wb") as err:
-        proc = subprocess.Popen(
-            [sys.executable, "-S", "-c", LAUNCHER, str(report), *argv],
-            stdout=out,
-            stderr=err,
+    if zygote is not None:
+        exited, killed = zygote.run(
+            argv,
             env=env,
             cwd=workdir,
-            start_new_session=True,
+            stdout=Path(f"{stem}.out"),
+            stderr=Path(f"{stem}.err"),
+            timeout=hard_cap,
         )
-        try:
-            proc.wait(timeout=hard_cap)
-            killed = False
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)  # the launcher's own group: it and the command
-            proc.wait()
-            killed = True
+        report.write_text(f"{exited.maxrss_kib} {exited.exit_code} {exited.cpu_seconds}")
+    else:
+        killed = _launched(argv, env, workdir, stem, report, hard_cap)
     seconds = time.monotonic() - start
     rss_kib, exit_code, cpu = report.read_text().split() if report.exists() else ("0", "-9", "0")
     run = Run(
@@ -177,6 +182,29 @@ def run_command(
     )
     run.codes = finding_codes(command, run.stdout)
     return run
+
+
+def _launched(
+    argv: list[str], env: dict[str, str], workdir: Path, stem: Path, report: Path, hard_cap: float
+) -> bool:
+    """The console script under the launcher; whether it was killed at the hard cap."""
+    with open(f"{stem}.out", "wb") as out, open(f"{stem}.err", "wb") as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-S", "-c", LAUNCHER, str(report), *argv],
+            stdout=out,
+            stderr=err,
+            env=env,
+            cwd=workdir,
+            start_new_session=True,
+        )
+        try:
+            proc.wait(timeout=hard_cap)
+            killed = False
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the launcher's own group: it and the command
+            proc.wait()
+            killed = True
+    return killed
 
 
 def finding_codes(command: str, stdout: str) -> list[str]:
@@ -242,14 +270,25 @@ def problems(case: dict[str, Any], run: Run, defaults: dict[str, Any]) -> list[s
     return out
 
 
-def seed_store(template: Path, origin: str, workdir: Path) -> bool:
+def seed_store(template: Path, origin: str, workdir: Path, zygote: Zygote | None = None) -> bool:
     """A SQLite store with the good site synced into it: the records every hostile sync keeps."""
     url = origin + "/good/sitemap.xml"
     config = node_config(workdir / "seed.yaml", url, template, {})
-    done = subprocess.run(
-        argv_for("sync", url, config), capture_output=True, text=True, cwd=workdir, timeout=120
-    )
-    return done.returncode in (0, 1) and template.exists()
+    argv = argv_for("sync", url, config)
+    if zygote is not None:
+        exited, _ = zygote.run(
+            argv,
+            env=dict(os.environ),
+            cwd=workdir,
+            stdout=workdir / "seed.out",
+            stderr=workdir / "seed.err",
+            timeout=120,
+        )
+        returncode = exited.exit_code
+    else:
+        done = subprocess.run(argv, capture_output=True, text=True, cwd=workdir, timeout=120)
+        returncode = done.returncode
+    return returncode in (0, 1) and template.exists()
 
 
 def copy_store(template: Path, target: Path) -> None:
@@ -289,7 +328,11 @@ def _report_codes(report: str | None) -> list[str]:
 
 
 def run_case(
-    case: dict[str, Any], server: SiteServer, workdir: Path, template: Path | None
+    case: dict[str, Any],
+    server: SiteServer,
+    workdir: Path,
+    template: Path | None,
+    zygote: Zygote | None = None,
 ) -> list[Run]:
     """Every command of one case, in turn (they share the server's per-path counters)."""
     runs: list[Run] = []
@@ -301,7 +344,7 @@ def run_case(
         db = workdir / f"{case['id']}.db"
         if command == "sync" and template is not None:
             copy_store(template, db)
-        run = run_command(case, command, server.origin, workdir, cap)
+        run = run_command(case, command, server.origin, workdir, cap, zygote)
         if command == "sync" and db.exists():
             integrity, urls, codes = store_state(db)
             run.store = (integrity, urls)
