@@ -11,6 +11,7 @@ landing pages.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Iterator
 from contextlib import closing
 from pathlib import Path
@@ -28,8 +29,10 @@ from adapter.discovery.sitegraph import (
 from adapter.models import SyncRecord
 from adapter.store.db import Store
 from adapter.store.frontier import frontier_rows
+from adapter.sync.drain import WorkOptions
 from adapter.sync.outcome import RunSummary
 from adapter.sync.run import run_node
+from adapter.sync.worker import work
 from tests.support import stores
 from tests.support.fixture_server import stop
 from tests.sync.test_sync import Site
@@ -216,3 +219,26 @@ def test_a_catalogue_feeds_landing_pages_and_its_own_datasets(site: Site, store_
         "ref-4",
         "wave-buoy-7",
     ]
+
+
+def test_a_worker_and_the_checking_pool_check_the_datasets_from_the_store(
+    site: Site, tmp_path: Path
+) -> None:
+    """The document travels with the claim: an `adapter worker` (no discovery of its own)
+    and the checking pool's child processes check each Dataset without fetching it."""
+    node = node_for(site)
+    url = stores.sqlite_url(tmp_path, "worker.db")
+    config = AdapterConfig(store_url=url, nodes=(node,))
+    queued = run_node(config, node, enqueue_only=True)
+    assert queued.due == DATASETS and not heads(url)
+    with closing(Store.open(url, create=False)) as store:
+        done = work(store, [node], threading.Event(), WorkOptions(until_idle=True))[NODE_ID]
+    assert done.new_objects >= DATASETS - 1 and len(heads(url)) == DATASETS - 1
+
+    pooled_url = stores.sqlite_url(tmp_path, "pooled.db")
+    pooled = run_node(AdapterConfig(store_url=pooled_url, nodes=(node,)), node, processes=2)
+    assert pooled.status == "ok" and pooled.errors == 0
+    assert {s: r.pid for s, r in heads(pooled_url).items()} == {
+        s: r.pid for s, r in heads(url).items()
+    }
+    assert not [r for r in site.server.log if r.path.startswith("/dataset/")]
