@@ -61,6 +61,10 @@ COMMANDS: dict[str, Verb] = {
     "queue": Verb(
         "adapter.commands.queue:queue", "The outbox of sync records: list, show, export, ack."
     ),
+    "notify": Verb(
+        "adapter.commands.notify:notify",
+        "COAR Notify: what repositories sent to the inbox, and what the adapter sent them.",
+    ),
     "demo": Verb(
         "adapter.commands.demo:demo",
         "Sync the bundled demo repository into a local store and show where to look next.",

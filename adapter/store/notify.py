@@ -22,6 +22,7 @@ from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.frontier import make_due_now
 from adapter.store.ledger import live_heads
+from adapter.store.overview import PER_PAGE, Listing, window
 from adapter.store.schema import utc, utc_or_none
 
 PENDING = "pending"
@@ -389,3 +390,45 @@ def announced_states(store: Store, node_id: str) -> dict[str, str]:
     )
     with store.read() as conn:
         return {str(url): str(kind) for url, kind in conn.execute(q)}
+
+
+def retry(store: Store, *, sent_id: int | None = None, node_id: str | None = None) -> int:
+    """Failed notifications (one, a node's, or all) pending again, due now, their attempts
+    counted from zero: for after the receiving inbox was fixed. How many."""
+    o = t.notify_outbox
+    q = update(o).where(o.c.state == "failed")
+    if sent_id is not None:
+        q = q.where(o.c.id == sent_id)
+    if node_id is not None:
+        q = q.where(o.c.node_id == node_id)
+    with store.write() as conn:
+        done = conn.execute(q.values(state=PENDING, attempts=0, next_attempt_at=_now()))
+        return int(done.rowcount)
+
+
+def received_page(
+    store: Store, node_id: str | None, offset: int = 0, limit: int = PER_PAGE
+) -> Listing[Incoming]:
+    """One page of the received notifications, newest first, with their true total."""
+    i = t.notify_inbox
+    offset, limit = window(offset, limit)
+    where = [] if node_id is None else [i.c.node_id == node_id]
+    q = select(i).where(*where).order_by(i.c.id.desc()).offset(offset).limit(limit)
+    with store.read() as conn:
+        total = int(conn.execute(select(func.count()).select_from(i).where(*where)).scalar_one())
+        rows = [_incoming(r) for r in conn.execute(q).mappings()]
+    return Listing(rows, total, offset, limit)
+
+
+def sent_page(
+    store: Store, node_id: str | None, offset: int = 0, limit: int = PER_PAGE
+) -> Listing[Sent]:
+    """One page of the outgoing notifications, newest first, with their true total."""
+    o = t.notify_outbox
+    offset, limit = window(offset, limit)
+    where = [] if node_id is None else [o.c.node_id == node_id]
+    q = select(o).where(*where).order_by(o.c.id.desc()).offset(offset).limit(limit)
+    with store.read() as conn:
+        total = int(conn.execute(select(func.count()).select_from(o).where(*where)).scalar_one())
+        rows = [_sent(r) for r in conn.execute(q).mappings()]
+    return Listing(rows, total, offset, limit)

@@ -36,6 +36,7 @@ import markupsafe
 from adapter.findings import FindingType, catalogue
 from adapter.models import DatasetReport
 from adapter.report import to_json, verdict
+from adapter.store import notify as notify_store
 from adapter.store import overview
 from adapter.web.checking import PASTED_URL, BadInput, Checker
 from adapter.web.forms import Form, TooLarge, body_form, query_form
@@ -259,7 +260,8 @@ class WebApp:
             nodes = ops.nodes()
             runs = ops.recent_runs()
             charts = ops.charts([n.id for n in nodes])
-            context = {"nodes": nodes, "runs": runs, "charts": charts}
+            notify = notify_store.counts(ops.store)
+            context = {"nodes": nodes, "runs": runs, "charts": charts, "notify": notify}
             return self.page(environ, "ops.html", "200 OK", context)
         if path == "/ops/node" and node:
             view = ops.node(node)
@@ -298,6 +300,17 @@ class WebApp:
             queue = overview.queue(ops.store, node or None, offset)
             context = {"node": node, "listing": queue, "query": _query(node=node)}
             return self.page(environ, "ops_queue.html", "200 OK", context)
+        elif path in ("/ops/notify", "/ops/notify/sent"):
+            sent = path.endswith("/sent")
+            page_of = notify_store.sent_page if sent else notify_store.received_page
+            context = {
+                "node": node,
+                "sent": sent,
+                "listing": page_of(ops.store, node or None, offset),
+                "counts": notify_store.counts(ops.store),
+                "query": _query(node=node),
+            }
+            return self.page(environ, "ops_notify.html", "200 OK", context)
         elif path == "/ops/failures":
             failures = overview.failures(ops.store, node or None, offset)
             context = {"node": node, "listing": failures, "query": _query(node=node)}

@@ -10,6 +10,7 @@
     /ops/page?node=N&url=U         one page's stored report: checklist, errors first
     /ops/queue?node=N              the outbox events not yet acknowledged
     /ops/failures?node=N           what DataONE reported through POST /error
+    /ops/notify[/sent]?node=N      COAR Notify: received (and what became of each), sent
 
 Every list is a page of rows (`?page=P`) with its true total
 (`adapter.store.overview.Listing`). Read-only: every query is

@@ -8,10 +8,15 @@ from urllib.parse import quote
 
 import requests
 
+from adapter.store import notify as notify_store
+from adapter.store.notify import Outgoing
 from adapter.web.app import WebApp
 from adapter.web.checking import Checker
 from tests.support.web import serve_wsgi
 from tests.web.conftest import NODE_ID, World
+
+REPO = "https://repo.example.org/"
+INBOX = "https://repo.example.org/inbox"
 
 
 def get(world: World, path: str) -> str:
@@ -71,3 +76,26 @@ def test_without_a_store_there_is_no_operator_view(tmp_path: Path) -> None:
         got = requests.get(web.url("/ops"), timeout=10)
     assert got.status_code == 404
     assert "only with --ops" in got.text
+
+
+def test_coar_notify_shows_what_was_received_and_sent(world: World) -> None:
+    page_url = "https://repo.example/dataset/<b>1</b>"
+    store = world.store
+    request_id = notify_store.receive(
+        store, NODE_ID, "urn:uuid:1", "request-ingest", (REPO, INBOX), page_url, {}, due=False,
+        answers=[Outgoing(NODE_ID, "tentative-accept", INBOX, {}, "urn:uuid:1", page_url)],
+    )  # fmt: skip
+    notify_store.settle(store, request_id, "rejected", [], reason="NOT HARVESTABLE <i>x</i>")
+    [sent] = notify_store.sent(store)
+    notify_store.record_attempt(
+        store, sent.id, state="pending", now=sent.created_at, error="connection refused",
+        retry_at=sent.created_at,
+    )  # fmt: skip
+    overview = get(world, "/ops")
+    assert "COAR Notify" in overview and "rejected 1" in overview and "pending 1" in overview
+    received = get(world, "/ops/notify")
+    assert "&lt;b&gt;1&lt;/b&gt;" in received and "<b>1</b>" not in received
+    assert "NOT HARVESTABLE &lt;i&gt;x&lt;/i&gt;" in received and REPO in received
+    sent_page = get(world, "/ops/notify/sent")
+    assert "tentative-accept" in sent_page and "connection refused" in sent_page
+    assert INBOX in sent_page and "again" in sent_page
