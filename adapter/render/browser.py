@@ -8,10 +8,13 @@ rendered page. The loop never blocks: the adapter's fetches for the pages' reque
 run on a small thread pool and are awaited.
 
 One browser per process, started when the first page needs it (a sync of static pages
-starts none), a fresh context per page, at most `size` pages at once (the largest
-`rendering.max_pages_at_once` asked so far). A browser that crashed, or a page that
-would not close (its scripts hung its process), gets the browser restarted before the
-next page; the page is reported, the run goes on.
+starts none), at most `size` pages at once (the largest `rendering.max_pages_at_once`
+asked so far), each in a slot (`adapter.render.page.Slot`): a context and its tab kept
+for the next page of the same host, since a navigation in a live tab costs a fraction
+of a new context and renderer process; slots of other hosts are closed to make room.
+A page that crashed or hung loses its slot; a browser that died, or a context that
+would not close, gets the browser restarted before the next page; the page is
+reported, the run goes on.
 """
 
 from __future__ import annotations
@@ -30,9 +33,10 @@ from typing import Any
 from playwright.async_api import Browser, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
+from adapter.http.addresses import host_key
 from adapter.http.fetcher import Fetcher
 from adapter.models import Fetched
-from adapter.render.page import GRACE, render_page
+from adapter.render.page import GRACE, RECYCLE, Slot, close_slot_context, open_slot, render_page
 from adapter.render.result import PageRender
 
 log = logging.getLogger(__name__)
@@ -89,6 +93,7 @@ class BrowserService:
         self._free: asyncio.Condition | None = None
         self._launching: asyncio.Lock | None = None
         self._woken: asyncio.Future[None] | None = None
+        self._idle: list[Slot] = []  # contexts kept for their host's next page, oldest first
 
     # -- any thread ------------------------------------------------------------------
 
@@ -182,23 +187,40 @@ class BrowserService:
                 job.future.set_result(PageRender(None, "failed", 0.0, error=repr(exc)))
 
     async def _one(self, job: _Job) -> PageRender:
+        limits = job.fetcher.limits
         try:
-            browser = await self._browser_ready(job.fetcher.limits.render_heap_mb)
+            browser = await self._browser_ready(limits.render_heap_mb)
+            slot = await self._slot(browser, job)
         except (PlaywrightError, TimeoutError, OSError) as exc:
+            self._restart = True
             return PageRender(None, "failed", 0.0, error=f"the browser did not start: {exc}")
+        result = await render_page(slot, job.page, job.fetcher)
+        broken = result.ended in ("crashed", "hung", "failed")
+        if broken or slot.uses >= RECYCLE or not browser.is_connected():
+            if not await close_slot_context(slot.context) and broken:
+                self._restart = True  # a context that will not close: its process is stuck
+            if not browser.is_connected():
+                self._restart = True
+        else:
+            self._idle.append(slot)
+        return result
+
+    async def _slot(self, browser: Browser, job: _Job) -> Slot:
+        """An idle slot of the page's host, else a new one (the oldest idle slot of another
+        host closed when the pool is full)."""
+        key = (host_key(job.page.final_url), job.fetcher.user_agent)
+        for slot in self._idle:
+            if slot.key == key:
+                self._idle.remove(slot)
+                return slot
+        while self._idle and self._busy + len(self._idle) > self.size:
+            await close_slot_context(self._idle.pop(0).context)
         loop = asyncio.get_running_loop()
 
         def run(fn: Any) -> Any:
             return loop.run_in_executor(self._fetches, fn)
 
-        result = await render_page(browser, job.page, job.fetcher, run)
-        if (
-            result.context_stuck
-            or result.ended in ("crashed", "hung")
-            or not browser.is_connected()
-        ):
-            self._restart = True
-        return result
+        return await open_slot(browser, key, job.fetcher.limits.render_budget, run)
 
     async def _browser_ready(self, heap_mb: int) -> Browser:
         """The browser, launched (heap: the first page's render_heap_mb) or restarted."""
@@ -228,6 +250,7 @@ class BrowserService:
     async def _stop(self) -> None:
         browser, playwright = self._browser, self._playwright
         self._browser = self._playwright = None
+        self._idle.clear()  # their contexts go with the browser
         if browser is not None:
             with contextlib.suppress(PlaywrightError, TimeoutError):
                 await asyncio.wait_for(browser.close(), GRACE * 2)

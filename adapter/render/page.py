@@ -1,11 +1,17 @@
-"""One page rendered in a fresh browser context: served by the adapter, watched, read back.
+"""One page rendered in a tab of the pool: served by the adapter, watched, read back.
 
-A context per page (its own cookies, storage and cache, nothing left from another
-page or node); the wait ends by the rule of `adapter.render.script`; the page is read
-back as its serialized DOM (`page.content()`), every JSON-LD block and `<link>` the
-scripts added included. Every step is bounded: the page's budget, then a short grace
-to read the DOM and close the context. A page whose scripts never yield (an endless
-loop) cannot even be read: it is `hung`, and the browser is restarted after it.
+A `Slot` is a browser context with one tab, kept for the pages of one host (and user
+agent): the next page of the same repository is a navigation in the same tab, in the
+same renderer process, which costs a fraction of a new context and process (measured
+in BENCHMARKS.md, "Rendering"). What a page leaves behind (cookies, storage) stays with
+its own site; a slot is never handed to another host, and is thrown away after
+`RECYCLE` pages, or when its page crashed or hung.
+
+The wait ends by the rule of `adapter.render.script` (one call into the page that
+resolves when the rule holds); the page is read back as its serialized DOM
+(`page.content()`), every JSON-LD block and `<link>` the scripts added included. Every
+step is bounded: the page's budget, then a short grace to read the DOM. A page whose
+scripts never yield (an endless loop) cannot even be read: it is `hung`.
 """
 
 from __future__ import annotations
@@ -13,10 +19,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, BrowserContext, Page, Request, Route
 from playwright.async_api import Error as PlaywrightError
 
 from adapter.http.fetcher import Fetcher
@@ -24,63 +31,97 @@ from adapter.models import Fetched
 from adapter.render import route, script
 from adapter.render.result import Ended, PageRender
 
-GRACE = 2.0  # seconds to read the DOM, and to close the context, after the budget
+GRACE = 2.0  # seconds to read the DOM, open or close a context, after the budget
+RECYCLE = 50  # pages a slot renders before it is replaced by a fresh context
 
 
-async def render_page(
-    browser: Browser, page: Fetched, fetcher: Fetcher, run: Callable[..., Any]
-) -> PageRender:
-    """Render `page` (already fetched) in a new context of `browser`; never raises."""
+@dataclass(slots=True)
+class Slot:
+    """A context and its one tab, for the pages of `key` (host and user agent)."""
+
+    key: tuple[str, str]
+    context: BrowserContext
+    tab: Page
+    traffic: route.Traffic | None = None  # the page being rendered
+    uses: int = 0
+    crashed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+async def open_slot(
+    browser: Browser, key: tuple[str, str], budget: float, run: Callable[..., Any]
+) -> Slot:
+    """A fresh context (its own cookies, storage, cache) with the watch script and the
+    adapter answering every request; `run(fn)`: `fn` on a thread, awaited."""
+    context = await asyncio.wait_for(
+        browser.new_context(user_agent=key[1], service_workers="block", accept_downloads=False),
+        GRACE * 5,
+    )
+    try:
+        await context.add_init_script(script.init_script(budget))
+        tab = await context.new_page()
+    except BaseException:
+        await close_slot_context(context)
+        raise
+    slot = Slot(key, context, tab)
+    await context.route("**/*", partial(_handle, slot, run))
+    tab.on("crash", lambda _page: slot.crashed.set())
+    return slot
+
+
+async def _handle(slot: Slot, run: Callable[..., Any], rte: Route, request: Request) -> None:
+    traffic = slot.traffic
+    if traffic is None:  # between pages: nothing may leave
+        with contextlib.suppress(PlaywrightError):
+            await rte.abort("blockedbyclient")
+        return
+    await route.handle(traffic, run, rte, request)
+
+
+async def close_slot_context(context: BrowserContext) -> bool:
+    """Close a context; False when it would not close in time (restart the browser)."""
+    try:
+        await asyncio.wait_for(context.close(), GRACE * 2)
+    except (PlaywrightError, TimeoutError):
+        return False
+    return True
+
+
+async def render_page(slot: Slot, page: Fetched, fetcher: Fetcher) -> PageRender:
+    """Render `page` (already fetched) in `slot`'s tab; never raises."""
     loop = asyncio.get_running_loop()
     limits = fetcher.limits
     start = loop.time()
     traffic = route.Traffic(
         page, fetcher, limits.render_max_bytes, limits.render_max_requests, loop.time
     )
-    result = PageRender(None, "failed", 0.0)
-    context = None
+    slot.traffic, slot.uses = traffic, slot.uses + 1
+    slot.crashed.clear()
     try:
-        context = await asyncio.wait_for(
-            browser.new_context(
-                user_agent=fetcher.user_agent, service_workers="block", accept_downloads=False
-            ),
-            GRACE * 5,
-        )
-        await context.route("**/*", partial(route.handle, traffic, run))
-        await context.add_init_script(script.init_script(limits.render_budget))
-        tab = await context.new_page()
-        result = await _watch(tab, page.final_url, traffic, start + limits.render_budget)
+        result = await _watch(slot, page.final_url, traffic, start + limits.render_budget)
     except (PlaywrightError, TimeoutError) as exc:
-        result.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        result = PageRender(None, "failed", 0.0, error=f"{type(exc).__name__}: {first}")
     finally:
-        if context is not None:
-            try:
-                await asyncio.wait_for(context.close(), GRACE * 2)
-            except (PlaywrightError, TimeoutError):
-                result.context_stuck = True
+        slot.traffic = None
     result.seconds = loop.time() - start
     result.blocked, result.failed = traffic.blocked, traffic.failed
     return result
 
 
-async def _watch(tab: Page, url: str, traffic: route.Traffic, deadline: float) -> PageRender:
+async def _watch(slot: Slot, url: str, traffic: route.Traffic, deadline: float) -> PageRender:
     loop = asyncio.get_running_loop()
-    crashed = asyncio.Event()
-    tab.on("crash", lambda _page: crashed.set())
-    await tab.goto(url, wait_until="commit", timeout=_ms(deadline - loop.time()))
-    ended = await _settle(tab, traffic, deadline, crashed)
+    await slot.tab.goto(url, wait_until="commit", timeout=_ms(deadline - loop.time()))
+    ended = await _settle(slot, traffic, deadline)
     if ended == "crashed":
         return PageRender(None, ended, 0.0, error="the page's process crashed (out of memory?)")
     try:
-        html = await asyncio.wait_for(tab.content(), GRACE)
+        html = await asyncio.wait_for(slot.tab.content(), GRACE)
     except (PlaywrightError, TimeoutError):
         return PageRender(None, "hung", 0.0, error="its scripts never yielded (an endless loop?)")
     return PageRender(html, ended, 0.0)
 
 
-async def _settle(
-    tab: Page, traffic: route.Traffic, deadline: float, crashed: asyncio.Event
-) -> Ended:
+async def _settle(slot: Slot, traffic: route.Traffic, deadline: float) -> Ended:
     """Wait until a Dataset is in the DOM or the page and its requests are quiet."""
     loop = asyncio.get_running_loop()
     quiet_ms = int(script.QUIET * 1000)
@@ -88,26 +129,21 @@ async def _settle(
         left = deadline - loop.time()
         if left <= 0:
             return "budget"
-        ready = asyncio.ensure_future(
-            tab.wait_for_function(
-                script.READY, arg=quiet_ms, polling=script.POLL_MS, timeout=_ms(left)
-            )
-        )
-        crash = asyncio.ensure_future(crashed.wait())
-        done, _ = await asyncio.wait(
-            {ready, crash}, timeout=left + GRACE, return_when="FIRST_COMPLETED"
-        )
+        ready = asyncio.ensure_future(slot.tab.evaluate(script.WAIT, quiet_ms))
+        crash = asyncio.ensure_future(slot.crashed.wait())
+        done, _ = await asyncio.wait({ready, crash}, timeout=left, return_when="FIRST_COMPLETED")
         crash.cancel()
         if crash in done:
             ready.cancel()
             return "crashed"
         if ready not in done:
             ready.cancel()
-            return "budget"
+            return "budget"  # or hung: reading the page will say
         try:
-            state = await (await ready).json_value()
-        except (PlaywrightError, TimeoutError):
-            return "budget"  # timed out in the page (or the page hung: reading it will say)
+            state = ready.result()
+        except PlaywrightError:  # its document was replaced meanwhile (document.open, a
+            await asyncio.sleep(script.TICK_MS / 1000)  # navigation aborted): ask the new one
+            continue
         if state == "dataset":
             return "dataset"
         quiet = traffic.quiet_for()

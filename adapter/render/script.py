@@ -14,7 +14,7 @@ page (`adapter.render.route`) must be quiet too.
 from __future__ import annotations
 
 QUIET = 0.5  # seconds without requests, timers or DOM changes that end the wait
-POLL_MS = 50  # how often the ready rule is evaluated in the page
+TICK_MS = 50  # how often the page checks for quiet (a Dataset is seen at the DOM change)
 
 INIT = r"""
 (() => {
@@ -75,20 +75,33 @@ INIT = r"""
     }
     return false;
   };
-  Object.defineProperty(window, "__adapterState", {
-    value: (quietMs) => {
-      if (hasDataset()) return "dataset";
-      const idle = document.readyState === "complete" && state.inflight <= 0
-        && state.timers.size === 0 && performance.now() - state.last >= quietMs;
-      return idle ? "quiet" : false;
-    },
+  const ready = (quietMs) => {
+    if (hasDataset()) return "dataset";
+    const idle = document.readyState === "complete" && state.inflight <= 0
+      && state.timers.size === 0 && performance.now() - state.last >= quietMs;
+    return idle ? "quiet" : false;
+  };
+  // resolves as soon as the rule holds: at once on the DOM change that adds a Dataset, else
+  // on a tick of the page's own (unwrapped, uncounted) timer
+  Object.defineProperty(window, "__adapterWait", {
+    value: (quietMs) => new Promise((resolve) => {
+      let done = false;
+      const end = (how) => { if (!done) { done = true; seen.disconnect(); resolve(how); } };
+      const seen = new MutationObserver(() => { if (hasDataset()) end("dataset"); });
+      seen.observe(document, { childList: true, subtree: true, characterData: true });
+      const tick = () => {
+        const how = ready(quietMs);
+        if (how) end(how); else if (!done) nativeSet.call(window, tick, %(tick_ms)d);
+      };
+      tick();
+    }),
   });
 })();
 """
 
-READY = "(quietMs) => window.__adapterState ? window.__adapterState(quietMs) : false"
+WAIT = "(quietMs) => window.__adapterWait ? window.__adapterWait(quietMs) : 'quiet'"
 
 
 def init_script(budget_seconds: float) -> str:
     """`INIT` with the longest timer worth waiting for: one due after the budget is not."""
-    return INIT % {"max_delay": int(budget_seconds * 1000)}
+    return INIT % {"max_delay": int(budget_seconds * 1000), "tick_ms": TICK_MS}

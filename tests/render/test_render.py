@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -22,6 +23,7 @@ from adapter.http.fetcher import Fetcher
 from adapter.limits import Limits
 from adapter.models import Fetched
 from adapter.pipeline import CheckOptions, check_landing_page, get_page, read_whole
+from adapter.render import browser
 from adapter.render import findings as rf
 from adapter.render.need import holds_dataset, wants_rendering
 from adapter.render.rendered import CHROMIUM, render_if_needed
@@ -148,6 +150,33 @@ def test_the_page_is_fetched_once(site: SiteServer) -> None:
     assert gets() == before + 1  # the browser is handed the adapter's response
 
 
+def test_a_page_without_a_dataset_ends_when_it_goes_quiet(site: SiteServer) -> None:
+    fetcher = fetcher_for(site, render_budget=8)
+    page = get_page(fetcher, site.url("/search"))
+    assert isinstance(page, Fetched)
+    out = render_if_needed(page, fetcher, "auto", 2)
+    assert isinstance(out, Fetched) and out.rendered
+    assert b"Record RR1904" in out.body  # what the script built
+    [rendered] = [f for f in out.render_findings if f.code == rf.RENDERED.code]
+    assert "its scripts went quiet" in rendered.message
+    seconds = float(rendered.message.split(" after ")[1].split(" s)")[0])
+    assert seconds < 4, rendered.message  # quiet, not the 8 s budget
+    assert rf.BUDGET_SPENT.code not in [f.code for f in out.render_findings]
+
+
+def test_a_page_that_never_goes_quiet_is_read_when_the_budget_ends(site: SiteServer) -> None:
+    fetcher = fetcher_for(site, render_budget=1.5)
+    page = get_page(fetcher, site.url("/ticker/1"))
+    assert isinstance(page, Fetched)
+    out = render_if_needed(page, fetcher, "auto", 2)
+    assert isinstance(out, Fetched) and out.rendered
+    assert b'<span id="clock">1' in out.body  # read as it stood
+    [spent] = [f for f in out.render_findings if f.code == rf.BUDGET_SPENT.code]
+    assert site.url("/ticker/1") in spent.message
+    report = check_landing_page(page.url, fetcher, CheckOptions(fetcher.limits), prefetched=out)
+    assert report.rendered and not read_whole(report)
+
+
 @pytest.mark.slow
 def test_a_page_that_hangs_is_cut_off_and_the_next_page_renders(site: SiteServer) -> None:
     fetcher = fetcher_for(site, render_budget=1.5)
@@ -164,6 +193,70 @@ def test_a_page_that_hangs_is_cut_off_and_the_next_page_renders(site: SiteServer
     # the browser was restarted: the next page renders
     nxt = render_if_needed(get_page(fetcher, site.url("/magic/16789")), fetcher, "auto", 2)
     assert isinstance(nxt, Fetched) and nxt.rendered
+
+
+@pytest.mark.slow
+def test_a_page_whose_process_runs_out_of_memory_is_reported(site: SiteServer) -> None:
+    fetcher = fetcher_for(site)
+    page = get_page(fetcher, site.url("/oom/1"))
+    assert isinstance(page, Fetched)
+    out = render_if_needed(page, fetcher, "auto", 2)
+    assert isinstance(out, Fetched) and not out.rendered and out.body == page.body
+    [failed] = [f for f in out.render_findings if f.code == rf.RENDER_FAILED.code]
+    assert "crashed" in failed.message
+    nxt = render_if_needed(get_page(fetcher, site.url("/r2r/cruise/RR1904")), fetcher, "auto", 2)
+    assert isinstance(nxt, Fetched) and nxt.rendered
+
+
+def _browser_pids() -> list[int]:
+    """The chromium main processes below this one (its renderers carry --type=)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ")
+            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if b"chromium" in cmdline and b"--type=" not in cmdline and _below(parent):
+            found.append(int(entry.name))
+    return found
+
+
+def _below(pid: int) -> bool:
+    while pid > 1:
+        if pid == os.getpid():
+            return True
+        try:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            return False
+    return False
+
+
+@pytest.mark.slow
+def test_a_browser_that_died_is_started_again_and_the_run_goes_on(site: SiteServer) -> None:
+    fetcher = fetcher_for(site)
+    first = render_if_needed(get_page(fetcher, site.url("/magic/16789")), fetcher, "auto", 2)
+    assert isinstance(first, Fetched) and first.rendered
+    service = browser.service(CHROMIUM)
+    launches = service.launches
+    pids = _browser_pids()
+    assert pids, "the browser runs below this process"
+    for pid in pids:  # the browser this test's process started, by its id
+        os.kill(pid, signal.SIGKILL)
+    outcomes = []
+    for _ in range(3):  # a page in flight as it died is reported; the next starts a browser
+        page = get_page(fetcher, site.url("/r2r/cruise/RR1904"))
+        out = render_if_needed(page, fetcher, "auto", 2)
+        assert isinstance(out, Fetched)
+        outcomes.append(out)
+        if out.rendered:
+            break
+        assert rf.RENDER_FAILED.code in [f.code for f in out.render_findings]
+    assert outcomes[-1].rendered
+    assert service.launches == launches + 1
 
 
 @pytest.mark.slow
