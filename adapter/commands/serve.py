@@ -1,7 +1,10 @@
 """`adapter serve`: the DataONE Member Node read API over the store, under waitress or granian.
 
 The check page (`adapter web`) is served beside it, at `/check` and `/findings`,
-and with `--ops` the operator view of the store at `/ops`.
+and with `--ops` the operator view of the store at `/ops`. When a node has a `notify:`
+section, COAR Notify's inbox answers at `/inbox` and its worker (adapter.notify) checks the
+pages asked for and sends the answers: a thread pair under waitress, a process of its own
+beside granian's workers.
 
 Under granian (the `granian` extra: one forked worker per core,
 adapter.commands.serving_granian) when it is installed and the port is fixed, else under
@@ -22,7 +25,10 @@ without `--config`) has no subjects of its own: `--submitter`,
 from __future__ import annotations
 
 import logging
+import multiprocessing
 import os
+import signal
+import threading
 from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
@@ -384,6 +390,7 @@ def serve(
             public_url,
             authority,
             retention,
+            (fmt, chosen.log_level),
         )
         return
     threads = runner.threads
@@ -496,8 +503,10 @@ def _serve_granian(
     public_url: str | None,
     authority: Authority,
     retention: LogRetention,
+    logs: tuple[LogFormat, str] = ("human", "INFO"),
 ) -> None:
-    """`adapter serve --server granian`: each worker opens the store and builds the app."""
+    """`adapter serve --server granian`: each worker opens the store and builds the app;
+    COAR Notify's inbox answers in every worker, its worker runs in a process of its own."""
     from adapter.api.accesslog import EventBuffer, StoreSink
     from adapter.api.app import MemberNodeApp
     from adapter.commands.serving_granian import serve_forked
@@ -507,6 +516,9 @@ def _serve_granian(
     bound = f"http://{_host_for_url(host)}:{port}"
     listen_url = f"http://{_host_for_url(_reachable(host))}:{port}"
     nodes = [member_node(s, listen_url, public_url) for s in settings]
+    notifying = [s for s in settings if s.notify.enabled]
+    if notifying:
+        require("coarnotify", "notify: in the configuration (COAR Notify)")
 
     def build() -> tuple[Any, Callable[[], None]]:
         store = Store.open(url, create=False)
@@ -515,6 +527,12 @@ def _serve_granian(
             store, nodes, access_log=access_log, authority=authority, retention=retention
         )
         app = _application(store, api, settings, configured, ops, server.threads)
+        if notifying:
+            from adapter.notify.front import NotifyFront
+
+            front = NotifyFront(store, notifying, worker=False)  # the worker is a process
+            app = front.wrap(app)
+            front.bind(public_url or listen_url)
         access_log.start()
 
         def at_exit() -> None:
@@ -528,10 +546,52 @@ def _serve_granian(
             settings, bound, f"Serving {len(settings)} node(s) from {url} {server}; Ctrl-C stops."
         )
         _announce_ops(bound, *ops)
+        if notifying:
+            names = ", ".join(n.short_name for n in notifying)
+            click.echo(f"COAR Notify inbox: {bound}/inbox (for {names})", err=True)
 
-    serve_forked(
-        build, host, port, workers=server.workers, threads=server.threads, announce=announce
-    )
+    worker = None
+    if notifying:  # before granian forks: the process is spawned, it inherits no thread
+        context = multiprocessing.get_context("spawn")
+        args = (url, notifying, public_url or listen_url, logs, os.getpid())
+        worker = context.Process(target=notify_process, args=args, name="adapter-notify")
+        worker.start()
+    try:
+        serve_forked(
+            build, host, port, workers=server.workers, threads=server.threads, announce=announce
+        )
+    finally:
+        if worker is not None:
+            worker.terminate()  # SIGTERM: it stops its threads; the outbox keeps the rest
+            worker.join(timeout=60)
+
+
+def notify_process(
+    url: str,
+    nodes: list[NodeSettings],
+    public_url: str,
+    logs: tuple[LogFormat, str],
+    parent: int,
+) -> None:
+    """COAR Notify's worker in a process of its own, beside granian's workers (which answer
+    the inbox but cannot wake it: it looks at the store every second). It stops on SIGTERM,
+    or when the server that started it is gone."""
+    from adapter.notify.worker import NotifyWorker
+    from adapter.store.db import Store
+
+    configure(*logs)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
+    store = Store.open(url, create=False)
+    worker = NotifyWorker(store, nodes, public_url, poll=1.0)
+    worker.start()
+    try:
+        while not stop.wait(1.0) and os.getppid() == parent:
+            pass
+    finally:
+        worker.close()
+        store.close()
 
 
 def _announce(settings: list[NodeSettings], bound: str, serving: str) -> None:

@@ -63,8 +63,17 @@ class Setup:
         }
 
 
-@pytest.fixture(scope="module")
-def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
+SERVERS = {
+    "waitress": ("--server", "waitress"),
+    # the inbox answers in each of granian's workers; the notify worker is a process apart
+    "granian": ("--server", "granian", "--workers", "2", "--threads", "2"),
+}
+
+
+@pytest.fixture(scope="module", params=list(SERVERS))
+def setup(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Setup]:
     tmp = tmp_path_factory.mktemp("notify")
     servers = start_site("sync-change", SITES)
     site = servers[0]
@@ -94,7 +103,7 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Setup]:
     log = tmp / "serve.log"
     with log.open("w") as sink:
         process = subprocess.Popen(
-            [sys.executable, "-m", "adapter", "serve", *SERVE_AS_STARTED, "--server", "waitress",
+            [sys.executable, "-m", "adapter", "serve", *SERVE_AS_STARTED, *SERVERS[request.param],
              "--config", str(tmp / "node.yaml"), "--port", str(port)],
             stdout=sink, stderr=sink,
         )  # fmt: skip
