@@ -249,6 +249,8 @@ def _http(value: Any, base: str) -> str | None:
     """`value` as an absolute http(s) URL (resolved against the graph), else None."""
     if not isinstance(value, str) or not value.strip() or value.startswith("_:"):
         return None
+    if value.startswith(("https://", "http://")) and value == value.strip():
+        return value  # absolute already: urljoin was 40 % of reading a 20,000-Dataset graph
     absolute = urljoin(base, value.strip())
     return absolute if urlsplit(absolute).scheme in ("http", "https") else None
 
