@@ -10,6 +10,7 @@ resolved, and returns what the page wrote, so a finding can name it.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from urllib.parse import unquote, urljoin
 
 PLACEHOLDERS = (
@@ -46,10 +47,17 @@ def not_a_url(value: str | None, base: str | None = None) -> str | None:
         return text
     if base:
         plain = unquote(low)
-        for placeholder in PLACEHOLDERS:
-            resolved = urljoin(base, placeholder).lower()
-            if resolved == base.lower():  # "?" resolves to the page itself
-                continue
+        for placeholder, resolved in _resolved(base):
             if plain == resolved or low == resolved:
                 return unquote(text)[len(unquote(text)) - len(placeholder) :]
     return None
+
+
+@lru_cache(maxsize=1024)
+def _resolved(base: str) -> tuple[tuple[str, str], ...]:
+    """Each placeholder as resolved against `base`, lowercased: a page's values are all
+    resolved against one base, and resolving fifteen placeholders for each of them was a
+    sixth of a page's CPU."""
+    page = base.lower()
+    pairs = ((p, urljoin(base, p).lower()) for p in PLACEHOLDERS)
+    return tuple((p, r) for p, r in pairs if r != page)  # "?" resolves to the page itself
