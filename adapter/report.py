@@ -103,6 +103,7 @@ from adapter.doi import doi_url
 from adapter.findings import Finding, Severity, Stage
 from adapter.http import findings as fetch_findings
 from adapter.jsonld.framed import first_literal
+from adapter.manydatasets import Many, folded_codes, numbers, summarize
 from adapter.models import DatasetReport, DatasetResult, Link, MediaObjectRef
 from adapter.page.findings import SITEMAP_GIVEN
 from adapter.signposting.crosscheck import primary_dataset
@@ -220,13 +221,43 @@ _SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 def render_text(report: DatasetReport) -> str:
     lines = [_verdict(report), *_summary(report)]
+    many = summarize(report.datasets)
+    if many is not None:  # totals first, a line per Dataset, the few shown whole below
+        lines += ["", *many_lines(report.datasets, many)]
     for i, dataset in enumerate(report.datasets, start=1):
+        if many is not None and i not in many.whole:
+            continue
         lines += ["", *_dataset_lines(dataset, i, len(report.datasets))]
         lines += checklist_lines(dataset, report.profile)
         lines += search_lines(dataset)
-    lines += ["", *_findings_lines(report)]
+    lines += ["", *_findings_lines(report, many)]
     lines += ["", *signpost_lines(report)]
     return "\n".join(lines) + "\n"
+
+
+def many_lines(datasets: Sequence[DatasetResult], many: Many) -> list[str]:
+    """The totals of a page with many Datasets, then one verdict line per Dataset."""
+    out = [
+        f"{many.total} Datasets: {many.harvestable} harvestable, "
+        f"{many.not_harvestable} not harvestable",
+        "  findings across them (Datasets that have each, the first of them):",
+    ]
+    width = max(len(t.code) for t in many.codes) if many.codes else 0
+    for t in many.codes:
+        out.append(
+            f"    {t.severity.upper():<8} {t.code:<{width}}  {t.datasets:>4} of {many.total}"
+            f"  (first: Dataset {t.first})"
+        )
+    shown = ", ".join(str(n) for n in sorted(many.whole))
+    out += ["", f"Each Dataset (shown whole below: {shown}; the JSON report has every one)"]
+    for i, d in enumerate(datasets, start=1):
+        verdict = "harvestable" if d.harvestable else "not harvestable"
+        name = first_literal(d.framed, "name") or "(no name)"
+        doi = f"  doi:{d.doi}" if d.doi else ""
+        why = blockers(d)
+        tail = f"  <- {', '.join(why)}" if why else ""
+        out.append(f"  {i:>4}. [{verdict}] {name}{doi}{tail}")
+    return out
 
 
 # The landing page never answered (refused, DNS, a timeout or the check's deadline, an
@@ -323,21 +354,28 @@ def _dataset_lines(d: DatasetResult, index: int, count: int) -> list[str]:
     return out
 
 
-def to_fix(report: DatasetReport) -> list[str]:
-    """The codes of the errors, in order; a profile's unmet requirement by the codes behind it."""
+def blockers(d: DatasetResult) -> list[str]:
+    """The codes that keep one Dataset from being harvested, in order: an unmet requirement
+    of the profile by the codes that say why (as the report's "to fix" line does)."""
     unmet = [
         code
-        for d in report.datasets
-        for i in d.checklist
-        if i.blocking and not i.met
-        for code in i.codes
+        for item in d.checklist
+        if item.blocking and not item.met
+        for code in item.codes
         if code != PROFILE_UNMET.code
     ]
-    codes = []
-    for f in report.all_findings():
-        if f.severity is not Severity.ERROR:
-            continue
-        codes += unmet if f.code == PROFILE_UNMET.code and unmet else [f.code]
+    codes: list[str] = []
+    for f in d.findings:
+        if f.severity is Severity.ERROR:
+            codes += unmet if f.code == PROFILE_UNMET.code and unmet else [f.code]
+    return list(dict.fromkeys(codes))
+
+
+def to_fix(report: DatasetReport) -> list[str]:
+    """The codes of the errors, in order; a profile's unmet requirement by the codes behind it."""
+    codes = [f.code for f in report.findings if f.severity is Severity.ERROR]
+    for d in report.datasets:
+        codes += blockers(d)
     return list(dict.fromkeys(codes))
 
 
@@ -386,12 +424,13 @@ def _refs(title: str, refs: list[MediaObjectRef]) -> list[str]:
     return out
 
 
-def _findings_lines(report: DatasetReport) -> list[str]:
+def _findings_lines(report: DatasetReport, many: Many | None = None) -> list[str]:
     tagged: list[tuple[str, Finding]] = [("", f) for f in report.findings]
     several = len(report.datasets) > 1
+    folded = folded_codes(report.datasets, many) if many is not None else {}
     for i, d in enumerate(report.datasets, start=1):
-        tag = f"Dataset {i}" if several else "Dataset"
-        tagged += [(tag, f) for f in d.findings]
+        if many is None or i in many.whole:
+            tagged += [(f"Dataset {i}" if several else "Dataset", f) for f in d.findings]
     by_stage: dict[str, list[tuple[str, Finding]]] = {}
     for tag, f in tagged:
         by_stage.setdefault(f.stage, []).append((tag, f))
@@ -401,7 +440,7 @@ def _findings_lines(report: DatasetReport) -> list[str]:
     order = [*STAGES, *sorted(set(by_stage) - set(STAGES))]
     for stage in order:
         items = by_stage.get(stage, [])
-        if not items:
+        if not items and stage not in folded:
             if stage in STAGES:
                 state = "ok" if stage in reached else "not reached"
                 out.append(f"  {_STAGE_TITLES[stage]}: {state}")
@@ -409,6 +448,11 @@ def _findings_lines(report: DatasetReport) -> list[str]:
         out.append(f"  {_STAGE_TITLES.get(stage, stage)}:")
         items.sort(key=lambda tf: _SEVERITY_ORDER[tf[1].severity])
         out += _grouped(items) if stage == Stage.SOSO else _finding_lines(items, examples)
+        rest = folded.get(stage, {})
+        for code in sorted(rest, key=lambda c: (_SEVERITY_ORDER[rest[c][0]], -len(rest[c][1]), c)):
+            found = rest[code][1]
+            count = _plural(len(found), "other Dataset")
+            out.append(f"    {'':<8} {code}: {count} ({numbers(found)})")
     return out
 
 

@@ -14,10 +14,12 @@ from adapter.dataone.index.preview import preview
 from adapter.doi import doi_url
 from adapter.findings import Finding, Severity, Stage
 from adapter.jsonld.framed import first_literal
+from adapter.manydatasets import CodeTotal, Many, folded_codes, numbers, summarize
 from adapter.models import ChecklistItem, DatasetReport, DatasetResult, MediaObjectRef
 from adapter.report import (
     ORDER,
     STAGES,
+    blockers,
     could_not_check,
     dataset_says,
     link_findings,
@@ -78,11 +80,22 @@ class FindingView:
 
 
 @dataclass(frozen=True, slots=True)
+class FoldedCode:
+    """One code of the Datasets shown folded, in one line instead of once per Dataset."""
+
+    severity: str
+    code: str
+    count: int  # folded Datasets that have it
+    numbers: str  # which: "4, 5, 6, ..., 214"
+
+
+@dataclass(frozen=True, slots=True)
 class StageView:
     key: str
     title: str
     state: str  # ok | not reached | errors | warnings | info
     findings: list[FindingView]
+    folded: list[FoldedCode] = field(default_factory=list)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +120,10 @@ class DatasetView:
     # what DataONE search would show: (label, text) rows, "-" where it shows nothing
     search: list[tuple[str, str]]
     search_missing: list[str]  # the labels of the rows search would leave empty
+    number: int = 1  # its place on the page (1-based): the anchor #dataset-N
+    whole: bool = True  # shown in full; else folded (a page with many Datasets)
+    blockers: list[str] = field(default_factory=list)  # the codes that keep it out
+    codes: list[tuple[str, str]] = field(default_factory=list)  # (severity, code), once each
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +146,18 @@ class ProposalView:
     kept: int = 0  # links the page publishes, kept in the header as they are
 
 
+@dataclass(frozen=True, slots=True)
+class ManyView:
+    """The totals of a page with many Datasets (`adapter.manydatasets`), shown first."""
+
+    total: int
+    harvestable: int
+    not_harvestable: int
+    codes: list[CodeTotal]
+    whole: list[int]  # the numbers of the Datasets shown in full
+    folded: int
+
+
 @dataclass(slots=True)
 class ReportView:
     verdict: Verdict
@@ -141,12 +170,14 @@ class ReportView:
     other_rels: list[str]
     proposal: ProposalView | None
     codes: list[str] = field(default_factory=list)  # every code, for the summary
+    many: ManyView | None = None  # a page with many Datasets: totals, most folded
 
 
 def report_view(report: DatasetReport, pasted: str | None = None) -> ReportView:
     """`pasted`: the placeholder address of content that was pasted, not fetched (the
     page then names no address it was not given, and no HTTP status it never got)."""
     shown = verdict(report)
+    many = summarize(report.datasets)
     if pasted is not None:
         url = "(pasted content: no address given)" if report.url == pasted else report.url
         shown = replace(shown, url=url, final_url=None, status="pasted, not fetched")
@@ -154,13 +185,17 @@ def report_view(report: DatasetReport, pasted: str | None = None) -> ReportView:
         verdict=shown,
         profile=report.profile,
         checklist=checklist(report),
-        datasets=[_dataset(d, i, len(report.datasets)) for i, d in enumerate(report.datasets, 1)],
-        stages=stages(report),
+        datasets=[
+            _dataset(d, i, len(report.datasets), many is None or i in many.whole)
+            for i, d in enumerate(report.datasets, 1)
+        ],
+        stages=stages(report, many),
         signposts=signpost_rows(report),
         other_links=_other_links(report),
         other_rels=_other_rels(report),
         proposal=proposal(report),
         codes=list(dict.fromkeys(f.code for f in report.all_findings())),
+        many=_many(many),
     )
     if pasted is not None and report.url == pasted:
         _unaddressed(view, pasted)
@@ -247,8 +282,23 @@ def _item(item: ChecklistItem) -> CheckItem:
     return CheckItem(item.label, item.blocking, state, list(item.codes))
 
 
-def _dataset(d: DatasetResult, index: int, count: int) -> DatasetView:
-    rows = preview(d.dataone_index) if d.dataone_index else []
+def _many(many: Many | None) -> ManyView | None:
+    if many is None:
+        return None
+    return ManyView(
+        total=many.total,
+        harvestable=many.harvestable,
+        not_harvestable=many.not_harvestable,
+        codes=many.codes,
+        whole=sorted(many.whole),
+        folded=many.folded(),
+    )
+
+
+def _dataset(d: DatasetResult, index: int, count: int, whole: bool = True) -> DatasetView:
+    """One Dataset; a folded one without its search preview (its codes say what is wrong)."""
+    rows = preview(d.dataone_index) if d.dataone_index and whole else []
+    ordered = sorted(d.findings, key=lambda f: _SEVERITY_ORDER[f.severity])
     return DatasetView(
         label=f"Dataset {index} of {count}" if count > 1 else "Dataset",
         name=first_literal(d.framed, "name") or "(no name)",
@@ -262,6 +312,10 @@ def _dataset(d: DatasetResult, index: int, count: int) -> DatasetView:
         where=d.where or "",
         search=rows,
         search_missing=[label for label, text in rows if text == "-"],
+        number=index,
+        whole=whole,
+        blockers=blockers(d),
+        codes=list(dict.fromkeys((str(f.severity), f.code) for f in ordered)),
     )
 
 
@@ -273,26 +327,36 @@ def _media(r: MediaObjectRef) -> MediaView:
     )
 
 
-def stages(report: DatasetReport) -> list[StageView]:
-    """The findings by stage (the code's first part), errors first; empty stages say why."""
+def stages(report: DatasetReport, many: Many | None = None) -> list[StageView]:
+    """The findings by stage (the code's first part), errors first; empty stages say why.
+
+    With many Datasets, the folded ones' findings are one line per code, not one each."""
     several = len(report.datasets) > 1
     tagged: list[tuple[str, Finding]] = [("", f) for f in report.findings]
+    folded = folded_codes(report.datasets, many) if many is not None else {}
     for i, d in enumerate(report.datasets, start=1):
-        tagged += [(f"Dataset {i}" if several else "Dataset", f) for f in d.findings]
+        if many is None or i in many.whole:
+            tagged += [(f"Dataset {i}" if several else "Dataset", f) for f in d.findings]
     by_stage: dict[str, list[tuple[str, Finding]]] = {}
     for tag, f in tagged:
         by_stage.setdefault(f.stage, []).append((tag, f))
     reached = _reached(report)
     examples = worked_examples(report)
     out = []
-    for key in [*STAGES, *sorted(set(by_stage) - set(STAGES))]:
+    for key in [*STAGES, *sorted((set(by_stage) | set(folded)) - set(STAGES))]:
         items = sorted(by_stage.get(key, []), key=lambda tf: _SEVERITY_ORDER[tf[1].severity])
-        if not items and key not in STAGES:
+        rest = sorted(
+            (FoldedCode(str(sev), code, len(ns), numbers(ns)) for code, (sev, ns) in
+             folded.get(key, {}).items()),
+            key=lambda c: (_SEVERITY_ORDER[Severity(c.severity)], -c.count, c.code),
+        )  # fmt: skip
+        if not items and not rest and key not in STAGES:
             continue
         views = [_finding(tag, f, examples.get(id(f), "")) for tag, f in items]
         quiet = "ok" if key in reached else "not reached"
-        state = str(items[0][1].severity) if views else quiet
-        out.append(StageView(key, STAGE_TITLES.get(key, key), state, views))
+        severities = [str(f.severity) for _, f in items] + [c.severity for c in rest]
+        state = min(severities, key=lambda x: _SEVERITY_ORDER[Severity(x)], default=quiet)
+        out.append(StageView(key, STAGE_TITLES.get(key, key), state, views, rest))
     return out
 
 

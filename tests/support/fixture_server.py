@@ -544,6 +544,52 @@ def _gen_many_attributes(site: SiteServer, rule: dict[str, Any], path: str) -> s
     )
 
 
+def _gen_many_datasets(site: SiteServer, rule: dict[str, Any], path: str) -> str:
+    """A cruise's page listing every CTD cast as a Dataset in one @graph (`count` of them),
+    as project pages of oceanographic repositories do; the casts numbered in `no_doi`
+    have no DOI yet (minted later), so they are the page's only non-harvestable ones."""
+    count, no_doi = int(rule.get("count", 214)), {int(n) for n in rule.get("no_doi", ())}
+    graph = []
+    for n in range(1, count + 1):
+        node: dict[str, Any] = {
+            "@type": "Dataset",
+            "@id": f"https://repo.example/dataset/at50-12-ctd-{n:03}",
+            "name": f"CTD cast {n:03}, R/V Atlantis cruise AT50-12",
+            "description": (
+                f"Conductivity, temperature and depth profile from cast {n:03} of cruise "
+                "AT50-12 in the Gulf of Maine, processed with SBE Data Processing 7.26."
+            ),
+            "url": f"https://repo.example/dataset/at50-12-ctd-{n:03}",
+            "dateModified": "2024-02-0" + str(1 + n % 9),
+            "keywords": ["CTD", "temperature", "salinity", "Gulf of Maine"],
+            "license": "https://creativecommons.org/licenses/by/4.0/",
+            "creator": {"@type": "Person", "name": "Rosa Vega", "@id": _ORCID},
+            "encoding": {
+                "@type": "MediaObject",
+                "contentUrl": f"https://repo.example/meta/at50-12-ctd-{n:03}.xml",
+                "encodingFormat": "http://www.isotc211.org/2005/gmd",
+            },
+            "distribution": {
+                "@type": "DataDownload",
+                "contentUrl": f"https://repo.example/files/at50-12-ctd-{n:03}.csv",
+                "encodingFormat": "text/csv",
+            },
+        }
+        if n not in no_doi:
+            node["identifier"] = f"https://doi.org/10.5072/at50-12.ctd{n:03}"
+        graph.append(node)
+    block = json.dumps({"@context": "https://schema.org/", "@graph": graph}, indent=1)
+    return (
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<title>Cruise AT50-12: CTD casts | Example Ocean Data Office</title>"
+        f'<script type="application/ld+json">{block}</script></head>'
+        f"<body><h1>Cruise AT50-12</h1><p>{count} CTD casts.</p></body></html>"
+    )
+
+
+_ORCID = "https://orcid.org/0000-0002-1825-0097"
+
+
 def _gen_repeat(site: SiteServer, rule: dict[str, Any], path: str) -> str:
     return str(rule["text"]) * int(rule["n"])
 
@@ -561,6 +607,7 @@ GENERATORS: dict[str, Callable[[SiteServer, dict[str, Any], str], str]] = {
     "many_entries": _gen_many_entries,
     "index_chain": _gen_index_chain,
     "many_linkset": _gen_many_linkset,
+    "many_datasets": _gen_many_datasets,
 }
 
 

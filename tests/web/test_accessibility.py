@@ -177,3 +177,23 @@ def test_at_390_px_wide_the_pages_fit_and_controls_are_24_px_high(
         page.goto(world.web.url(path))
         fits(page, name)
     page.close()
+
+
+def test_a_page_of_214_datasets_has_no_serious_violation_and_fits_390_px(
+    browser: Any, narrow: Any, make_web: MakeWeb, sites: Any
+) -> None:
+    site = sites("real-shapes")
+    web = make_web(origins(site))
+    address = web.url(f"/check?url={quote(site[0].url('/cruise/at50-12.html'), safe='')}")
+    for context, check in ((browser, "axe"), (narrow, "390")):
+        page = context.new_page()
+        if check == "390":
+            page.set_viewport_size({"width": 390, "height": 844})
+        page.goto(address)
+        page.wait_for_selector("#verdict", timeout=120_000)
+        page.locator("#dataset-100 summary").click()  # one folded Dataset opened, too
+        if check == "axe":
+            assert_accessible(page, "check-214-datasets")
+        else:
+            fits(page, "check-214-datasets")
+        page.close()

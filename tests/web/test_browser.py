@@ -243,3 +243,38 @@ def test_everything_works_without_javascript(
         shot(page, "check-report-without-javascript")
     finally:
         context.close()
+
+
+def test_a_page_of_214_datasets_totals_first_the_rest_folded(
+    browser: Any, make_web: MakeWeb, sites: Any
+) -> None:
+    """The cruise page's 214 casts: the totals above everything else, the first three and
+    the three without a DOI shown whole, the others folded until clicked."""
+    site = sites("real-shapes")
+    web = make_web(origins(site))
+    page = browser.new_page()
+    page.goto(web.url("/check"))
+    page.fill("#url", site[0].url("/cruise/at50-12.html"))
+    page.click("form.by-url button[type=submit]")
+    page.wait_for_selector("#verdict", timeout=120_000)
+    totals = page.locator("section.many")
+    assert totals.locator("h2").inner_text() == "214 Datasets on this page"
+    tops = page.evaluate(
+        """['section.many', 'section.checklist', '#dataset-1', 'section.folded-datasets']
+            .map(s => document.querySelector(s).getBoundingClientRect().top)"""
+    )
+    assert tops == sorted(tops), tops  # totals first
+    shot(page, "check-214-datasets", full_page=False)  # what the manager sees first
+
+    folded = page.locator("#dataset-100")
+    facts = folded.locator("dl.facts")
+    assert folded.get_attribute("open") is None and not facts.is_visible()
+    summary = folded.locator("summary")
+    assert "CTD cast 100" in summary.inner_text() and "harvestable" in summary.inner_text()
+    summary.click()
+    assert folded.get_attribute("open") is not None and facts.is_visible()
+    assert "at50-12-ctd-100.csv" in facts.inner_text()
+    folded.scroll_into_view_if_needed()
+    shot(page, "check-214-datasets-one-opened", full_page=False)
+    assert page.locator("#dataset-57 .badge.bad").is_visible()  # an odd one out, whole
+    page.close()

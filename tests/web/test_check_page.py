@@ -253,3 +253,37 @@ def test_linked_documents_that_fail_are_reported_under_their_links(make_web: Mak
                 assert about["code"] in signpost_codes(html, href)
         finally:
             stop(site)
+
+
+def test_a_page_of_214_datasets_gives_totals_first_and_folds_the_rest(
+    make_web: MakeWeb, sites: Any
+) -> None:
+    site = sites("real-shapes")  # the cruise page: 214 casts, 57, 138 and 201 without a DOI
+    web = make_web(origins(site))
+    got = requests.get(
+        web.url("/check"), params={"url": site[0].url("/cruise/at50-12.html")}, timeout=120
+    )
+    assert got.status_code == 200
+    # 1,441,609 bytes before, every Dataset and every finding of each shown whole
+    assert len(got.content) < 400_000, len(got.content)
+    tree = lxml.html.fromstring(got.text)
+    sections = [s.get("class") for s in tree.xpath("//main/section")]
+    # the totals straight after the verdict, before the checklist and any Dataset
+    assert sections[1:4] == ["verdict ok", "many", "checklist"], sections
+    many = tree.xpath("//section[@class='many']")[0]
+    assert many.xpath("string(h2)") == "214 Datasets on this page"
+    assert "211 harvestable" in many.text_content() and "3 not harvestable" in many.text_content()
+    rows = {
+        r.xpath("string(td[2])"): r.xpath("string(td[3])") for r in many.xpath(".//table//tbody/tr")
+    }
+    assert rows["dataone/profile-unmet"] == "3 of 214"
+    whole = [s.get("id") for s in tree.xpath("//section[@class='dataset']")]
+    assert whole == [f"dataset-{n}" for n in (1, 2, 3, 57, 138, 201)]
+    folded = tree.xpath("//section[@class='folded-datasets']/details")
+    assert len(folded) == 208 and not [d for d in folded if d.get("open") is not None]
+    assert folded[0].get("id") == "dataset-4"
+    assert "CTD cast 004" in folded[0].xpath("string(summary)")
+    assert "harvestable" in folded[0].xpath("string(summary)")
+    # the findings by stage: the folded Datasets' codes once each, with a count
+    dataone = tree.get_element_by_id("stage-dataone")
+    assert "on 208 other Datasets" in dataone.xpath("string(.//li[contains(@class,'folded')])")
