@@ -13,6 +13,7 @@ import time
 
 from adapter.config.settings import NodeSettings
 from adapter.errors import StoreError
+from adapter.render.rendered import require as require_rendering
 from adapter.store import claims
 from adapter.store.db import Store
 from adapter.store.frontier import due_count
@@ -39,6 +40,9 @@ def work(
     A thread per node waits for its pages, so a node with a million due pages
     does not starve the others (their pages share the loop's page threads)."""
     owner, options = owner or claims.owner_id() + ":worker", options or WorkOptions()
+    for node in nodes:  # one line saying what to install, before any page is claimed
+        if node.rendering.mode != "never":
+            require_rendering(node.rendering.browser)
     summaries = {node.id: RunSummary(node.id) for node in nodes}
 
     def serve(node: NodeSettings) -> None:

@@ -260,7 +260,9 @@ def test_a_browser_that_died_is_started_again_and_the_run_goes_on(site: SiteServ
 
 
 @pytest.mark.slow
-def test_without_playwright_asking_for_rendering_says_what_to_install(site: SiteServer) -> None:
+def test_without_playwright_asking_for_rendering_says_what_to_install(
+    site: SiteServer, tmp_path: Path
+) -> None:
     code = (
         "import sys; sys.modules['playwright'] = None\n"
         "from adapter.cli import main\n"
@@ -285,3 +287,23 @@ def test_without_playwright_asking_for_rendering_says_what_to_install(site: Site
     assert json.loads(plain.stdout)["rendered"] is False
     listed = adapter("findings", "--json")
     assert listed.returncode == 0 and rf.RENDERED.code in listed.stdout
+    # a node that asks for rendering: its sync stops before anything, saying what to install
+    sync = (
+        "import sys; sys.modules['playwright'] = None\n"
+        "from adapter.config.load import quick_node\n"
+        "from adapter.config.settings import AdapterConfig\n"
+        "from adapter.extras import MissingExtra\n"
+        "from adapter.sync.run import run_node\n"
+        f"node = quick_node({site.url('/sitemap.xml')!r}, 'urn:node:R', "
+        "rendering={'mode': 'auto'})\n"
+        "config = AdapterConfig(store_url='sqlite:///' + sys.argv[1], nodes=(node,))\n"
+        "try:\n    run_node(config, node)\n"
+        "except MissingExtra as exc:\n    print(exc)\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", sync, str(tmp_path / "store.db")], capture_output=True,
+        text=True, env=env, cwd=ROOT, timeout=60,
+    )  # fmt: skip
+    assert ran.stdout.startswith("rendering pages in a browser"), ran.stderr
+    assert "pip install 'dataone-slender-adapter[render]'" in ran.stdout
+    assert not (tmp_path / "store.db").exists()  # stopped before the store was opened
