@@ -12,8 +12,8 @@ in one run, each with a browser of its own. Reports pages per second, the ratio,
 the CPU seconds the browser tree spent per page (a figure the machine's other load
 does not change much), and the memory of the browser tree while the pool ran (RSS
 summed over the chromium processes, and PSS, which counts shared pages once).
-Prints a Markdown table for BENCHMARKS.md. Not a test: nothing is asserted but
-that every page was rendered with its Dataset.
+Prints a Markdown table for BENCHMARKS.md, with how many pages were read with
+their Dataset. Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -201,23 +201,25 @@ def run(
 ) -> dict[str, float]:
     """Render every page through `service`, `at_once` at a time; wall and CPU seconds."""
 
-    def one(page: Fetched) -> str:
+    def one(page: Fetched) -> bool:
         result = service.render(page, fetcher, at_once)
         out = as_fetched(page, result, static_dataset=False)
-        why = f"{page.final_url}: {result.ended} after {result.seconds:.1f} s, {result.error}"
-        assert out.rendered and b"Benchmark dataset" in out.body, why
-        return out.render_findings[0].message
+        found = out.rendered and b"Benchmark dataset" in out.body
+        if not found:
+            print(f"not rendered: {page.final_url}: {result.ended} after {result.seconds:.1f} s")
+        return found
 
     service.render(pages[0], fetcher, at_once)  # the browser started, outside the clock
     cpu0, began = browser_cpu(), time.perf_counter()
     with Sampler() as sampler, ThreadPoolExecutor(at_once) as threads:
-        list(threads.map(one, pages))
+        found = sum(threads.map(one, pages))
     wall = time.perf_counter() - began
     cpu = browser_cpu() - cpu0
     rss = [r for r, _p in sampler.samples] or [0]
     pss = [p for _r, p in sampler.samples] or [0]
     return {
         "pages": len(pages),
+        "found": found,
         "seconds": wall,
         "per_second": len(pages) / wall,
         "cpu_per_page": cpu / len(pages),
@@ -262,19 +264,25 @@ def main() -> None:
 def report(results: dict[str, dict[str, float]], args: argparse.Namespace) -> None:
     mib = 1024 * 1024
     print(
-        "| how | pages | seconds | pages/s | browser CPU s/page | browser RSS peak (mean) "
-        "| PSS peak |"
+        "| how | pages with their Dataset | seconds | pages/s | browser CPU s/page "
+        "| browser RSS peak (mean) | PSS peak |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for name, r in results.items():
         print(
-            f"| {name} | {r['pages']:.0f} | {r['seconds']:.1f} | {r['per_second']:.2f} | "
+            f"| {name} | {r['found']:.0f} of {r['pages']:.0f} | {r['seconds']:.1f} "
+            f"| {r['per_second']:.2f} | "
             f"{r['cpu_per_page']:.2f} | {r['rss_peak'] / mib:.0f} MiB "
             f"({r['rss_mean'] / mib:.0f}) | {r['pss_peak'] / mib:.0f} MiB |"
         )
     one, pool = list(results.values())
     print()
     print(f"pool / one at a time: {pool['per_second'] / one['per_second']:.1f}x")
+    cores = os.cpu_count() or 1
+    print(
+        f"CPU-bound ceiling of the pool on {cores} free cores (cores / browser CPU s per "
+        f"page, derived, not measured): {cores / pool['cpu_per_page']:.1f} pages/s"
+    )
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
         f"Machine: {os.cpu_count()} CPUs, {platform.machine()}, Python "

@@ -31,7 +31,9 @@ from adapter.models import Fetched
 from adapter.render import route, script
 from adapter.render.result import Ended, PageRender
 
-GRACE = 2.0  # seconds to read the DOM, open or close a context, after the budget
+# seconds to read the DOM, open or close a context, after the budget: a page process
+# starved of CPU on a loaded machine takes a second or two to answer at all
+GRACE = 5.0
 RECYCLE = 50  # pages a slot renders before it is replaced by a fresh context
 
 
