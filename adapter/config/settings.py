@@ -243,11 +243,8 @@ class RenderingSettings(Settings):
     (`adapter.render`; the `render` extra). Its caps (time, bytes, requests, heap) are
     limits: `render_budget`, `render_max_bytes`, `render_max_requests`, `render_heap_mb`."""
 
-    # never: read the HTML as served; auto: render a page whose HTML holds no Dataset;
-    # always: render every HTML page
-    mode: Literal["never", "auto", "always"] = "never"
-    # pages rendered at once in the process's browser (each its own context and process)
-    max_pages_at_once: Annotated[int, Field(ge=1, le=32)] = 4
+    mode: Literal["never", "auto", "always"] = "never"  # auto: the pages without a Dataset
+    max_pages_at_once: Annotated[int, Field(ge=1, le=32)] = 4  # pages rendered at once
     browser: NonEmpty = "/usr/bin/chromium"  # Debian's chromium; never Playwright's download
 
 
