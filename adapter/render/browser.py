@@ -38,6 +38,7 @@ from adapter.http.fetcher import Fetcher
 from adapter.models import Fetched
 from adapter.render.page import GRACE, RECYCLE, Slot, close_slot_context, open_slot, render_page
 from adapter.render.result import PageRender
+from adapter.render.route import ScriptCache
 
 log = logging.getLogger(__name__)
 
@@ -93,6 +94,7 @@ class BrowserService:
         self._free: asyncio.Condition | None = None
         self._launching: asyncio.Lock | None = None
         self._woken: asyncio.Future[None] | None = None
+        self._scripts: ScriptCache | None = None  # bundles shared by a host's pages
         self._idle: list[Slot] = []  # contexts kept for their host's next page, oldest first
 
     # -- any thread ------------------------------------------------------------------
@@ -194,7 +196,9 @@ class BrowserService:
         except (PlaywrightError, TimeoutError, OSError) as exc:
             self._restart = True
             return PageRender(None, "failed", 0.0, error=f"the browser did not start: {exc}")
-        result = await render_page(slot, job.page, job.fetcher)
+        if self._scripts is None:
+            self._scripts = ScriptCache(asyncio.get_running_loop().time)
+        result = await render_page(slot, job.page, job.fetcher, self._scripts)
         broken = result.ended in ("crashed", "hung", "failed")
         if broken or slot.uses >= RECYCLE or not browser.is_connected():
             if not await close_slot_context(slot.context) and broken:

@@ -88,13 +88,15 @@ async def close_slot_context(context: BrowserContext) -> bool:
     return True
 
 
-async def render_page(slot: Slot, page: Fetched, fetcher: Fetcher) -> PageRender:
+async def render_page(
+    slot: Slot, page: Fetched, fetcher: Fetcher, scripts: route.ScriptCache | None = None
+) -> PageRender:
     """Render `page` (already fetched) in `slot`'s tab; never raises."""
     loop = asyncio.get_running_loop()
     limits = fetcher.limits
     start = loop.time()
     traffic = route.Traffic(
-        page, fetcher, limits.render_max_bytes, limits.render_max_requests, loop.time
+        page, fetcher, limits.render_max_bytes, limits.render_max_requests, loop.time, scripts
     )
     slot.traffic, slot.uses = traffic, slot.uses + 1
     slot.crashed.clear()

@@ -43,6 +43,48 @@ _DROPPED_HEADERS = frozenset(
 _MAX_NOTED = 20  # refusals and failures kept per page, each a finding
 
 
+class ScriptCache:
+    """Script bundles already fetched, so the pages of one repository share its bundle.
+
+    A portal's pages load the same bundle (`/static/js/main.4f9e2b.js`); a browser keeps
+    it, and a harvester rendering 10,000 pages should not ask the repository 10,000
+    times. Only scripts answered 200 without `no-store`, kept `TTL` seconds, up to
+    `MAX_BYTES` in all (the oldest go first). Keyed by the fetcher's address policy as
+    well as the URL: a node's trusted private origin is never served from the cache to
+    another node's page. Used from the browser's loop thread only.
+    """
+
+    TTL = 600.0
+    MAX_ONE = 2 * 1024 * 1024
+    MAX_BYTES = 32 * 1024 * 1024
+
+    def __init__(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+        self._kept: dict[tuple[int, str], tuple[float, Fetched]] = {}
+        self._bytes = 0
+        self.hits = 0
+
+    def get(self, policy: object, url: str) -> Fetched | None:
+        kept = self._kept.get((id(policy), url))
+        if kept is None or self._clock() - kept[0] > self.TTL:
+            return None
+        self.hits += 1
+        return kept[1]
+
+    def put(self, policy: object, url: str, got: Fetched) -> None:
+        control = got.headers.get("cache-control", "").lower()
+        if got.status != 200 or "no-store" in control or len(got.body) > self.MAX_ONE:
+            return
+        key = (id(policy), url)
+        if key in self._kept:
+            self._bytes -= len(self._kept.pop(key)[1].body)
+        self._kept[key] = (self._clock(), got)
+        self._bytes += len(got.body)
+        while self._bytes > self.MAX_BYTES:
+            oldest = next(iter(self._kept))
+            self._bytes -= len(self._kept.pop(oldest)[1].body)
+
+
 @dataclass(slots=True)
 class Traffic:
     """One rendered page's requests: what is in flight, what was refused or failed."""
@@ -52,6 +94,7 @@ class Traffic:
     bytes_left: int
     requests_left: int
     clock: Callable[[], float]
+    scripts: ScriptCache | None = None
     inflight: int = 0
     last: float = 0.0  # when the latest request ended (the clock's seconds)
     served_page: bool = False
@@ -106,17 +149,23 @@ async def _answer(
         traffic.refuse(url, why)
         await route.abort("blockedbyclient")
         return
-    traffic.requests_left -= 1
-    traffic.inflight += 1
-    try:
-        got = await _fetch(traffic, run, url, request.headers.get("accept", "*/*"))
-    finally:
-        traffic.inflight -= 1
-        traffic.last = traffic.clock()
-        traffic.changed.set()
+    scripts = traffic.scripts if request.resource_type == "script" else None
+    policy = traffic.fetcher.policy
+    got = scripts.get(policy, url) if scripts is not None else None
     if got is None:
-        await route.abort("failed")
-        return
+        traffic.requests_left -= 1
+        traffic.inflight += 1
+        try:
+            got = await _fetch(traffic, run, url, request.headers.get("accept", "*/*"))
+        finally:
+            traffic.inflight -= 1
+            traffic.last = traffic.clock()
+            traffic.changed.set()
+        if got is None:
+            await route.abort("failed")
+            return
+        if scripts is not None:
+            scripts.put(policy, url, got)
     traffic.bytes_left -= len(got.body)
     if got.status >= 400:
         traffic.fail(url, f"HTTP {got.status}")

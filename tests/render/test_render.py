@@ -141,6 +141,22 @@ def test_images_fonts_and_stylesheets_are_never_fetched(site: SiteServer) -> Non
                         "/static/fonts/inter-var.woff2", "/favicon.ico"}  # fmt: skip
 
 
+def test_a_repositorys_script_bundle_is_fetched_once_per_node(site: SiteServer) -> None:
+    def bundle_gets() -> int:
+        return sum(r.path == "/static/js/app.4f9e2b.js" for r in site.log)
+
+    fetcher = fetcher_for(site)  # a node: its own address policy
+    before = bundle_gets()
+    for path in ("/r2r/cruise/RR1904", "/usap/dataset/601234", "/magic/16789"):
+        out = render_if_needed(get_page(fetcher, site.url(path)), fetcher, "auto", 2)
+        assert isinstance(out, Fetched) and out.rendered
+    assert bundle_gets() == before + 1  # three pages, one bundle
+    other = fetcher_for(site)  # another node, trusting the same origin: asks for itself
+    out = render_if_needed(get_page(other, site.url("/r2r/cruise/RR1904")), other, "auto", 2)
+    assert isinstance(out, Fetched) and out.rendered
+    assert bundle_gets() == before + 2
+
+
 def test_the_page_is_fetched_once(site: SiteServer) -> None:
     def gets() -> int:
         return sum(r.path == "/neotoma/site/4721" and r.method == "GET" for r in site.log)
