@@ -263,10 +263,9 @@ class NotifySettings(Settings):
     repository's inbox, told when a page stops (or starts again) being harvestable.
     """
 
-    origins: tuple[NotifyOrigin, ...] = ()
-    report_to: HttpUrl | None = None
-    # notifications one origin may send a minute; more are answered 429
-    per_origin_per_minute: Annotated[int, Field(ge=1, le=10_000)] = 60
+    origins: tuple[NotifyOrigin, ...] = ()  # who may ask for (or announce) the node's pages
+    report_to: HttpUrl | None = None  # the repository's inbox for page status announcements
+    per_origin_per_minute: Annotated[int, Field(ge=1, le=10_000)] = 60  # more: 429
 
     @property
     def enabled(self) -> bool:

@@ -33,6 +33,7 @@ from adapter.store import claims
 from adapter.store import notify as kept
 from adapter.store.db import Store
 from adapter.store.frontier import PageInfo, find_page, list_pages, make_due_now
+from adapter.store.history import RunInfo
 from adapter.store.notify import Incoming, Outgoing, PageObject
 from adapter.sync.drain import Run, WorkOptions
 from adapter.sync.fetchers import node_fetcher
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 POLL = 5.0  # seconds between looks at the store when nothing woke the worker
 MAX_PENDING = timedelta(hours=24)  # a request whose page could not be checked by then: Reject
 MAX_REASONS = 12  # error findings named in a Reject
+RUNS_LOOKED_AT = 5  # a node's newest runs read for the newest finished one
 
 
 class NotifyWorker:
@@ -67,7 +69,7 @@ class NotifyWorker:
         self.stop = threading.Event()
         self._check_due = threading.Event()
         self._send_due = threading.Event()
-        self._runs_seen: dict[str, int] = {}  # node -> newest finished run looked at
+        self._runs_seen: dict[str, RunInfo] = {}  # node -> newest finished run looked at
         self._threads: list[threading.Thread] = []
 
     def wake(self) -> None:
@@ -217,22 +219,32 @@ class NotifyWorker:
     def report_after_run(self, node: NodeSettings) -> int:
         """After the node's newest finished run (once each): an Announce to `report_to` for
         each page whose harvestability changed since the last one it was told; how many."""
-        finished = [r for r in self.store.runs(node.id, limit=5) if r.status != "running"]
-        if not finished or self._runs_seen.get(node.id) == finished[0].id:
+        runs = self.store.runs(node.id, limit=RUNS_LOOKED_AT)
+        finished = [r for r in runs if r.status != "running"]
+        seen = self._runs_seen.get(node.id)
+        if not finished or (seen is not None and seen.id == finished[0].id):
             return 0
-        self._runs_seen[node.id] = finished[0].id
-        return self.report_changes(node)
+        # pages checked since the run looked at last started (windows overlap; what was
+        # told is not told twice): a page a request checked between runs is counted too;
+        # after a restart, since the oldest run looked at, or every page
+        if seen is not None:
+            since: datetime | None = seen.started_at
+        else:
+            since = finished[-1].started_at if len(runs) == RUNS_LOOKED_AT else None
+        self._runs_seen[node.id] = finished[0]
+        return self.report_changes(node, since)
 
-    def report_changes(self, node: NodeSettings) -> int:
-        """Queue an Announce for each page that became not harvestable (or is harvestable
-        again after one said it was not); never two for one page and state."""
+    def report_changes(self, node: NodeSettings, since: datetime | None = None) -> int:
+        """Queue an Announce for each page (checked since `since`) that became not
+        harvestable, or is harvestable again after one said it was not; never two for one
+        page and state."""
         target = node.notify.report_to
         if not target:
             return 0
         told = kept.announced_states(self.store, node.id)
         me = self.services[node.id]
         queued = []
-        for page in list_pages(self.store, node_id=node.id):
+        for page in list_pages(self.store, node_id=node.id, checked_since=since):
             state = _status_kind(page)
             if state is None or told.get(page.url, "announce-harvestable") == state:
                 continue

@@ -402,13 +402,16 @@ def list_pages(
     code: str | None = None,
     harvestable: bool | None = None,
     batch: int = 1000,
+    checked_since: datetime | None = None,
 ) -> Iterable[PageInfo]:
     """The node's (or every node's) pages in id order, read in batches; filtered by a
-    finding code in the last report and by its verdict."""
+    finding code in the last report, by its verdict and by when it was last checked."""
     f = t.frontier
     where: list[Any] = []
     if node_id is not None:
         where.append(f.c.node_id == node_id)
+    if checked_since is not None:
+        where.append(f.c.last_checked_at >= checked_since)
     if code is not None:  # a cheap filter in SQL; the exact test below
         where.append(f.c.last_report.contains(f'"{code}"', autoescape=True))
     after = 0

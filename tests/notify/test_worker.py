@@ -5,6 +5,8 @@ Undo Offer; `report_to` hears once per page and state change."""
 from __future__ import annotations
 
 import json
+import shutil
+import threading
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -19,7 +21,9 @@ from adapter.notify.worker import NotifyWorker
 from adapter.store import notify as kept
 from adapter.store.db import Store
 from adapter.store.frontier import find_page, frontier_rows
+from adapter.sync.drain import WorkOptions
 from adapter.sync.run import run_node
+from adapter.sync.worker import work
 from tests.support import stores
 from tests.support.fixture_server import SITES, SiteServer, start_site, stop
 
@@ -144,8 +148,13 @@ def test_an_undo_offer_withdraws_a_pending_request(store_url, site):
         store.close()
 
 
-def test_report_to_hears_once_per_page_and_state_change(store_url, site, tmp_path):
+def test_report_to_hears_once_per_page_and_state_change(store_url, tmp_path):
+    root = tmp_path / "sites" / "sync-change"
+    shutil.copytree(SITES / "sync-change", root)
+    servers = start_site("sync-change", tmp_path / "sites")
+    site = servers[0]
     node = _node(site, report_to="https://repo.example.org/status-inbox")
+    no_doi = site.url("/dataset/no-doi")
     store = Store.open(store_url)
     try:
         config = AdapterConfig(store_url=store_url, nodes=(node,))
@@ -153,16 +162,49 @@ def test_report_to_hears_once_per_page_and_state_change(store_url, site, tmp_pat
         worker = NotifyWorker(store, [node], PUBLIC)
         worker.check_once()
         told = kept.sent(store)
-        bad = {s.page_url for s in told if s.kind == "announce-not-harvestable"}
-        assert site.url("/dataset/no-doi") in bad
+        bad = {s.page_url: s for s in told if s.kind == "announce-not-harvestable"}
+        assert no_doi in bad and len(bad) == len(told)  # one each
         assert not [s for s in told if s.kind == "announce-harvestable"]  # nothing was bad before
         assert all(s.target_inbox == node.notify.report_to for s in told)
+        summary = bad[no_doi].body["summary"]
+        assert summary.startswith("NOT HARVESTABLE") and "/check?url=" in summary
         worker.check_once()  # the same run: nothing again
         run_node(config, node)  # a new run, nothing changed
         worker.check_once()
         assert len(kept.sent(store)) == len(told)
+        page = root / "dataset" / "no-doi.html"  # the repository fixes the page
+        fixed = '"identifier": "https://doi.org/10.5072/sync.fixed",\n  "dateModified"'
+        page.write_text(page.read_text().replace('"dateModified"', fixed, 1))
+        sitemap = root / "sitemap.xml"
+        moved = "no-doi</loc><lastmod>2024-02-01"
+        sitemap.write_text(sitemap.read_text().replace("no-doi</loc><lastmod>2024-01-01", moved))
+        run_node(config, node)
+        worker.check_once()
+        worker.check_once()
+        again = [s for s in kept.sent(store) if s.kind == "announce-harvestable"]
+        assert [s.page_url for s in again] == [no_doi]
+        assert "harvestable again" in again[0].body["summary"]
+        assert len(kept.sent(store)) == len(told) + 1
     finally:
         store.close()
+        stop(servers)
 
 
 INGEST = ["Offer", "coar-notify:IngestAction"]
+
+
+def test_a_page_an_adapter_worker_checks_first_is_answered_all_the_same(store_url, site):
+    node = _node(site)
+    store = Store.open(store_url)
+    try:
+        inbox = _inbox(store, node)
+        request = _doc(INGEST, site.url("/dataset/with-iso"))
+        assert _send(inbox, request) == 202
+        done = work(store, [node], threading.Event(), WorkOptions(until_idle=True))
+        assert done[node.id].fetched == 1  # `adapter worker` claimed the pushed page
+        worker = NotifyWorker(store, [node], PUBLIC)
+        [pending] = kept.pending_requests(store)
+        assert worker.settle(pending)  # from the store: no second check
+        assert _kinds(store, request["id"]) == ["accept", "announce-ingest", "tentative-accept"]
+    finally:
+        store.close()
