@@ -97,6 +97,14 @@ def _graph(
         yield GraphRead(url, kept, unchanged=True)
         return
     graph = read_sitegraph(fetched, limits)
+    if state is not None and state.datasets and not graph.datasets and graph.readable:
+        graph.whole = graph.readable = False  # an outage page, not every Dataset gone
+        message = (
+            f"The sitegraph {url} holds no Dataset where its last read held {state.datasets}; "
+            "it is taken as unreadable (a maintenance page, a broken export), not as every "
+            "Dataset gone: nothing is archived."
+        )
+        graph.findings.append(SITEGRAPH_UNREADABLE.at(url, message))
     yield from graph.findings
     if not graph.readable:
         return

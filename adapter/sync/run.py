@@ -168,7 +168,7 @@ def _prepare(run: Run, progress: bool, enqueue_only: bool) -> bool:
     """Discover, archive what went missing, mark pages due; whether to process them now."""
     store, node, summary, stop = run.store, run.node, run.summary, run.stop
     previous_seen = _previous_pages_seen(store, node.id)
-    complete, first_error = _discover_into(run, progress)
+    complete, first_error, whole = _discover_into(run, progress)
     # pages are fetched by fetchers of their own: discovery's keep-alive connection
     # would idle, open at the host and held here, for the rest of the run
     run.fetcher.close()
@@ -178,6 +178,8 @@ def _prepare(run: Run, progress: bool, enqueue_only: bool) -> bool:
         summary.discovery_findings = dict(sorted({**codes, START_FAILED.code: 1}.items()))
         summary.status, summary.message = "failed", f"could not reach the node's start: {why}"
         return False
+    if not stop.is_set():
+        _settle_graphs(run, whole)
     if complete and not stop.is_set():
         _archive_missing(store, node, summary)
     if not stop.is_set() and node.dataone.resource_maps:
@@ -254,10 +256,11 @@ def _previous_pages_seen(store: Store, node_id: str) -> int:
     return 0
 
 
-def _discover_into(run: Run, progress: bool) -> tuple[bool, str | None]:
+def _discover_into(run: Run, progress: bool) -> tuple[bool, str | None, list[GraphRead]]:
     """Upsert every entry discovery yields (the node's scope applied by `discover`).
 
-    Returns (discovery finished without errors, the first error's message).
+    Returns (discovery finished without errors, the first error's message, the sitegraphs
+    read whole: their Datasets in the store, their leavers not archived yet).
     """
     store, node, summary, stop = run.store, run.node, run.summary, run.stop
     codes: Counter[str] = Counter()
@@ -302,29 +305,30 @@ def _discover_into(run: Run, progress: bool) -> tuple[bool, str | None]:
     finally:
         if bar is not None:
             bar.close()
-    if not stop.is_set():
-        for read in reads:
-            _settle_graph(run, read)
+    if not stop.is_set():  # an unchanged graph's pages are listed as they were
+        for read in (r for r in reads if r.unchanged):
+            summary.pages_seen += seen_again(store, node.id, summary.run_id, read.url)
+            if read.state is not None:
+                keep_state(store, node.id, read.url, read.state)
     complete = errors == 0 and not stop.is_set()
     if not complete and not stop.is_set():
         codes[DISCOVERY_INCOMPLETE.code] += 1
     summary.discovery_findings = dict(sorted(codes.items()))
-    return complete and summary.pages_seen > 0, first_error
+    whole = [r for r in reads if r.whole]
+    return complete and summary.pages_seen > 0, first_error, whole
 
 
-def _settle_graph(run: Run, read: GraphRead) -> None:
-    """After a sitegraph's entries are in the store: an unchanged graph's pages are seen
-    again; a graph read whole archives the Datasets it no longer lists, as pages that went
-    away; its validators are kept for the next run's conditional GET."""
+def _settle_graphs(run: Run, reads: list[GraphRead]) -> None:
+    """Once the run has reached its start: each graph read whole archives the Datasets it
+    no longer lists, as pages that went away, and only then keeps its validators (a graph
+    whose leavers were not archived is read whole again, not answered 304)."""
     store, node, summary = run.store, run.node, run.summary
-    if read.unchanged:
-        summary.pages_seen += seen_again(store, node.id, summary.run_id, read.url)
-    if read.whole:
+    for read in reads:
         with store.read() as conn:
             left = left_graph(conn, node.id, summary.run_id, read.url)
         _archive_rows(store, node, summary, left)
-    if read.state is not None:
-        keep_state(store, node.id, read.url, read.state)
+        if read.state is not None:
+            keep_state(store, node.id, read.url, read.state)
 
 
 def _archive_missing(store: Store, node: NodeSettings, summary: RunSummary) -> None:

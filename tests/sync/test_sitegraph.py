@@ -172,6 +172,19 @@ def test_a_broken_or_oversized_graph_archives_nothing(site: Site, store_url: str
     assert broken.message is not None and "no sitegraph could be read" in broken.message
     assert broken.archived == 0 and heads(store_url) == live
 
+    # a maintenance page served with 200 in its place: JSON-LD, but no Dataset in it
+    (site.root / "graph.jsonld").write_text(
+        '<!DOCTYPE html><html><head><title>Down for maintenance</title>'
+        '<script type="application/ld+json">{"@context": "https://schema.org", '
+        '"@type": "Organization", "name": "Ocean Data Centre"}</script></head>'
+        "<body><h1>Back soon</h1></body></html>"
+    )
+    site.rule(GRAPH, etag='"maintenance"', content_type="text/html; charset=utf-8")
+    down = run(store_url, node, status="failed")
+    assert down.discovery_findings.get(SITEGRAPH_UNREADABLE.code) == 1
+    assert down.archived == 0 and heads(store_url) == live
+    site.rule(GRAPH, content_type="application/ld+json")
+
     # a huge graph, past max_sitegraph_bytes: said with the URL and the cap
     huge = {
         "@context": {"@vocab": "https://schema.org/"},
