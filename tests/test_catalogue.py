@@ -34,6 +34,7 @@ def declared_in_source() -> set[str]:
     return codes
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_fresh_catalogue_lists_every_declared_code() -> None:
     script = "import json; from adapter.findings import catalogue; "
     script += "print(json.dumps([t.code for t in catalogue()]))"

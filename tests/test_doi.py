@@ -58,6 +58,7 @@ def test_every_spelling_round_trips(doi: str, spelling: str, upper: bool) -> Non
     assert normalize_doi(text) == doi.translate(_ASCII_LOWER)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @given(dois)
 def test_canonical_forms_round_trip(doi: str) -> None:
     canonical = normalize_doi(doi)

@@ -228,6 +228,7 @@ def test_signposting_is_held_against_the_page_dataset_not_a_nested_one(serve_sit
     assert [d.doi for d in report.datasets] == ["10.5072/fk2/rain01"]
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_an_array_of_many_datasets_sharing_a_funder_is_read_not_capped(serve_site: Serve) -> None:
     report = check(serve_site("real-shapes"), "/dataset/many.json")
     assert len(report.datasets) == 214

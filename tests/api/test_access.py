@@ -133,6 +133,7 @@ def headers_error(response: requests.Response, name: str, detail: str) -> None:
 # -- the access policy ------------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_restricted_objects_are_hidden_from_anonymous_callers(world: World) -> None:
     listing = pyxb_parse(world.get(world.private, "/object").content)
     assert (listing.total, len(listing.objectInfo)) == (0, 0)
@@ -200,6 +201,7 @@ def _bad_tokens(cn: TestCN) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_bad_expired_and_forged_tokens_are_invalid_tokens(world: World) -> None:
     pid = world.hidden[0].pid
     for why, token in _bad_tokens(world.cn).items():
@@ -445,6 +447,7 @@ def test_only_the_cn_may_post_errors_once_tokens_are_verified(world: World) -> N
 # -- adapter serve --config -----------------------------------------------------------------
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_adapter_serve_takes_auth_and_retention_from_the_configuration(
     world: World, tmp_path: Path
 ) -> None:

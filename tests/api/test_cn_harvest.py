@@ -183,6 +183,7 @@ def test_five_objects_pages_of_two_and_a_sync_between_pages(store_url: str) -> N
     store.close()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_cn_harvesting_while_the_site_changes_misses_nothing(site: Site, store_url: str) -> None:
     b = node(site, NODE_B, "/sitemap-b.xml")
     config = AdapterConfig(store_url=store_url, nodes=(node(site, NODE_A, "/sitemap.xml"), b))

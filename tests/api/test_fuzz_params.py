@@ -370,6 +370,7 @@ def test_no_query_string_or_identifier_is_a_server_error(
     check(call_app(served_node, raw, verb), verb, method)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @settings(FUZZ, max_examples=40)
 @given(data=st.data())
 def test_over_waitress_no_request_is_a_server_error(served_node: Node, data: st.DataObject) -> None:

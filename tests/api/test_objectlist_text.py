@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
@@ -51,6 +52,7 @@ def test_empty_and_plain_pages_match_the_tree_writer() -> None:
 ODD = st.text(alphabet=st.sampled_from(list("aZ09 &<>\"'\t\r\n\u00e9\u4e2d:/#;=+%")), min_size=1)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @settings(max_examples=300, deadline=None)
 @given(
     entries=st.lists(

@@ -17,12 +17,15 @@ import time
 from datetime import UTC, datetime
 from urllib.parse import quote
 
+import pytest
 import requests
 
 from adapter.commands.serve import cores
 from adapter.store.accesslog import LogQuery
 from tests.api.test_server import World, world  # noqa: F401  (the module's fixture)
 from tests.support import SERVE_AS_STARTED, free_port
+
+pytestmark = pytest.mark.slow  # over 1 s (tests/support/timing.py)
 
 HEADERS = (
     "Content-Type",

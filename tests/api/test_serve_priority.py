@@ -105,6 +105,7 @@ def test_every_thread_and_later_process_yields(
     assert seen == [expected] * 3  # this thread, one started before, a process forked after
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @pytest.mark.parametrize("world", ["sqlite"], indirect=True)
 def test_adapter_serve_yields_in_every_granian_worker_by_default(world: World) -> None:  # noqa: F811
     process = subprocess.Popen(

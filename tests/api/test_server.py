@@ -134,6 +134,7 @@ def test_ping_is_200_with_date_and_no_cache(world: World) -> None:
     assert "no-cache" in response.headers["Cache-Control"]
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_capabilities_at_node_and_root_and_v1(world: World) -> None:
     node = xml(world.get("/node"))
     assert world.get("/").content == world.get("/node").content
@@ -167,6 +168,7 @@ def test_unknown_node_and_version_are_dataone_errors(world: World) -> None:
     assert error(wrong, 501, "NotImplemented", "0").get("nodeId") == world.node.id
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_log_lists_reads_anonymously_with_filters_and_paging(fresh_world: World) -> None:
     world = fresh_world
     empty = xml(world.get("/log?fromDate=2020-01-01T00:00:00.000+00:00&start=0&count=10"))
@@ -486,6 +488,7 @@ def post_failure(world: World, body: bytes) -> requests.Response:
     )
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_synchronization_failed_is_recorded_and_logged(
     fresh_world: World, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -498,6 +501,7 @@ def test_synchronization_failed_is_recorded_and_logged(
     assert any(pid in r.getMessage() and "5000" in r.getMessage() for r in caplog.records)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_synchronization_failed_keeps_at_most_the_daily_caps(fresh_world: World) -> None:
     """Per object, and for reports naming no object of this node (a made-up PID included)."""
     caps = adapter.api.syncfailed.CAPS
@@ -525,6 +529,7 @@ def test_synchronization_failed_keeps_at_most_the_daily_caps(fresh_world: World)
     }
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_anonymous_reports_do_not_grow_the_store(tmp_path: Path) -> None:
     """300 anonymous reports of 60 KB grow the SQLite store (file and WAL) by < 2 MB."""
     url = stores.sqlite_url(tmp_path)
@@ -563,6 +568,7 @@ def test_old_reports_are_deleted_when_new_ones_arrive(tmp_path: Path) -> None:
     store.close()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @pytest.mark.parametrize(
     ("content_type", "body"),
     [
@@ -610,6 +616,7 @@ def test_reading_writes_nothing(world: World) -> None:
     assert dump(world.store) == before
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_reads_while_a_sync_writes(fresh_world: World) -> None:
     """Pages stay valid and totals only grow while another thread adds versions."""
     stop = threading.Event()
@@ -695,6 +702,7 @@ def stop_serve(process: subprocess.Popen[str], timeout: float = 10) -> int:
     return process.wait(timeout=timeout)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_adapter_serve_from_a_store_url(world: World) -> None:
     process, bases = start_serve(
         "--store", world.url, "--node-id", world.node.id, "--log-format", "json"
@@ -740,6 +748,7 @@ def test_adapter_serve_from_a_store_url(world: World) -> None:
     assert "submitter, rights_holder are placeholder" in warning
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_adapter_serve_from_a_configuration_file(world: World, tmp_path: Path) -> None:
     config = tmp_path / "nodes.yaml"
     config.write_text(
@@ -787,6 +796,7 @@ nodes:
         assert stop_serve(process) == 0
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_adapter_serve_refuses_a_store_it_would_have_to_create(tmp_path: Path) -> None:
     result = subprocess.run(
         [

@@ -201,6 +201,7 @@ def test_checksum_in_other_algorithms_and_log_through_client(
     assert failure.pid == pid and 'detailCode="5000"' in failure.xml
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_real_sync_then_cn_harvests_and_sees_the_next_sync(tmp_path: Path, store_url: str) -> None:
     """A real sync of a fixture site over HTTP, served and harvested; the site changes
     (a page edited, a page withdrawn), a second sync runs, the next harvest sees exactly that.

@@ -11,6 +11,7 @@ import xml.etree.ElementTree as ET
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -93,6 +94,7 @@ def test_every_variant_matches_the_tree_writer() -> None:
 ODD = st.text(alphabet=st.sampled_from(list("aZ09 &<>\"'\t\n\r\u00e9\u4e2d:/#;=+%")), max_size=12)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @settings(max_examples=300, deadline=None)
 @given(
     pid=ODD.filter(bool),

@@ -214,6 +214,7 @@ def _params() -> list[object]:
     ]
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @pytest.mark.parametrize(("template", "code", "fragment"), _params(), ids=lambda v: str(v))
 def test_exit_code(
     world: World, template: tuple[str, ...], code: int, fragment: str, virtual_clock: FakeClock

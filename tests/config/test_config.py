@@ -136,6 +136,7 @@ def _expected(path: Path) -> str:
     raise AssertionError(f"{path.name} has no '# expect:' line")
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @pytest.mark.parametrize("path", INVALID, ids=lambda p: p.name)
 def test_each_broken_file_names_key_path_and_reason(path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
@@ -407,6 +408,7 @@ def test_config_check_hides_the_password_from_the_environment(
     assert code == 0 and "postgresql://u:***@db.example/a" in out and "s3cr3t" not in out
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_config_check_exit_codes_of_the_installed_command() -> None:
     adapter = [sys.executable, "-m", "adapter"]
     good = subprocess.run(
@@ -450,6 +452,7 @@ DOCUMENTS = st.recursive(
 )
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(DOCUMENTS)
 def test_any_document_gives_a_config_or_a_config_error(document: Any) -> None:

@@ -59,12 +59,14 @@ values = st.recursive(
 )
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @settings(max_examples=1500)
 @given(values)
 def test_canonical_bytes_equal_the_library_on_any_value(value: Any) -> None:
     assert outcome(r.canonical_bytes, value) == outcome(reference, value)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @settings(max_examples=1500)
 @given(values)
 def test_the_fast_path_when_taken_equals_the_library(value: Any) -> None:
@@ -132,6 +134,7 @@ def test_fixture_documents_serialize_as_the_library_does() -> None:
     assert fast > len(docs) // 2  # the fast path is the common one
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @given(st.dictionaries(st.sampled_from(["name", "views", "x"]), values, max_size=3))
 def test_content_key_reuses_the_body_only_when_nothing_is_dropped(doc: dict[str, Any]) -> None:
     for volatile in ((), ("views",), ("schema:x", "nothing")):

@@ -295,6 +295,7 @@ PROPS = [
 ]
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @settings(max_examples=300, deadline=None)
 @given(st.dictionaries(st.sampled_from(PROPS), json_values, max_size=10))
 def test_any_framed_shape_gives_only_declared_findings(dataset: dict[str, Any]) -> None:

@@ -164,6 +164,7 @@ PID_TEXT = st.text(
 )
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @settings(deadline=None, max_examples=60)  # the first SPARQL read compiles its query
 @given(PID_TEXT, PID_TEXT, st.lists(PID_TEXT, max_size=4))
 def test_any_members_are_the_libraries_graph_and_bytes(
@@ -199,6 +200,7 @@ def test_same_members_same_bytes_in_any_process() -> None:
     assert b"<dcterms:creator>DataONE-SlenderAdapter/" in body
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_no_module_of_the_adapter_needs_dataones_library() -> None:
     """dataone.common (PyXB) is a test dependency: every module imports with it blocked."""
     code = (

@@ -130,6 +130,7 @@ def _adapter(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_check_dataset_shacl_without_a_file_uses_the_bundled_shapes(
     site: SiteServer, tmp_path: Path
 ) -> None:
@@ -143,6 +144,7 @@ def test_check_dataset_shacl_without_a_file_uses_the_bundled_shapes(
     assert done.returncode == plain.returncode
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_check_dataset_refuses_a_broken_shapes_file_before_fetching(tmp_path: Path) -> None:
     broken = tmp_path / "broken.ttl"
     broken.write_text("nope")

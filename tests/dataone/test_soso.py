@@ -570,6 +570,7 @@ json_values = st.recursive(
 )
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @given(
     st.dictionaries(
         st.sampled_from(sorted(set(PROPERTIES.values()) | {"author", "provider"})),

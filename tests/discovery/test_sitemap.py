@@ -304,6 +304,7 @@ def test_entity_escaped_loc_is_unescaped() -> None:
     assert entries(parse(body))[0].loc == "https://repo.example/d?a=1&b=2"
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_50000_urls_in_one_file_are_all_read() -> None:
     items = parse(gzip.compress(many(50_000)))
     assert len(items) == 50_000

@@ -205,12 +205,14 @@ def test_jsonld_normalization(document: Any) -> None:
     )
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @FUZZ
 @given(json_values)
 def test_jsonld_document(document: Any) -> None:
     _run_page(json.dumps(document).encode(), "application/ld+json")
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @FUZZ
 @given(pieces([*JSON_TOKENS, '<script type="application/ld+json">', "</script>", "<html>"], 60))
 def test_broken_pages(text: str) -> None:

@@ -6,6 +6,7 @@ import gzip
 from collections.abc import Sequence
 from datetime import datetime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -140,6 +141,7 @@ def test_sitemap_parser_on_bytes(body: bytes) -> None:
     _check_items(list(parse_sitemap(body, "https://repo.example/sitemap.xml", SMALL)))
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @FUZZ
 @given(pieces(DATE_TOKENS, 12))
 def test_lastmod_dates(text: str) -> None:

@@ -3,6 +3,7 @@ only documented findings come out; the link cap holds."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -96,6 +97,7 @@ HTML_TOKENS = [
 ]
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @FUZZ
 @given(
     st.lists(pieces(LINK_TOKENS), max_size=4),
@@ -132,6 +134,7 @@ def test_linkset_parser_on_bytes(body: bytes) -> None:
     assert_documented(parsed.findings)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @FUZZ
 @given(
     pieces(HTML_TOKENS, 80),

@@ -359,18 +359,21 @@ _DOCUMENTS = st.builds(
 )
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @FUZZ
 @given(_DOCUMENTS)
 def test_generated_documents_expand_as_pyld(doc: Any) -> None:
     check_expand(doc, BASE)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @FUZZ
 @given(_DOCUMENTS)
 def test_generated_documents_frame_as_pyld(doc: Any) -> None:
     check_frame(doc, BASE)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @FUZZ
 @given(_DOCUMENTS)
 def test_generated_documents_normalize_as_pyld(doc: Any) -> None:

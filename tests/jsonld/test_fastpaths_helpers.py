@@ -129,6 +129,7 @@ def test_fixture_blocks(name: str, base: str, data: Any) -> None:
     check(data, base)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @FUZZ
 @given(_DOCUMENTS)
 def test_generated_documents(doc: Any) -> None:

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import d1_client.mnclient_2_0
+import pytest
 from click.testing import CliRunner
 from sqlalchemy import func, select
 
@@ -200,6 +201,7 @@ def log_size(store: Store) -> tuple[int, int]:
     return int(records), int(log)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_mnlite_node_moves_and_its_first_sync_continues_each_series(
     tmp_path: Path, store_url: str
 ) -> None:

@@ -101,6 +101,7 @@ TOKENS = [
 ]
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @given(
     pieces(TOKENS, max_size=25),
     st.sampled_from(HEADERS),

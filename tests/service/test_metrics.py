@@ -193,6 +193,7 @@ def _scrape_until(url: str, ready: Callable[[Samples], bool], seconds: float = 6
     raise AssertionError(f"{url} never showed what was awaited; last scrape: {found}")
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_the_scheduler_serves_metrics_of_its_runs(
     tmp_path: Path, serve_site: Callable[[str], SiteServer]
 ) -> None:
@@ -241,6 +242,7 @@ def test_the_scheduler_serves_metrics_of_its_runs(
         assert proc.wait(timeout=60) == 0
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_adapter_serve_exposes_metrics_and_health_beside_the_nodes(tmp_path: Path) -> None:
     url = stores.sqlite_url(tmp_path)
     node = node_settings()

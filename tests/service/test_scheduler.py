@@ -358,6 +358,7 @@ def schedule_process(tmp_path: Path) -> Iterator[Callable[..., Process]]:
         process.kill()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_sigterm_stops_the_process_cleanly(
     tmp_path: Path, serve_site: Callable[[str], Any], schedule_process: Callable[..., Process]
 ) -> None:
@@ -380,6 +381,7 @@ def test_sigterm_stops_the_process_cleanly(
     assert 1 <= end["counts"]["fetched"] < STATIONS
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_sighup_reloads_and_keeps_the_old_configuration_when_the_new_one_is_bad(
     tmp_path: Path, schedule_process: Callable[..., Process]
 ) -> None:
@@ -407,6 +409,7 @@ def test_sighup_reloads_and_keeps_the_old_configuration_when_the_new_one_is_bad(
     assert any("stopping on SIGINT" in line for line in process.seen)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_schedule_with_a_broken_file_exits_2(tmp_path: Path) -> None:
     broken = ROOT / "fixtures" / "config" / "invalid-cron.yaml"
     result = subprocess.run(
@@ -460,6 +463,7 @@ def check_records(store: Store, node_id: str) -> list[SyncRecord]:
     return [r for r in records if r.format_id != RESOURCE_MAP_FORMAT]
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_scheduled_real_syncs_never_overlap(
     store_url: str,
     serve_site: Callable[[str], Any],
@@ -504,6 +508,7 @@ def test_scheduled_real_syncs_never_overlap(
     assert vars(ends[0])["counts"]["new_objects"] == 2 * STATIONS
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_sigterm_mid_sync_finishes_pages_in_flight_and_a_rerun_completes(
     tmp_path: Path,
     store_url: str,
@@ -567,6 +572,7 @@ def _status(config_path: Path, *extra: str) -> tuple[Any, str]:
     return result.return_value, result.output
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_status_shows_last_and_next_run_of_each_node(
     tmp_path: Path, serve_site: Callable[[str], Any]
 ) -> None:

@@ -514,6 +514,7 @@ _framed = st.recursive(
 )
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @given(st.dictionaries(_keys, _framed, max_size=8), st.text(max_size=200))
 @settings(max_examples=300, deadline=None)
 def test_any_dataset_shape_and_links_never_raise(framed: dict[str, Any], header: str) -> None:

@@ -63,6 +63,7 @@ URL_TOKENS = [
 ]
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @given(pieces(URL_TOKENS, max_size=12))
 @FUZZ
 def test_url_key_cache_equals_reference(url: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -78,6 +79,7 @@ def test_cap() -> None:
     assert len(r.links) == 10 and [f.code for f in r.findings] == ["signposting/too-many-links"]
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @given(st.binary(max_size=400) | st.text(max_size=400).map(str.encode))
 @settings(max_examples=200, deadline=None)
 def test_any_bytes_never_raise(body: bytes) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -174,6 +175,7 @@ def links(draw: st.DrawFn) -> Link:
     )
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @given(st.lists(links(), max_size=8))
 @settings(max_examples=200, deadline=None)
 def test_serialized_links_parse_back_to_the_same_links(items: list[Link]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -205,6 +206,7 @@ _json = st.recursive(
 )
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @given(_json, st.sampled_from(["application/linkset+json", "application/json", "text/plain"]))
 @settings(max_examples=300, deadline=None)
 def test_json_linksets_never_raise(data: object, ctype: str) -> None:

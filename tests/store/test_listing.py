@@ -17,6 +17,8 @@ from adapter.store.listing import ListedObject, Listing, Window
 from tests.store.test_changelog import MS, NODE, dataset, write
 from tests.support import stores
 
+pytestmark = pytest.mark.slow  # over 1 s (tests/support/timing.py)
+
 store_url = stores.store_url  # the fixture, over SQLite and PostgreSQL
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
+import pytest
+
 from adapter.store import migrations, overview
 from adapter.store import schema as t
 from adapter.store.db import Store
@@ -78,6 +80,7 @@ def test_pages_by_code_status_and_one_page(store_url: str) -> None:
         store.close()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_every_list_pages_through_all_its_rows_with_true_totals(store_url: str) -> None:
     """250 pages in natural order (ds/9 before ds/10), by code and status, every row reached."""
     store = Store.open(store_url)

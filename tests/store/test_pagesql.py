@@ -233,6 +233,7 @@ def _plain(key: str, value: Any) -> Any:
     return bytes(value) if isinstance(value, memoryview) else value
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @pytest.mark.parametrize("seed", range(6))
 def test_page_writes_equal_sqlalchemy_core_running_the_same_statements(
     two_stores: tuple[Store, Store], seed: int, monkeypatch: pytest.MonkeyPatch
@@ -251,6 +252,7 @@ def test_page_writes_equal_sqlalchemy_core_running_the_same_statements(
     assert any(isinstance(x, ledger.Applied) and x.versions for x in got)  # the script is varied
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_core_mode_runs_every_hot_statement_through_sqlalchemy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -283,6 +285,7 @@ def test_core_mode_runs_every_hot_statement_through_sqlalchemy(
     assert len(hot) > 15 and hot <= used
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_the_scripts_reach_every_version_rule(tmp_path: Path) -> None:
     """The seeds above exercise reverts, restores, moves, foreign and other-node DOIs, and
     resource maps made, versioned and moved."""

@@ -8,7 +8,7 @@ import pytest
 from tests.support.pgcluster import Cluster
 from tests.support.pgcluster import outage_cluster as outage_cluster
 
-pytestmark = pytest.mark.postgres
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]  # stops and starts a cluster
 
 
 def test_a_stopped_cluster_refuses_and_a_started_one_answers(outage_cluster: Cluster) -> None:

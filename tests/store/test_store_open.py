@@ -6,7 +6,11 @@ import sqlite3
 import threading
 from pathlib import Path
 
+import pytest
+
 from adapter.store.db import Store
+
+pytestmark = pytest.mark.slow  # over 1 s (tests/support/timing.py)
 
 
 def _open(url: str, start: threading.Barrier, failures: list[str]) -> None:

@@ -55,6 +55,7 @@ def test_the_fair_queue_serves_keys_in_turn() -> None:
     assert not waiting
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_the_pool_is_sized_by_what_the_nodes_rates_need() -> None:
     assert pool_size(many(200, 1.0), many(200, 1.0).nodes, cpus=2) == 1  # 0.9 cores' pages
     assert pool_size(many(200, 2.0), many(200, 2.0).nodes, cpus=2) == 2  # 1.8

@@ -60,6 +60,7 @@ def said(outcomes: list[PageOutcome]) -> list[tuple[object, ...]]:
     return [(o.url, o.status, o.created, o.versions, o.error) for o in outcomes]
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_groups_write_what_pages_one_by_one_write(
     site: Site, two_stores: tuple[Store, Store], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -82,6 +83,7 @@ def test_groups_write_what_pages_one_by_one_write(
     assert tables(grouped) == tables(single)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_page_whose_claim_was_taken_is_lost_alone(site: Site, store_url: str) -> None:
     store = Store.open(store_url)
     node = node_for(site)
@@ -98,6 +100,7 @@ def test_a_page_whose_claim_was_taken_is_lost_alone(site: Site, store_url: str) 
     store.close()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_page_the_database_refuses_is_rolled_back_alone(site: Site, store_url: str) -> None:
     store = Store.open(store_url)
     node = node_for(site)

@@ -156,6 +156,7 @@ def test_calls_that_keep_waiting_get_a_further_thread() -> None:
         assert held.result(WAIT) == 1
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_runs_side_by_side_while_discoveries_go_one_at_a_time(
     tmp_path: Path, serve_site: Callable[[str], SiteServer]
 ) -> None:
@@ -206,6 +207,7 @@ def test_fast_hosts_start_at_once_up_to_their_concurrency() -> None:
     assert starts.next_start(row()) is None  # full: only once one finishes
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_node_run_alone_sleeps_until_its_hosts_turn(
     tmp_path: Path, serve_site: Callable[[str], SiteServer], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -12,6 +12,8 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
 from adapter.config.load import parse_config
 from adapter.config.settings import AdapterConfig, choose_processes
 from adapter.store import hostrate_db
@@ -48,6 +50,7 @@ def window(site: SiteServer) -> tuple[float, float]:
     return min(times), max(times)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_nodes_run_side_by_side(tmp_path: Path, serve_site: Callable[[str], SiteServer]) -> None:
     many, few = serve_site("sync-change"), serve_site("page-shacl")
     # `many` is asked ~12 times at 3 per second; one after another, `few` would start after it
@@ -72,6 +75,7 @@ def test_one_node_at_a_time_when_the_configuration_says_so(
     assert a[1] < b[0] or b[1] < a[0]  # one whole run, then the other
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_hanging_repository_holds_no_other_node(
     tmp_path: Path, serve_site: Callable[[str], SiteServer]
 ) -> None:
@@ -101,6 +105,7 @@ def test_a_node_whose_run_raises_is_a_failed_summary_and_the_others_go_on(
     assert summaries["urn:node:BROKEN"].message == "RuntimeError: the store vanished"
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_runs_at_once_share_one_checking_pool_sized_by_what_pays(tmp_path: Path) -> None:
     """The processes of every run in this process are one pool's (once the cores, never a
     pool per run); a run alone starts one only for as many cores as its rate can feed."""
@@ -118,6 +123,7 @@ def test_runs_at_once_share_one_checking_pool_sized_by_what_pays(tmp_path: Path)
     assert choose_processes(fast, 1500, cpus=1) == 1
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_adapter_sync_config_runs_its_nodes_side_by_side(
     tmp_path: Path, serve_site: Callable[[str], SiteServer]
 ) -> None:
@@ -153,6 +159,7 @@ def many(count: int, rate: float, parallel: str = "") -> AdapterConfig:
     return parse_config(f"store_url: sqlite:///x.db\n{parallel}nodes:\n{nodes}")
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_every_node_at_once_when_the_cores_can_check_them_all() -> None:
     # 200 repositories at 1 request/s: 200 pages/s, within 2 cores' checking
     assert many(200, 1.0).nodes_at_once(cpus=2) == 200

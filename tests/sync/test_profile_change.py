@@ -80,6 +80,7 @@ def live(store_url: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_stricter_profile_keeps_the_records_of_pages_still_up(site: Site, store_url: str) -> None:
     lastmod(site, "2024-01-01")
     lax = sync(store_url, node(site, "mnlite"))

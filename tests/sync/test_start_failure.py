@@ -64,6 +64,7 @@ def test_start_failure_rule(seen: int, codes: dict[str, int], previous: int, fai
     assert (start_failure(seen, codes, "why", previous) is not None) is failed
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_unreachable_robots_txt_fails_the_run_and_the_history_says_why(tmp_path: Path) -> None:
     cfg = quick(tmp_path, f"http://127.0.0.1:{closed_port()}/")
     summary = run_node(cfg, cfg.nodes[0])

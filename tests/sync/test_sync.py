@@ -102,6 +102,7 @@ def run(config: AdapterConfig, node: NodeSettings) -> RunSummary:
     return summary
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_pages_that_change_between_runs(site: Site, store_url: str) -> None:
     node = node_for(site)
     config = AdapterConfig(store_url=store_url, nodes=(node,))

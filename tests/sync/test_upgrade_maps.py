@@ -30,6 +30,8 @@ from tests.support.member_node import serve_app
 from tests.support.packages import assert_packages_true
 from tests.sync.test_sync import NODE_ID, Site, node_for, run
 
+pytestmark = pytest.mark.slow  # over 1 s (tests/support/timing.py)
+
 store_url = stores.store_url  # the fixture, over SQLite and PostgreSQL
 
 

@@ -196,6 +196,7 @@ def site(tmp_path: Path) -> Iterator[Site]:
     stop(s.servers)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_the_store_stays_true_while_the_site_changes(site: Site, store_url: str) -> None:
     config = AdapterConfig(
         store_url=store_url,

@@ -96,6 +96,7 @@ def test_enqueue_only_discovers_and_marks_due_without_fetching_pages(
     store.close()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_worker_command_processes_what_enqueue_only_left(tmp_path: Path, site: SiteServer) -> None:
     path = config(tmp_path, stores.sqlite_url(tmp_path), site)
     cfg = load_config(path)
@@ -111,6 +112,7 @@ def test_worker_command_processes_what_enqueue_only_left(tmp_path: Path, site: S
     store.close()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_worker_checks_in_its_pool_when_the_configuration_asks(
     tmp_path: Path, site: SiteServer
 ) -> None:
@@ -127,6 +129,7 @@ def test_a_worker_checks_in_its_pool_when_the_configuration_asks(
     store.close()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_expired_lease_of_another_machine_is_taken_over(tmp_path: Path, site: SiteServer) -> None:
     cfg = load_config(config(tmp_path, stores.sqlite_url(tmp_path), site))
     run_node(cfg, cfg.nodes[0], enqueue_only=True)
@@ -152,6 +155,7 @@ def test_expired_lease_of_another_machine_is_taken_over(tmp_path: Path, site: Si
     store.close()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_sync_in_two_processes_processes_each_page_once(tmp_path: Path, site: SiteServer) -> None:
     cfg = load_config(config(tmp_path, stores.sqlite_url(tmp_path), site))
     summary = run_node(cfg, cfg.nodes[0], processes=2)
@@ -278,6 +282,7 @@ def test_a_host_that_answers_within_its_interval_is_not_given_every_thread(tmp_p
         stop(servers)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_slow_host_gets_the_pages_in_flight_its_concurrency_allows(tmp_path: Path) -> None:
     fixture_site(tmp_path / "sites", "slow", 12)
     rules = {

@@ -25,6 +25,8 @@ from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.workersite import NODE_ID, fixture_site, write_config
 from tests.sync.test_worker import check_each_page_once, page_requests
 
+pytestmark = pytest.mark.slow  # over 1 s (tests/support/timing.py)
+
 PAGES = 60
 
 

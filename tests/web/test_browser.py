@@ -36,9 +36,12 @@ FLAGS = [
     "--disable-sync",
 ]
 
-pytestmark = pytest.mark.skipif(
-    CHROMIUM is None, reason="no chromium installed (apt-get install chromium; .ci/run does)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        CHROMIUM is None, reason="no chromium installed (apt-get install chromium; .ci/run does)"
+    ),
+    pytest.mark.slow,  # a real chromium: seconds a test
+]
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import lxml.html
+import pytest
 import requests
 
 from adapter.findings import catalogue
@@ -47,6 +48,7 @@ def test_permalink_answers_200_with_the_report_whatever_the_verdict(
     assert 'href="/findings#dataone/identifier-missing"' in got.text
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_json_at_the_same_address_is_the_cli_report(make_web: MakeWeb, sites: Any) -> None:
     site = sites("sp-good")
     web = make_web(origins(site))
@@ -158,6 +160,7 @@ def test_every_response_carries_the_security_headers(make_web: MakeWeb) -> None:
     assert requests.delete(web.url("/check"), timeout=10).status_code == 405
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_the_checklist_is_the_chosen_profiles(make_web: MakeWeb, sites: Any) -> None:
     site = sites("page-profiles")  # a DOI and a download, but no ISO metadata copy
     web = make_web(origins(site))
@@ -178,6 +181,7 @@ def test_the_checklist_is_the_chosen_profiles(make_web: MakeWeb, sites: Any) -> 
     assert bad.status_code == 400 and "not a requirement profile" in bad.text
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_an_unreachable_page_could_not_be_checked_not_refused(make_web: MakeWeb) -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 
 from adapter.store.db import Store
@@ -38,6 +39,7 @@ def stop(process: subprocess.Popen[str]) -> int:
     return process.wait(timeout=10)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_adapter_web_checks_a_trusted_origin(sites: Any, tmp_path: Path) -> None:
     site = sites("sp-good")
     trust = [arg for o in origins(site) for arg in ("--trust", o)]
@@ -66,6 +68,7 @@ def test_adapter_web_refuses_a_trust_that_is_not_a_url(tmp_path: Path) -> None:
     assert "'repo.example' is not an http(s) URL" in done.stderr
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_adapter_serve_has_the_check_page_beside_the_api(tmp_path: Path) -> None:
     url = stores.sqlite_url(tmp_path)
     store = Store.open(url)
@@ -96,6 +99,7 @@ def test_adapter_serve_has_the_check_page_beside_the_api(tmp_path: Path) -> None
     assert f"Operator view: {origin}/ops (loopback callers only" in process.stderr.read()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_adapter_web_with_a_store_serves_the_operator_view(tmp_path: Path) -> None:
     url = stores.sqlite_url(tmp_path)
     store = Store.open(url)
@@ -120,6 +124,7 @@ def test_adapter_web_with_a_store_serves_the_operator_view(tmp_path: Path) -> No
         assert stop(process) == 0
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_adapter_web_refuses_a_store_file_that_is_not_there(tmp_path: Path) -> None:
     missing = f"sqlite:///{tmp_path}/none.db"
     done = subprocess.run(
@@ -135,6 +140,7 @@ def test_adapter_web_refuses_a_store_file_that_is_not_there(tmp_path: Path) -> N
     assert not (tmp_path / "none.db").exists()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_adapter_web_with_a_config_not_synced_yet_serves_the_check_page(tmp_path: Path) -> None:
     config = tmp_path / "node.yaml"
     config.write_text(
@@ -158,6 +164,7 @@ def test_adapter_web_with_a_config_not_synced_yet_serves_the_check_page(tmp_path
     assert not (tmp_path / "not-yet.db").exists()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_behind_a_trusted_proxy_the_rate_limit_counts_forwarded_clients(tmp_path: Path) -> None:
     refused = {"url": "http://10.0.0.1/dataset"}  # a check that never leaves the machine
 

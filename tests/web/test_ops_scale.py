@@ -86,6 +86,7 @@ def walk(web: ServedWeb, first: str) -> tuple[list[str], set[str]]:
     return seen, totals
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_every_page_of_a_5000_page_node_is_reached_with_true_counts(web: ServedWeb) -> None:
     seen, totals = walk(web, f"/ops/pages?node={quote(NODE)}")
     assert len(seen) == PAGES and len(set(seen)) == PAGES
@@ -95,6 +96,7 @@ def test_every_page_of_a_5000_page_node_is_reached_with_true_counts(web: ServedW
     assert urls[9:11] == ["https://repo.example/ds/9", "https://repo.example/ds/10"]  # natural
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_code_and_an_outcome_reach_all_their_pages(web: ServedWeb) -> None:
     having = sum("dataone/encoding-missing" in dict(k[2]) for k in KINDS) * PAGES // len(KINDS)
     seen, totals = walk(web, f"/ops/pages?node={quote(NODE)}&code=dataone/encoding-missing")
@@ -171,6 +173,7 @@ def test_the_secret_typed_once_opens_ops_with_a_cookie_not_holding_it(proxied: S
         assert browser.get(proxied.url("/ops"), timeout=10).status_code == 200
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_on_loopback_ops_needs_no_secret_and_without_one_only_loopback(
     store: Store, tmp_path: Path
 ) -> None:

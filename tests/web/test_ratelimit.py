@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 
 from adapter.web.app import WebApp
@@ -54,6 +55,7 @@ def test_another_process_shares_the_count(tmp_path: Path) -> None:
     rate.close()
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_checks_beyond_the_limit_are_429_with_retry_after(tmp_path: Path, sites: Any) -> None:
     site = sites("sp-good")
     url = site[0].url("/dataset/7")

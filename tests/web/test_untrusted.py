@@ -95,6 +95,7 @@ def test_the_operators_configured_origins_are_trusted(sites: Any, tmp_path: Path
     assert "fetch/unsafe-url" in codes(other)
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_hanging_page_ends_at_the_deadline(make_web: MakeWeb, sites: Any) -> None:
     site = sites("page-http")
     web = make_web(origins(site), deadline=1.0)
@@ -140,6 +141,7 @@ def test_a_hostile_page_is_never_reflected_unescaped(make_web: MakeWeb, sites: A
     assert "script-src 'self'" in got.headers["Content-Security-Policy"]
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_checks_beyond_the_running_slots_are_503_and_not_counted(
     sites: Any, tmp_path: Path
 ) -> None:
