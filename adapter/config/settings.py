@@ -63,8 +63,7 @@ class StartSettings(Settings):
     entry_urls: tuple[HttpUrl, ...] = ()  # repository pages whose robots.txt is read
     robots_urls: tuple[HttpUrl, ...] = ()  # robots.txt files whose Sitemap: lines are read
     sitemap_urls: tuple[HttpUrl, ...] = ()  # sitemaps or sitemap indexes
-    # JSON-LD documents (or DataCatalog pages) of many Datasets (adapter.discovery.sitegraph)
-    sitegraph_urls: tuple[HttpUrl, ...] = ()
+    sitegraph_urls: tuple[HttpUrl, ...] = ()  # JSON-LD documents of many Datasets, or catalogues
 
     @model_validator(mode="after")
     def _at_least_one(self) -> StartSettings:

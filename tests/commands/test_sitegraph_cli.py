@@ -150,3 +150,20 @@ def test_check_dataset_on_a_broken_graph_and_a_catalogue_page(serve_site: Serve)
     # a landing page with one Dataset is still one page
     code, text = invoke("check-dataset", *MNLITE, server.url("/dataset/ref-1"))
     assert code == 0 and "Sitegraph" not in text
+
+
+def test_quick_sync_of_a_sitegraph_url_and_its_pages(serve_site: Serve, tmp_path: Path) -> None:
+    """`adapter sync URL.jsonld` takes it as a sitegraph; its Datasets are the node's pages."""
+    server = serve_site("sitegraph")
+    store = f"sqlite:///{tmp_path / 'quick.db'}"
+    graph = server.url("/graph.jsonld")
+    code, out = invoke("sync", graph, "--store", store, "--node-id", "urn:node:QUICK")
+    assert code == 0, out
+    assert not [r for r in server.log if r.path.startswith("/dataset/")]
+    code, out = invoke("pages", "--store", store, "--json")
+    assert code == 0
+    pages = lines(out)
+    assert len(pages) == DATASETS
+    assert {p["url"] for p in pages} >= {server.url("/dataset/ctd"), server.url("/dataset/sst")}
+    code, out = invoke("pages", "show", server.url("/dataset/turtles"), "--store", store)
+    assert code == 1 and "NOT HARVESTABLE" in out and "dataone/identifier-missing" in out
