@@ -219,7 +219,8 @@ def test_a_page_whose_process_runs_out_of_memory_is_reported(site: SiteServer) -
     out = render_if_needed(page, fetcher, "auto", 2)
     assert isinstance(out, Fetched) and not out.rendered and out.body == page.body
     [failed] = [f for f in out.render_findings if f.code == rf.RENDER_FAILED.code]
-    assert "crashed" in failed.message
+    # its process dies of it; on a starved machine the budget may end the page first
+    assert "crashed" in failed.message or "hung" in failed.message, failed.message
     nxt = render_if_needed(get_page(fetcher, site.url("/r2r/cruise/RR1904")), fetcher, "auto", 2)
     assert isinstance(nxt, Fetched) and nxt.rendered
 
