@@ -33,6 +33,7 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -517,8 +518,19 @@ def _serve_granian(
     listen_url = f"http://{_host_for_url(_reachable(host))}:{port}"
     nodes = [member_node(s, listen_url, public_url) for s in settings]
     notifying = [s for s in settings if s.notify.enabled]
-    if notifying:
+    worker = None
+    if notifying:  # before granian forks: the process is spawned, it inherits no thread
         require("coarnotify", "notify: in the configuration (COAR Notify)")
+        context = multiprocessing.get_context("spawn")
+        args = (url, notifying, public_url or listen_url, logs, os.getpid())
+        worker = context.Process(target=notify_process, args=args, name="adapter-notify")
+        # ignored from its start (a disposition exec keeps) until it can handle the wake-up:
+        # SIGUSR1's default would end it
+        previous = signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+        try:
+            worker.start()
+        finally:
+            signal.signal(signal.SIGUSR1, previous)
 
     def build() -> tuple[Any, Callable[[], None]]:
         store = Store.open(url, create=False)
@@ -533,6 +545,8 @@ def _serve_granian(
             front = NotifyFront(store, notifying, worker=False)  # the worker is a process
             app = front.wrap(app)
             front.bind(public_url or listen_url)
+            if worker is not None:  # its pid, known before the fork: wake it by a signal
+                front.inbox.wake = partial(_wake, worker.pid)
         access_log.start()
 
         def at_exit() -> None:
@@ -550,12 +564,6 @@ def _serve_granian(
             names = ", ".join(n.short_name for n in notifying)
             click.echo(f"COAR Notify inbox: {bound}/inbox (for {names})", err=True)
 
-    worker = None
-    if notifying:  # before granian forks: the process is spawned, it inherits no thread
-        context = multiprocessing.get_context("spawn")
-        args = (url, notifying, public_url or listen_url, logs, os.getpid())
-        worker = context.Process(target=notify_process, args=args, name="adapter-notify")
-        worker.start()
     try:
         serve_forked(
             build, host, port, workers=server.workers, threads=server.threads, announce=announce
@@ -566,6 +574,13 @@ def _serve_granian(
             worker.join(timeout=60)
 
 
+def _wake(pid: int | None) -> None:
+    """Tell the notify process the inbox took something (it also looks every 5 s)."""
+    if pid is not None:
+        with suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGUSR1)
+
+
 def notify_process(
     url: str,
     nodes: list[NodeSettings],
@@ -574,8 +589,8 @@ def notify_process(
     parent: int,
 ) -> None:
     """COAR Notify's worker in a process of its own, beside granian's workers (which answer
-    the inbox but cannot wake it: it looks at the store every second). It stops on SIGTERM,
-    or when the server that started it is gone."""
+    the inbox and wake it with SIGUSR1). It stops on SIGTERM, or when the server that
+    started it is gone."""
     from adapter.notify.worker import NotifyWorker
     from adapter.store.db import Store
 
@@ -584,7 +599,8 @@ def notify_process(
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
     store = Store.open(url, create=False)
-    worker = NotifyWorker(store, nodes, public_url, poll=1.0)
+    worker = NotifyWorker(store, nodes, public_url, poll=5.0)
+    signal.signal(signal.SIGUSR1, lambda *_: worker.wake())  # the inbox took something
     worker.start()
     try:
         while not stop.wait(1.0) and os.getppid() == parent:

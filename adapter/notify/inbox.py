@@ -10,6 +10,8 @@ What a POST gets:
 - 413: a body over `max_body` bytes; 415: not JSON by its Content-Type; 429: the origin
   sent more than its node's `notify.per_origin_per_minute` in the last minute.
 
+A GET (LDN's inbox listing) answers an empty container with `Accept-Post`.
+
 A resend of a notification already received (same origin, same id) gets 202 and changes
 nothing. `Advertise` adds `Link: <.../inbox>; rel="http://www.w3.org/ns/ldp#inbox"` to the
 Member Node base URLs and the check page, where LDN senders look for it.
@@ -46,6 +48,7 @@ log = logging.getLogger(__name__)
 MAX_BODY = 64 * 1024  # bytes: a notification is a few KiB; COAR's examples are under 3
 JSON_TYPES = ("application/ld+json", "application/json", "application/activity+json")
 LDP_INBOX = "http://www.w3.org/ns/ldp#inbox"
+ALLOW = "GET, HEAD, OPTIONS, POST"
 
 StartResponse = Callable[..., Any]
 WsgiApp = Callable[[dict[str, Any], StartResponse], Iterable[bytes]]
@@ -73,8 +76,10 @@ class InboxApp:
 
     def __call__(self, environ: dict[str, Any], start_response: StartResponse) -> Iterable[bytes]:
         method = str(environ.get("REQUEST_METHOD", "GET")).upper()
+        if method in ("GET", "HEAD", "OPTIONS"):
+            return _listing(start_response, method)
         if method != "POST":
-            return _answer(start_response, 405, "POST a notification here", [("Allow", "POST")])
+            return _answer(start_response, 405, "POST a notification here", [("Allow", ALLOW)])
         kind = str(environ.get("CONTENT_TYPE", "")).split(";", 1)[0].strip().lower()
         if kind not in JSON_TYPES:
             why = f"Content-Type {kind or '(none)'} is not application/ld+json"
@@ -171,6 +176,30 @@ def _read(environ: dict[str, Any], cap: int) -> bytes | None:
     stream = environ["wsgi.input"]
     body = stream.read(length if length >= 0 else cap + 1)
     return None if len(body) > cap else bytes(body)
+
+
+def _listing(start_response: StartResponse, method: str) -> list[bytes]:
+    """LDN's GET on an inbox: a container that lists nothing. What repositories sent is
+    theirs and the operator's (`adapter notify list`), not every caller's; `Accept-Post`
+    says what may be POSTed."""
+    body = json.dumps(
+        {
+            "@context": "http://www.w3.org/ns/ldp",
+            "@id": "",
+            "@type": ["ldp:Container", "ldp:BasicContainer"],
+            "contains": [],
+        }
+    ).encode()
+    start_response(
+        "200 OK",
+        [
+            ("Content-Type", "application/ld+json"),
+            ("Content-Length", str(len(body) if method == "GET" else 0)),
+            ("Accept-Post", "application/ld+json"),
+            ("Allow", ALLOW),
+        ],
+    )
+    return [body] if method == "GET" else []
 
 
 def _answer(

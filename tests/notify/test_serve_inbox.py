@@ -245,3 +245,14 @@ def test_the_base_url_and_the_check_page_advertise_the_inbox(setup):
     assert "ldp#inbox" not in requests.get(setup.origin + "/healthz", timeout=30).headers.get(
         "Link", ""
     )
+
+
+def test_the_inbox_lists_nothing_and_says_what_it_takes(setup):
+    answer = requests.get(f"{setup.origin}/inbox", timeout=30)
+    assert answer.status_code == 200 and answer.headers["Accept-Post"] == "application/ld+json"
+    assert answer.json()["contains"] == []
+    wrong = requests.post(
+        f"{setup.origin}/inbox", data=b"<x/>", headers={"Content-Type": "text/xml"}, timeout=30
+    )
+    assert wrong.status_code == 415
+    assert requests.delete(f"{setup.origin}/inbox", timeout=30).status_code == 405
