@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from adapter.cli import cli
@@ -91,6 +92,7 @@ def test_discover_a_configured_node_with_sitegraphs(serve_site: Serve, tmp_path:
     assert code == 2  # URL or --config, not both
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_check_dataset_checks_every_dataset_of_a_graph(serve_site: Serve) -> None:
     server = serve_site("sitegraph")
     code, out = invoke("check-dataset", *MNLITE, "--json", server.url("/graph.jsonld"))

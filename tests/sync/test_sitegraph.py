@@ -98,6 +98,7 @@ def by_id(graph: list[dict[str, object]], slug: str) -> dict[str, object]:
     return next(n for n in graph if str(n.get("@id", "")).endswith(f"/dataset/{slug}"))
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_each_dataset_of_the_graph_is_a_record_kept_true_across_runs(
     site: Site, store_url: str
 ) -> None:
@@ -159,6 +160,7 @@ def _litter(site: Site) -> str:
     return site.server.rewrite(json.dumps(by_id(original["@graph"], "litter")))
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_broken_or_oversized_graph_archives_nothing(site: Site, store_url: str) -> None:
     node = node_for(site)
     run(store_url, node)
@@ -174,7 +176,7 @@ def test_a_broken_or_oversized_graph_archives_nothing(site: Site, store_url: str
 
     # a maintenance page served with 200 in its place: JSON-LD, but no Dataset in it
     (site.root / "graph.jsonld").write_text(
-        '<!DOCTYPE html><html><head><title>Down for maintenance</title>'
+        "<!DOCTYPE html><html><head><title>Down for maintenance</title>"
         '<script type="application/ld+json">{"@context": "https://schema.org", '
         '"@type": "Organization", "name": "Ocean Data Centre"}</script></head>'
         "<body><h1>Back soon</h1></body></html>"
@@ -215,6 +217,7 @@ def test_a_broken_or_oversized_graph_archives_nothing(site: Site, store_url: str
     assert len(heads(store_url)) == len(live) + 5
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_catalogue_feeds_landing_pages_and_its_own_datasets(site: Site, store_url: str) -> None:
     node = node_for(site, "/catalog.html", "/catalog.jsonld")
     summary = run(store_url, node)
@@ -234,6 +237,7 @@ def test_a_catalogue_feeds_landing_pages_and_its_own_datasets(site: Site, store_
     ]
 
 
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_a_worker_and_the_checking_pool_check_the_datasets_from_the_store(
     site: Site, tmp_path: Path
 ) -> None:
