@@ -113,6 +113,7 @@ def _settings_lines(node: NodeSettings) -> list[str]:
     start = node.start
     urls = [f"entry {u}" for u in start.entry_urls] + [f"robots {u}" for u in start.robots_urls]
     urls += [f"sitemap {u}" for u in start.sitemap_urls]
+    urls += [f"sitegraph {u}" for u in start.sitegraph_urls]
     polite = node.politeness
     delay = "Crawl-delay honoured" if polite.honour_crawl_delay else "Crawl-delay ignored"
     scope = node.scope

@@ -90,6 +90,8 @@ def test_discover_a_configured_node_with_sitegraphs(serve_site: Serve, tmp_path:
     assert summary["entries"] == DATASETS + 3  # the catalogue's pages, ref-4 excluded
     code, _ = invoke("discover", "--config", str(config), server.url("/graph.jsonld"))
     assert code == 2  # URL or --config, not both
+    code, out = invoke("config", "check", str(config))
+    assert code == 0 and f"sitegraph {server.url('/graph.jsonld')}" in out
 
 
 @pytest.mark.slow  # over 1 s (tests/support/timing.py)
