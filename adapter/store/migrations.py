@@ -37,6 +37,8 @@ from adapter.store.schema import (
     identifiers,
     ix_frontier_natural,
     ix_frontier_status,
+    ix_notify_inbox_node,
+    ix_notify_outbox_node,
     ix_series_source,
     metadata,
     node_policy,
@@ -308,6 +310,18 @@ MIGRATIONS.append(
         "notify_inbox, notify_outbox: COAR Notify received and sent",
         lambda conn: metadata.create_all(conn, tables=[notify_inbox, notify_outbox]),
     )
+)
+
+
+def _notify_by_node(conn: Connection) -> None:
+    """A node's notifications newest first from an index: /ops/notify?node=X at 100,000
+    sent read and sorted every row (270 ms of CPU for its first page, 440 for its last)."""
+    for index in (ix_notify_inbox_node, ix_notify_outbox_node):
+        conn.execute(CreateIndex(index, if_not_exists=True))
+
+
+MIGRATIONS.append(
+    (10, "notify_inbox, notify_outbox: indexes by node, newest first", _notify_by_node)
 )
 LATEST = MIGRATIONS[-1][0]
 

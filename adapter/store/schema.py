@@ -321,6 +321,8 @@ notify_inbox = Table(
     Column("body", Text, nullable=False),  # the notification as received (JSON)
 )
 Index("ix_notify_inbox_state", notify_inbox.c.state, notify_inbox.c.id)
+# /ops/notify?node=X pages newest first: without it a page read and sorted every row
+ix_notify_inbox_node = Index("ix_notify_inbox_node", notify_inbox.c.node_id, notify_inbox.c.id)
 Index("ix_notify_inbox_sender", notify_inbox.c.origin_id, notify_inbox.c.notification_id)
 
 # What the adapter sends (answers, Announce Ingest, page status announcements), retried with
@@ -347,3 +349,4 @@ Index("ix_notify_outbox_due", notify_outbox.c.state, notify_outbox.c.next_attemp
 Index(
     "ix_notify_outbox_page", notify_outbox.c.node_id, notify_outbox.c.page_url, notify_outbox.c.id
 )
+ix_notify_outbox_node = Index("ix_notify_outbox_node", notify_outbox.c.node_id, notify_outbox.c.id)

@@ -505,6 +505,35 @@ def test_a_version_1_store_is_upgraded_in_place(store_url: str) -> None:
     assert again.start_run(NODE, "host:1") > 0
 
 
+def test_version_10_adds_the_notify_lists_indexes_by_node(store_url: str) -> None:
+    """/ops/notify?node=X pages a node's notifications newest first from an index."""
+    s = Store.open(store_url)
+    with s.write() as conn:  # as version 9 left it
+        for name in ("ix_notify_inbox_node", "ix_notify_outbox_node"):
+            conn.execute(text(f"DROP INDEX {name}"))
+        conn.execute(t.schema_version.delete())
+        conn.execute(
+            t.schema_version.insert().values(
+                version=9, description="v9", applied_at=datetime.now(UTC)
+            )
+        )
+    s.close()
+    assert Store.connect(store_url).upgrade() == [10] == [migrations.LATEST]
+    s = Store.open(store_url, create=False)
+    with s.read() as conn:
+        for table in ("notify_inbox", "notify_outbox"):
+            indexes = {i["name"]: i["column_names"] for i in inspect(conn).get_indexes(table)}
+            assert indexes[f"ix_{table}_node"] == ["node_id", "id"]
+        if conn.dialect.name == "sqlite":  # the page's rows found by the index, not sorted
+            plan = conn.exec_driver_sql(
+                "EXPLAIN QUERY PLAN SELECT * FROM notify_outbox WHERE node_id = 'n' "
+                "ORDER BY id DESC LIMIT 100 OFFSET 99900"
+            ).all()
+            steps = " ".join(str(row[-1]) for row in plan)
+            assert "ix_notify_outbox_node" in steps and "TEMP B-TREE" not in steps, steps
+    s.close()
+
+
 def test_obsoleted_by_and_archived_change_only_one_way(store: Store) -> None:
     from adapter.store.ledger import _bump
 
