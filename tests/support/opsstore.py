@@ -76,8 +76,12 @@ def report(url: str, kind: int) -> dict[str, Any]:
     }
 
 
-def fill(store: Store, node_id: str, pages: int, runs: int = 30, events: int = 0) -> None:
-    """`pages` frontier rows with stored reports, `runs` finished runs, `events` pending."""
+def fill(
+    store: Store, node_id: str, pages: int, runs: int = 30, events: int = 0, notices: int = 0
+) -> None:
+    """`pages` frontier rows with stored reports, `runs` finished runs, `events` pending,
+    `notices` COAR Notify status announcements sent (one per page, the first `notices`)
+    and as many requests received."""
     now = datetime.now(UTC)
     with store.write() as conn:
         for start in range(0, pages, BATCH):
@@ -123,6 +127,14 @@ def fill(store: Store, node_id: str, pages: int, runs: int = 30, events: int = 0
                     summary=json.dumps(summary),
                 )
             )
+        for start in range(0, notices, BATCH):
+            sent, received = [], []
+            for i in range(start, min(notices, start + BATCH)):
+                url = f"https://repo.example/ds/{i}"
+                sent.append(_announcement(node_id, url, i, now))
+                received.append(_request(node_id, url, i, now))
+            conn.execute(t.notify_outbox.insert(), sent)
+            conn.execute(t.notify_inbox.insert(), received)
         if events:
             conn.execute(
                 t.outbox.insert(),
@@ -137,3 +149,40 @@ def fill(store: Store, node_id: str, pages: int, runs: int = 30, events: int = 0
                     for i in range(events)
                 ],
             )
+
+
+def _announcement(node_id: str, url: str, i: int, now: datetime) -> dict[str, Any]:
+    kind = "announce-harvestable" if i % 4 == 2 else "announce-not-harvestable"
+    body = {"type": ["Announce"], "object": {"id": url}, "id": f"urn:uuid:sent-{i}"}
+    return {
+        "node_id": node_id,
+        "created_at": now,
+        "kind": kind,
+        "target_inbox": "https://repo.example/inbox",
+        "in_reply_to": None,
+        "page_url": url,
+        "body": json.dumps(body),
+        "state": "delivered" if i % 10 else "failed",
+        "attempts": 1,
+        "next_attempt_at": now,
+        "last_error": None if i % 10 else "HTTP 503 from https://repo.example/inbox",
+        "http_status": 202 if i % 10 else 503,
+        "delivered_at": now if i % 10 else None,
+    }
+
+
+def _request(node_id: str, url: str, i: int, now: datetime) -> dict[str, Any]:
+    body = {"type": ["Offer", "coar-notify:IngestAction"], "object": {"id": url}}
+    return {
+        "node_id": node_id,
+        "received_at": now,
+        "notification_id": f"urn:uuid:received-{i}",
+        "kind": "request-ingest",
+        "origin_id": "https://repo.example/",
+        "origin_inbox": "https://repo.example/inbox",
+        "object_url": url,
+        "state": "accepted" if i % 5 else "rejected",
+        "reason": None if i % 5 else "the page is not harvestable: dataone/encoding-missing",
+        "decided_at": now,
+        "body": json.dumps(body),
+    }
