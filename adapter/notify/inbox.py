@@ -26,6 +26,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from adapter.config.settings import NodeSettings
+from adapter.errors import StoreError
 from adapter.notify.patterns import (
     INBOX_PATH,
     REQUEST_INGEST,
@@ -87,7 +88,12 @@ class InboxApp:
         body = _read(environ, self.max_body)
         if body is None:
             return _answer(start_response, 413, f"a notification is at most {self.max_body} bytes")
-        status, text = self.receive(body)
+        try:
+            status, text = self.receive(body)
+        except StoreError as exc:  # nothing was kept: the sender may send it again
+            log.error("inbox: the store is unavailable: %s", exc)
+            return _answer(start_response, 503, "the store is unavailable; send it again later",
+                           [("Retry-After", "60")])  # fmt: skip
         return _answer(start_response, status, text)
 
     def receive(self, body: bytes) -> tuple[int, str]:
@@ -216,6 +222,7 @@ def _answer(
         413: "Content Too Large",
         415: "Unsupported Media Type",
         429: "Too Many Requests",
+        503: "Service Unavailable",
     }
     body = (text + "\n").encode()
     start_response(

@@ -63,6 +63,9 @@ ANNOUNCE = "announce"
 UNDO_OFFER = "undo-offer"
 
 
+MAX_DEPTH = 32  # objects within objects a notification may have (COAR's examples: 4)
+
+
 class Malformed(Exception):
     """Not a COAR Notify notification the adapter can read; the message says why."""
 
@@ -84,6 +87,8 @@ def parse(data: Any) -> Received:
     """A received JSON document as a notification the adapter acts on, or Malformed."""
     if not isinstance(data, dict):
         raise Malformed("the body is not a JSON object")
+    if _depth(data) > MAX_DEPTH:
+        raise Malformed(f"the notification is nested deeper than {MAX_DEPTH} levels")
     if not isinstance(data.get("id"), str):
         raise Malformed("id is missing: an answer could not say what it answers")
     try:
@@ -106,6 +111,19 @@ def parse(data: Any) -> Received:
         return Received(UNDO_OFFER, pattern.id, origin.id, inbox, None, pattern.in_reply_to, data)
     names = pattern.type if isinstance(pattern.type, str) else ", ".join(pattern.type)
     raise Malformed(f"the adapter acts on Request Ingest, Announce and Undo Offer, not on {names}")
+
+
+def _depth(doc: Any) -> int:
+    """How deeply objects and arrays nest (the library copies and walks them recursively)."""
+    deepest, stack = 0, [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            deepest = max(deepest, depth)
+            if depth <= MAX_DEPTH:
+                items = value.values() if isinstance(value, dict) else value
+                stack += [(v, depth + 1) for v in items]
+    return deepest
 
 
 def _page(data: dict[str, Any]) -> str:

@@ -30,6 +30,9 @@ NODE = quick_node(
     scope={"allowed_hosts": ["files.example.org"], "exclude": ["/private/"]},
     notify={"origins": [{"id": REPO, "inbox": INBOX}], "per_origin_per_minute": 2},
 )
+DEEP: list[object] = []
+for _ in range(40):
+    DEEP = [DEEP]
 OTHER = quick_node("https://other.example.net/sitemap.xml", "urn:node:OTHER")
 
 
@@ -66,6 +69,7 @@ def test_the_patterns_are_read_with_coarnotify():
         ({"origin": {"id": REPO, "type": "Service"}}, "origin.inbox is missing"),
         ({"origin": {"id": "not a uri", "inbox": INBOX}}, "origin.id"),
         ({"id": None}, "id is missing"),
+        ({"object": {"id": "https://data.example.org/1", "x": DEEP}}, "nested deeper than 32"),
     ],
 )
 def test_malformed_notifications_say_why(change, why):
