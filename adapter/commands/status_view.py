@@ -138,7 +138,20 @@ def _settings_lines(node: NodeSettings) -> list[str]:
         f"  dataone     submitter {d1.submitter}; rightsHolder {d1.rights_holder}",
         f"              access {access}; checksum {d1.checksum_algorithm}; "
         f"replication {'allowed' if d1.replication.allowed else 'not allowed'}",
+        *_notify_lines(node),
     ]
+
+
+def _notify_lines(node: NodeSettings) -> list[str]:
+    """Whom the node's COAR Notify inbox acts for, and where status announcements go."""
+    notify = node.notify
+    if not notify.enabled:
+        return []
+    trusted = "; ".join(f"{o.id} (answers to {o.inbox})" for o in notify.origins) or "nobody"
+    lines = [f"  notify      trusts {trusted}, for pages on {', '.join(sorted(node.hosts()))}"]
+    if notify.report_to:
+        lines.append(f"              page status announced to {notify.report_to}")
+    return lines
 
 
 def node_status(node: NodeSettings, last: LastRun | None) -> dict[str, Any]:

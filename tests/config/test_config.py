@@ -465,3 +465,13 @@ def test_any_document_gives_a_config_or_a_config_error(document: Any) -> None:
             assert line.startswith("<config>: ")
     else:
         assert config.nodes
+
+
+def test_config_check_says_whom_the_notify_inbox_trusts() -> None:
+    result = CliRunner().invoke(cli, ["config", "check", str(ROOT / "config" / "full.yaml")])
+    assert result.exit_code == 0, result.output
+    assert (
+        "notify      trusts https://repo.example.org/ (answers to "
+        "https://repo.example.org/ldn/inbox), for pages on data.example.org, files.example.org"
+    ) in result.output
+    assert "page status announced to https://repo.example.org/ldn/inbox" in result.output
