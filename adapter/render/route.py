@@ -7,8 +7,10 @@ request is intercepted (Playwright's `route`) and answered here:
 - scripts, fetch() and XMLHttpRequest, by GET: fetched by the adapter's own `Fetcher`
   (its address policy, robots.txt gate, the node's pacer, caps and deadline), the answer
   handed to the browser with `route.fulfill`; a refusal is reported by URL;
-- everything else (images, fonts, media, stylesheets, frames, navigations away, other
-  methods, other schemes): aborted, the browser never touches the network.
+- everything else (images, fonts, media, stylesheets, other methods, other schemes):
+  aborted; frames and navigations away are answered 204 (the page stays where it is);
+  the browser never touches the network. One to an address the policy refuses is
+  reported like a script's request.
 
 So the caps, the policy and the politeness are the very code of every other fetch, and
 the browser needs no network of its own (it is launched with a proxy that goes nowhere).
@@ -138,8 +140,10 @@ async def _answer(
             await route.fulfill(
                 status=page.status, headers=headers_for_browser(page), body=page.body
             )
-        else:  # frames, and the page moving itself elsewhere: not what is being read
-            await route.abort("blockedbyclient")
+        else:  # frames, and the page moving itself elsewhere: not what is being read. A 204
+            # keeps the document where it is (an aborted navigation shows an error page)
+            await route.fulfill(status=204, body=b"")
+            await _note_navigation(traffic, run, url)
         return
     if request.resource_type not in FETCHED_KINDS:
         await route.abort("blockedbyclient")  # images, fonts, media, stylesheets, beacons
@@ -170,6 +174,21 @@ async def _answer(
     if got.status >= 400:
         traffic.fail(url, f"HTTP {got.status}")
     await route.fulfill(status=got.status, headers=headers_for_browser(got), body=got.body)
+
+
+async def _note_navigation(traffic: Traffic, run: Callable[..., Any], url: str) -> None:
+    """A frame or navigation the adapter would not have fetched either is reported as a
+    refused request (one to a public page, an embedded video, is only not followed)."""
+    scheme = urlsplit(url).scheme.lower()
+    if scheme in ("about", "blob"):
+        return
+    if scheme not in ("http", "https"):
+        traffic.refuse(url, f"a frame or navigation to scheme {scheme or '(none)'}")
+        return
+    fetcher = traffic.fetcher
+    why = await run(partial(fetcher.policy.refusal, url, fetcher.limits.max_url_length))
+    if why:
+        traffic.refuse(url, f"a frame or navigation: {why}")
 
 
 def _has_frame(request: Request) -> bool:

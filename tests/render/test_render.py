@@ -128,6 +128,8 @@ def test_private_addresses_never_leave_the_browser(servers: list[SiteServer]) ->
     assert other.url("/beacon.json") in said and "loopback" in said
     assert "http://[::1]:22/" in said
     assert "method POST" in said
+    assert "http://169.254.170.2/v2/credentials" in said  # a frame
+    assert "http://192.168.1.1/" in said  # the page taken elsewhere: not followed
     assert other.log == []  # not one request reached the other server
     assert not [r for r in site.log if r.method == "POST" or r.path == "/api/track"]
     assert not [r for r in site.log if r.path.endswith((".png", ".css", ".woff2", ".ico"))]
