@@ -48,6 +48,7 @@ from adapter.store import migrations
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.store.latency import WRITES, Latency
+from adapter.store.notify import counts as notify_counts
 
 log = logging.getLogger(__name__)
 
@@ -232,12 +233,22 @@ class _StoreCollector(Collector):
         depth = GaugeMetricFamily(
             "adapter_queue_depth", "Outbox events not yet acknowledged, per node.", labels=["node"]
         )
+        notify = GaugeMetricFamily(
+            "adapter_notify_notifications",
+            "COAR Notify notifications kept in the store, by direction (received, sent) and "
+            "state (sent: pending, delivered, failed).",
+            labels=["direction", "state"],
+        )
         try:
             for node, n in pending_by_node(self.store).items():
                 depth.add_metric([node], n)
+            for direction, states in notify_counts(self.store).items():
+                for state, n in states.items():
+                    notify.add_metric([direction, state], n)
         except StoreError as exc:
             log.warning("metrics: the store did not answer: %s", exc)
         yield depth
+        yield notify
 
 
 def pending_by_node(store: Store) -> dict[str, int]:

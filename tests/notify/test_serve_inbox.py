@@ -256,3 +256,11 @@ def test_the_inbox_lists_nothing_and_says_what_it_takes(setup):
     )
     assert wrong.status_code == 415
     assert requests.delete(f"{setup.origin}/inbox", timeout=30).status_code == 405
+
+
+def test_metrics_count_the_notifications(setup):
+    text = requests.get(f"{setup.origin}/metrics", timeout=30).text
+    lines = [line for line in text.splitlines() if line.startswith("adapter_notify_")]
+    delivered = 'adapter_notify_notifications{direction="sent",state="delivered"}'
+    assert any(line.startswith(delivered) and float(line.split()[-1]) >= 4 for line in lines)
+    assert any('direction="received",state="rejected"' in line for line in lines), lines
