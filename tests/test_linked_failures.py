@@ -199,3 +199,28 @@ def test_check_dataset_json_and_exit_code(linked: Linked) -> None:
     href = f"{linked.refused}/linkset/ocean-cores.json"
     [found] = [f for f in data["findings"] if f["code"] == "signposting/linkset-unreachable"]
     assert found["where"] == f"rel=linkset {href}"
+
+
+def test_a_cite_as_that_does_not_resolve_is_reported_under_its_link(linked: Linked) -> None:
+    """--follow resolves cite-as; a resolver that refuses is about the link, not the page."""
+    rules = json.loads((ROOT / "fixtures/sites/sp-linked/_headers.json").read_text())
+    page = dict(rules["/dataset/ocean-cores"])
+    resolver = "https://refused.example/10.5072/sbb-cores-2018"
+    page["headers"] = [
+        [name, value.replace("https://doi.example/10.5072/sbb-cores-2018", resolver)]
+        for name, value in page["headers"]
+    ]
+    linked.site.extra_rules = {"/dataset/ocean-cores": page}
+    trusted = [*linked.origins(), linked.refused]
+    report = check(linked, "/dataset/ocean-cores", trusted, follow=True)
+    no_landing_page_failure(report)
+    assert report.harvestable
+    href = f"{linked.refused}/10.5072/sbb-cores-2018"
+    [found] = [
+        f
+        for f in to_json(report)["findings"]
+        if f["code"] == "signposting/follow-unreachable" and "cite-as" in f["where"]
+    ]
+    assert found["where"] == f"rel=cite-as {href}"
+    assert "refused the connection" in found["message"]
+    assert "follow-unreachable" in row(render_text(report), "cite-as", href)
