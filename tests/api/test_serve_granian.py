@@ -24,6 +24,7 @@ from adapter.commands.serve import cores
 from adapter.store.accesslog import LogQuery
 from tests.api.test_server import World, world  # noqa: F401  (the module's fixture)
 from tests.support import SERVE_AS_STARTED, free_port
+from tests.support.zygote import WarmProcess, adapter_popen
 
 pytestmark = pytest.mark.slow  # over 1 s (tests/support/timing.py)
 
@@ -36,26 +37,20 @@ HEADERS = (
 )
 
 
-def _start(served: World, port: int) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "adapter",
-            "serve",
-            *SERVE_AS_STARTED,
-            "--store",
-            served.url,
-            "--node-id",
-            served.node.id,
-            "--port",
-            str(port),  # a fixed port and granian installed: granian, a worker per core
-            "--threads",
-            "2",
-        ],
+def _start(served: World, port: int) -> tuple[WarmProcess, str]:
+    process = adapter_popen(
+        "serve",
+        *SERVE_AS_STARTED,
+        "--store",
+        served.url,
+        "--node-id",
+        served.node.id,
+        "--port",
+        str(port),  # a fixed port and granian installed: granian, a worker per core
+        "--threads",
+        "2",
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
     )
     assert process.stdout is not None
     base = process.stdout.readline().strip().partition(": ")[2]

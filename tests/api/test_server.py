@@ -45,6 +45,7 @@ from tests.support.member_node import (
     put_dataset,
     serve_app,
 )
+from tests.support.zygote import WarmProcess, adapter_popen
 
 
 @dataclass
@@ -679,13 +680,17 @@ def test_raw_request_uri_wins_over_decoded_path_info(world: World) -> None:
 # -- adapter serve -----------------------------------------------------------------------
 
 
-def start_serve(*args: str, nodes: int = 1) -> tuple[subprocess.Popen[str], dict[str, str]]:
-    """`adapter serve ... --port 0`; the node -> base URL lines it prints once listening."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "adapter", "serve", "--port", "0", *SERVE_AS_STARTED, *args],
+def start_serve(*args: str, nodes: int = 1) -> tuple[WarmProcess, dict[str, str]]:
+    """`adapter serve ... --port 0` (a real process, forked with its imports done:
+    tests/support/zygote.py); the node -> base URL lines it prints once listening."""
+    process = adapter_popen(
+        "serve",
+        "--port",
+        "0",
+        *SERVE_AS_STARTED,
+        *args,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
     )
     assert process.stdout is not None
     bases: dict[str, str] = {}
@@ -697,7 +702,7 @@ def start_serve(*args: str, nodes: int = 1) -> tuple[subprocess.Popen[str], dict
     return process, bases
 
 
-def stop_serve(process: subprocess.Popen[str], timeout: float = 10) -> int:
+def stop_serve(process: WarmProcess | subprocess.Popen[str], timeout: float = 10) -> int:
     process.send_signal(signal.SIGTERM)
     return process.wait(timeout=timeout)
 

@@ -6,7 +6,6 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future
@@ -31,6 +30,7 @@ from adapter.sync.outcome import RunSummary
 from tests.support import SERVE_AS_STARTED, free_port, stores
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.member_node import node_settings, put_dataset
+from tests.support.zygote import adapter_popen
 
 ROOT = Path(__file__).resolve().parents[2]
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -210,18 +210,13 @@ def test_the_scheduler_serves_metrics_of_its_runs(
         "    dataone: {submitter: x, rights_holder: y, contact_subject: z}\n"
     )
     port = free_port()
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "adapter",
-            "schedule",
-            "--config",
-            str(config),
-            "--now",
-            "--metrics-port",
-            str(port),
-        ],
+    proc = adapter_popen(
+        "schedule",
+        "--config",
+        str(config),
+        "--now",
+        "--metrics-port",
+        str(port),
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         stdout=subprocess.DEVNULL,
@@ -249,20 +244,15 @@ def test_adapter_serve_exposes_metrics_and_health_beside_the_nodes(tmp_path: Pat
     store = Store.open(url)
     put_dataset(store, node, "10.5072/a", "A")
     store.close()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "adapter",
-            "serve",
-            *SERVE_AS_STARTED,
-            "--port",
-            "0",
-            "--store",
-            url,
-            "--node-id",
-            node.id,
-        ],
+    process = adapter_popen(
+        "serve",
+        *SERVE_AS_STARTED,
+        "--port",
+        "0",
+        "--store",
+        url,
+        "--node-id",
+        node.id,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

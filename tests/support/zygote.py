@@ -22,15 +22,18 @@ The zygote has no threads, so forking is safe; it watches its children with pidf
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import selectors
 import signal
+import socket
 import subprocess
 import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 # what `adapter check-dataset`, `discover` and `sync` import, at the top or as they start
@@ -47,6 +50,37 @@ WARM = (
 )
 
 
+ADAPTER = str(Path(sys.executable).with_name("adapter"))  # the console script: argv[0]
+# ... and what `adapter serve`, `web`, `worker` and `schedule` import as they start
+SERVE = (
+    *WARM,
+    "adapter.commands.serve",
+    "adapter.commands.web",
+    "adapter.commands.worker",
+    "adapter.commands.config",
+    "adapter.api.app",
+    "adapter.web.app",
+    "adapter.service.metrics",
+    "waitress",
+)
+# CPU of every zygote's children that have ended, for tests/support/timing.py: they are the
+# zygote's children, so RUSAGE_CHILDREN here counts them only once the zygote itself ends
+CHILDREN_CPU = 0.0
+_shared: Zygote | None = None
+_shared_lock = threading.Lock()
+
+
+def adapter_popen(*args: str, **kwargs: Any) -> WarmProcess:
+    """`adapter ARGS` as `subprocess.Popen` would start it (text streams), forked from this
+    test process's shared zygote (started at the first call, ended at exit)."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Zygote(SERVE)
+            atexit.register(_shared.close)
+    return _shared.popen([ADAPTER, *args], **kwargs)
+
+
 @dataclass(frozen=True)
 class Exited:
     """How a child ended: as the hostile launcher's report has it."""
@@ -56,19 +90,89 @@ class Exited:
     cpu_seconds: float  # user + system of the child and the children it waited for
 
 
+class WarmProcess:
+    """What tests use of `subprocess.Popen[str]`, for a child of a zygote."""
+
+    def __init__(self, zygote: Zygote, pid: int, args: list[str], fds: list[int]) -> None:
+        self._zygote = zygote
+        self.pid = pid
+        self.args = args
+        self.returncode: int | None = None
+        stdin, stdout, stderr = fds
+        self.stdin = open(stdin, "w", encoding="utf-8") if stdin >= 0 else None  # noqa: SIM115
+        self.stdout = open(stdout, encoding="utf-8") if stdout >= 0 else None  # noqa: SIM115
+        self.stderr = open(stderr, encoding="utf-8") if stderr >= 0 else None  # noqa: SIM115
+
+    def poll(self) -> int | None:
+        return self._ended(0)
+
+    def wait(self, timeout: float | None = None) -> int:
+        code = self._ended(timeout)
+        if code is None:
+            raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        return code
+
+    def _ended(self, timeout: float | None) -> int | None:
+        if self.returncode is None:
+            exited = self._zygote._wait(self.pid, timeout)
+            if exited is not None:
+                self.returncode = exited.exit_code
+        return self.returncode
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        """Both streams read to their end (in threads, so that neither pipe fills), then wait."""
+        out: dict[str, str] = {}
+        readers = [
+            threading.Thread(target=lambda n=name, f=f: out.__setitem__(n, f.read()), daemon=True)
+            for name, f in (("out", self.stdout), ("err", self.stderr))
+            if f is not None
+        ]
+        if self.stdin is not None:
+            self.stdin.close()
+        for reader in readers:
+            reader.start()
+        for reader in readers:
+            reader.join(timeout)
+            if reader.is_alive():
+                raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        self.wait(timeout)
+        return out.get("out", ""), out.get("err", "")
+
+    def send_signal(self, signum: int) -> None:
+        if self.poll() is None:
+            os.kill(self.pid, signum)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def __enter__(self) -> WarmProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for stream in (self.stdin, self.stdout, self.stderr):
+            if stream is not None:
+                stream.close()
+        self.wait()
+
+
 class Zygote:
     """One warm interpreter; `run` may be called from several threads at once."""
 
     def __init__(self, modules: tuple[str, ...] = WARM) -> None:
         env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
+        self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.proc = subprocess.Popen(
-            [sys.executable, "-u", "-m", "tests.support.zygote", *modules],
-            stdin=subprocess.PIPE,
+            [sys.executable, "-u", "-m", "tests.support.zygote", str(theirs.fileno()), *modules],
             stdout=subprocess.PIPE,
             env=env,
             cwd=ROOT,
             text=True,
+            pass_fds=[theirs.fileno()],
         )
+        theirs.close()
         self._send_lock = threading.Lock()
         self._cond = threading.Condition()
         self._started: dict[str, int] = {}  # request id -> child pid
@@ -89,23 +193,9 @@ class Zygote:
     ) -> tuple[Exited, bool]:
         """`argv` (argv[0] the program's name) as a forked child; killed with its session
         after `timeout` seconds. Returns how it ended and whether it was killed."""
-        with self._send_lock:
-            self._next += 1
-            ident = str(self._next)
-            self._send(
-                {
-                    "id": ident,
-                    "argv": argv,
-                    "env": env,
-                    "cwd": str(cwd),
-                    "stdout": str(stdout),
-                    "stderr": str(stderr),
-                }
-            )
+        request = {"argv": argv, "env": env, "cwd": str(cwd)}
+        pid = self._start({**request, "stdout": str(stdout), "stderr": str(stderr)}, [])
         with self._cond:
-            if not self._cond.wait_for(lambda: ident in self._started, 60):
-                raise RuntimeError("the zygote did not start the command")
-            pid = self._started.pop(ident)
             killed = not self._cond.wait_for(lambda: pid in self._exited, timeout)
         if killed:
             with self._send_lock:
@@ -115,16 +205,74 @@ class Zygote:
         with self._cond:
             return self._exited.pop(pid), killed
 
+    def popen(
+        self,
+        argv: list[str],
+        *,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        stdout: int | None = None,
+        stderr: int | None = None,
+        stdin: int | None = None,
+        text: bool = True,
+    ) -> WarmProcess:
+        """As `subprocess.Popen(argv, text=True, ...)` for `adapter` (argv[0] its path):
+        `subprocess.PIPE`, `subprocess.STDOUT` (stderr), `subprocess.DEVNULL` or None (this
+        process's own) for each stream. The child keeps this process group (signals to its pid
+        reach it alone, as with Popen)."""
+        assert text, "text streams only"
+        mine: list[int] = []  # our ends of the pipes
+        theirs: list[int] = []  # the child's 0, 1, 2
+        for fd, how, reading in ((0, stdin, False), (1, stdout, True), (2, stderr, True)):
+            if how == subprocess.PIPE:
+                r, w = os.pipe()
+                mine.append(r if reading else w)
+                theirs.append(w if reading else r)
+            elif how == subprocess.DEVNULL:
+                mine.append(-1)
+                theirs.append(os.open(os.devnull, os.O_RDWR))
+            elif how == subprocess.STDOUT and fd == 2:
+                mine.append(-1)
+                theirs.append(os.dup(theirs[1]))
+            else:
+                mine.append(-1)
+                theirs.append(os.dup(fd))
+        request = {
+            "argv": argv,
+            "env": dict(os.environ if env is None else env),
+            "cwd": str(cwd or os.getcwd()),
+            "session": False,
+        }
+        try:
+            pid = self._start(request, theirs)
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        return WarmProcess(self, pid, argv, mine)
+
+    def _start(self, request: dict[str, object], fds: list[int]) -> int:
+        with self._send_lock:
+            self._next += 1
+            ident = str(self._next)
+            self._send({**request, "id": ident}, fds)
+        with self._cond:
+            if not self._cond.wait_for(lambda: ident in self._started, 60):
+                raise RuntimeError("the zygote did not start the command")
+            return self._started.pop(ident)
+
+    def _wait(self, pid: int, timeout: float | None) -> Exited | None:
+        with self._cond:
+            if not self._cond.wait_for(lambda: pid in self._exited, timeout):
+                return None
+            return self._exited[pid]
+
     def close(self) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()  # the zygote ends when its children have
+        self._control.close()  # the zygote ends when its children have
         self.proc.wait(60)
         self._reader.join(10)
 
-    def _send(self, message: dict[str, object]) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.write(json.dumps(message) + "\n")
-        self.proc.stdin.flush()
+    def _send(self, message: dict[str, object], fds: list[int] | None = None) -> None:
+        socket.send_fds(self._control, [json.dumps(message).encode()], fds or [])
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -137,22 +285,29 @@ class Zygote:
                     self._exited[message["pid"]] = Exited(
                         message["exit_code"], message["maxrss_kib"], message["cpu_seconds"]
                     )
+                    global CHILDREN_CPU
+                    CHILDREN_CPU += message["cpu_seconds"]
                 self._cond.notify_all()
 
 
 # -- the zygote's side ---------------------------------------------------------
 
 
-def _child(request: dict[str, object], keep: list[int]) -> None:
+def _child(request: dict[str, object], streams: list[int], keep: list[int]) -> None:
     """In the forked child: become the requested process, then run the entry point."""
-    os.setsid()
+    if request.get("session", True):
+        os.setsid()
     for fd in keep:
         os.close(fd)
-    null = os.open(os.devnull, os.O_RDONLY)
-    out = os.open(str(request["stdout"]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    err = os.open(str(request["stderr"]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    for fd, target in ((null, 0), (out, 1), (err, 2)):
+    if not streams:  # output to the files named
+        streams = [
+            os.open(os.devnull, os.O_RDONLY),
+            os.open(str(request["stdout"]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+            os.open(str(request["stderr"]), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+        ]
+    for target, fd in enumerate(streams):
         os.dup2(fd, target)
+    for fd in set(streams) - {0, 1, 2}:
         os.close(fd)
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
         handler = signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL
@@ -177,7 +332,7 @@ def _child(request: dict[str, object], keep: list[int]) -> None:
     sys.exit(0)  # through the interpreter's own shutdown, as the console script ends
 
 
-def _serve(modules: list[str]) -> None:
+def _serve(control_fd: int, modules: list[str]) -> None:
     import gc
     import importlib
 
@@ -186,11 +341,10 @@ def _serve(modules: list[str]) -> None:
     # the imported modules to the permanent generation: no child's collection (its last one,
     # at shutdown, included) walks them and copies every page on write (0.3 s of CPU a child)
     gc.freeze()
-    inbox = sys.stdin.buffer
+    inbox = socket.socket(fileno=control_fd)
     selector = selectors.DefaultSelector()
     selector.register(inbox, selectors.EVENT_READ, None)
     children: dict[int, int] = {}  # pidfd -> pid
-    pending = b""
     closed = False
 
     def say(message: dict[str, object]) -> None:
@@ -213,32 +367,31 @@ def _serve(modules: list[str]) -> None:
                     }
                 )
                 continue
-            chunk = os.read(inbox.fileno(), 65536)
-            if not chunk:
+            data, fds, _, _ = socket.recv_fds(inbox, 1 << 20, 3)
+            if not data:
                 selector.unregister(inbox)
                 closed = True
                 continue
-            pending += chunk
-            while b"\n" in pending:
-                line, pending = pending.split(b"\n", 1)
-                request = json.loads(line)
-                if "kill" in request:
-                    target = int(request["kill"])
-                    if target in children.values():
-                        try:
-                            os.killpg(target, signal.SIGKILL)  # its session: it and its children
-                        except ProcessLookupError:  # not yet a session leader
-                            os.kill(target, signal.SIGKILL)
-                    continue
-                pid = os.fork()
-                if pid == 0:
-                    selector.close()
-                    _child(request, [inbox.fileno(), *children])
-                pidfd = os.pidfd_open(pid)
-                children[pidfd] = pid
-                selector.register(pidfd, selectors.EVENT_READ, pid)
-                say({"started": request["id"], "pid": pid})
+            request = json.loads(data)
+            if "kill" in request:
+                target = int(request["kill"])
+                if target in children.values():
+                    try:
+                        os.killpg(target, signal.SIGKILL)  # its session: it and its children
+                    except ProcessLookupError:  # not yet a session leader
+                        os.kill(target, signal.SIGKILL)
+                continue
+            pid = os.fork()
+            if pid == 0:
+                selector.close()
+                _child(request, fds, [inbox.fileno(), *children])
+            for fd in fds:
+                os.close(fd)
+            pidfd = os.pidfd_open(pid)
+            children[pidfd] = pid
+            selector.register(pidfd, selectors.EVENT_READ, pid)
+            say({"started": request["id"], "pid": pid})
 
 
 if __name__ == "__main__":
-    _serve(sys.argv[1:])
+    _serve(int(sys.argv[1]), sys.argv[2:])

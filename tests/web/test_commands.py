@@ -15,26 +15,22 @@ import requests
 from adapter.store.db import Store
 from tests.support import SERVE_AS_STARTED, stores
 from tests.support.member_node import node_settings, put_dataset
+from tests.support.zygote import WarmProcess, adapter_popen
 from tests.web.conftest import origins
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def start(*args: str) -> tuple[subprocess.Popen[str], str]:
-    """The command with `--port 0`, and the first URL it prints once listening."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "adapter", *args, "--port", "0"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+def start(*args: str) -> tuple[WarmProcess, str]:
+    """The command with `--port 0` (a real process, forked with its imports done:
+    tests/support/zygote.py), and the first URL it prints once listening."""
+    process = adapter_popen(*args, "--port", "0", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert process.stdout is not None
     line = process.stdout.readline()
     return process, line.strip().rpartition(" ")[2]
 
 
-def stop(process: subprocess.Popen[str]) -> int:
+def stop(process: WarmProcess) -> int:
     process.send_signal(signal.SIGTERM)
     return process.wait(timeout=10)
 
