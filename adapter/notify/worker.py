@@ -150,8 +150,8 @@ class NotifyWorker:
         node, url = self.nodes[req.node_id], req.object_url or ""
         found = find_page(self.store, url, node.id)
         page = found[0] if found else None
-        checked = page is not None and page.last_checked_at is not None and not page.due
-        if page is None or not checked or page.last_checked_at < req.received_at:  # type: ignore[operator]
+        checked = page.last_checked_at if page is not None and not page.due else None
+        if page is None or checked is None or checked < req.received_at:
             return self._not_yet(req, node, page)
         objects = kept.page_objects(self.store, node.id, url)
         rec = _received(req)
@@ -168,9 +168,8 @@ class NotifyWorker:
         else:
             to = (req.origin_id, req.origin_inbox)
             doc = p.announce_status(service, to, url, why)
-            answer = _out(
-                req, "announce-not-harvestable", {**doc, "inReplyTo": req.notification_id}
-            )
+            # not a `report_to` status kind: that one is told on its own terms
+            answer = _out(req, "reply-not-harvestable", {**doc, "inReplyTo": req.notification_id})
         return kept.settle(self.store, req.id, "rejected", [answer], reason=why)
 
     def _not_yet(self, req: Incoming, node: NodeSettings, page: PageInfo | None) -> bool:

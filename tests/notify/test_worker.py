@@ -208,3 +208,22 @@ def test_a_page_an_adapter_worker_checks_first_is_answered_all_the_same(store_ur
         assert _kinds(store, request["id"]) == ["accept", "announce-ingest", "tentative-accept"]
     finally:
         store.close()
+
+
+def test_an_announce_is_checked_and_answered_only_with_news(store_url, site):
+    node = _node(site)
+    store = Store.open(store_url)
+    try:
+        inbox = _inbox(store, node)
+        changed = _doc("Announce", site.url("/dataset/counter"))
+        broken = _doc("Announce", site.url("/dataset/no-doi"))
+        assert _send(inbox, changed) == 202 and _send(inbox, broken) == 202
+        assert NotifyWorker(store, [node], PUBLIC).check_once() == 2
+        assert _kinds(store, changed["id"]) == ["announce-ingest"]  # no Tentative Accept
+        [reply] = kept.sent(store, in_reply_to=broken["id"])
+        assert reply.kind == "reply-not-harvestable"
+        assert reply.body["type"] == "Announce" and reply.body["inReplyTo"] == broken["id"]
+        assert reply.body["summary"].startswith("NOT HARVESTABLE")
+        assert kept.announced_states(store, node.id) == {}  # report_to tells on its own terms
+    finally:
+        store.close()
