@@ -100,3 +100,22 @@ def test_serve_waitress_asked_for_is_one_process() -> None:
     assert choose_server("waitress", 1, None, 8080).workers == 1
     with pytest.raises(click.UsageError, match="--workers needs granian"):
         choose_server("waitress", 2, None, 8080)
+
+
+def test_a_node_with_notify_without_coarnotify_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from adapter.commands.serve import _notify_front
+    from adapter.config.load import quick_node
+
+    _without(monkeypatch, "coarnotify")
+    origins = [{"id": "https://repo.example.org/", "inbox": "https://repo.example.org/inbox"}]
+    node = quick_node("https://repo.example/sitemap.xml", "urn:node:X", notify={"origins": origins})
+    with pytest.raises(MissingExtra) as raised:
+        _notify_front(None, [node])
+    message = str(raised.value)
+    assert "notify: in the configuration (COAR Notify) needs coarnotify" in message
+    assert "pip install 'dataone-slender-adapter[notify]'" in message
+    assert (
+        _notify_front(None, [quick_node("https://repo.example/sitemap.xml", "urn:node:Y")]) is None
+    )

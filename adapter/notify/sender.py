@@ -34,7 +34,7 @@ TAKEN = (201, 202)  # LDN: the receiver created (201) or accepted (202) the noti
 @dataclass(frozen=True, slots=True)
 class Backoff:
     """When to try again: `first` seconds after the first failure, doubling up to `most`;
-    `max_attempts` attempts in all (the default spans about a day)."""
+    `max_attempts` attempts in all (the default spans about 15 hours)."""
 
     first: float = 30.0
     most: float = 6 * 3600.0
