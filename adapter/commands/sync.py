@@ -335,6 +335,7 @@ def summary_lines(s: RunSummary) -> list[str]:
         ),
         ("errors", s.error_codes),
         ("series", s.series_findings),
+        ("rendering (pages)", s.rendering),
         ("discovery", s.discovery_findings),
     ):
         if counts:

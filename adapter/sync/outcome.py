@@ -67,7 +67,7 @@ class CheckedPage:
 # commit (adapter.store.history.add_to_run), so workers' pages and a killed run's count.
 PAGE_COUNTS = frozenset(
     {"fetched", "not_modified", "unchanged", "new_objects", "new_versions", "archived", "gone",
-     "pages_not_harvestable", "not_harvestable", "errors", "error_codes"}
+     "pages_not_harvestable", "not_harvestable", "errors", "error_codes", "rendering"}
 )  # fmt: skip
 
 
@@ -104,6 +104,8 @@ class RunSummary:
     error_codes: dict[str, int] = field(default_factory=dict)
     discovery_findings: dict[str, int] = field(default_factory=dict)
     series_findings: dict[str, int] = field(default_factory=dict)  # SERIES_CODES -> count
+    # pages by render/ code: rendered in the browser, failed, requests refused (rendering.mode)
+    rendering: dict[str, int] = field(default_factory=dict)
     duration_s: float = 0.0
     message: str | None = None  # why a run failed
     notices: list[str] = field(default_factory=list)  # what the operator should fix (config)
@@ -129,6 +131,8 @@ class RunSummary:
         for f in out.findings:
             if f.code in SERIES_CODES:
                 self.series_findings[f.code] = self.series_findings.get(f.code, 0) + 1
+        for code in {f.code for f in out.findings if f.stage == Stage.RENDER}:
+            self.rendering[code] = self.rendering.get(code, 0) + 1
         if out.status == "error":
             self.errors += 1
             code = out.error or "error"

@@ -70,6 +70,7 @@ def test_js_pages_sync_into_records_with_rendering_auto(
     summary = run_node(config, node, processes=processes)
     assert summary.status == "ok", summary.as_dict()
     assert summary.fetched == 5
+    assert summary.rendering == {rf.RENDERED.code: 4}  # the catalogue page needed none
     store = Store.open(config.store_url, create=False)
     records = [
         r for r in store.list_objects(NODE_ID, count=100)[1] if r.format_id != RESOURCE_MAP_FORMAT
