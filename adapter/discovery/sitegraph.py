@@ -270,11 +270,12 @@ class _Reader:
             if "@id" in node and not _types(node) & {"Dataset", "DataCatalog"}:
                 self.nodes.setdefault(str(node["@id"]), node)
         for node, context, where in items:
-            kinds = _types(node)
-            if "Dataset" in kinds:
+            if "Dataset" in _types(node):
                 self.graph.loose += 1
                 self.dataset(node, context, where)
-            elif "DataCatalog" in kinds:
+        # after the Datasets: a flattened catalogue's {"@id": ...} entries name them
+        for node, context, where in items:
+            if "DataCatalog" in _types(node) and "Dataset" not in _types(node):
                 self.catalogue(node, context, where)
 
     def _items(self, data: Any) -> Iterator[tuple[dict[str, Any], Any, str]]:
@@ -318,6 +319,9 @@ class _Reader:
         else:
             url = _http(_prop(entry, "url"), self.base) or _http(entry.get("@id"), self.base)
             modified = _prop(entry, "dateModified")
+        named = entry.get("@id") if isinstance(entry, dict) else entry
+        if named in self.ids or url in self.addresses:
+            return  # a Dataset of this graph, listed by its catalogue: harvested from it
         if url is None:
             self.skip(where, "a catalogue entry that names no http(s) landing page")
             return

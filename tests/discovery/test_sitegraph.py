@@ -138,3 +138,30 @@ def test_a_top_level_array_and_blank_nodes() -> None:
     assert [d.address for d in graph.datasets] == [f"{ORIGIN}/x/1"]
     assert graph.datasets[0].id is None  # a blank node is no identity
     assert codes(graph.findings) == [SITEGRAPH_ENTRY_SKIPPED.code, SITEGRAPH_DUPLICATE.code]
+
+
+def test_a_flattened_catalogue_names_its_graphs_datasets_by_id() -> None:
+    """A catalogue whose `dataset` entries are {"@id"} of Datasets in the same @graph (as an
+    RDF export flattens it): those are the graph's Datasets, not landing pages to fetch."""
+    body = json.dumps(
+        {
+            "@context": "https://schema.org/",
+            "@graph": [
+                {
+                    "@id": f"{ORIGIN}/catalog",
+                    "@type": "DataCatalog",
+                    "dataset": [
+                        {"@id": f"{ORIGIN}/ds/1"},
+                        {"@id": "urn:x:2"},
+                        {"@id": f"{ORIGIN}/elsewhere/3"},
+                    ],
+                },
+                {"@id": f"{ORIGIN}/ds/1", "@type": "Dataset", "name": "one"},
+                {"@id": "urn:x:2", "@type": "Dataset", "name": "two"},
+            ],
+        }
+    ).encode()
+    graph = read_sitegraph(fetched("flat.jsonld", body), Limits())
+    assert [d.id for d in graph.datasets] == [f"{ORIGIN}/ds/1", "urn:x:2"]
+    assert [r.loc for r in graph.references] == [f"{ORIGIN}/elsewhere/3"]
+    assert not graph.findings and graph.is_sitegraph()
