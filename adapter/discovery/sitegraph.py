@@ -29,6 +29,12 @@ from adapter.findings import Finding, FindingType, Severity
 from adapter.limits import Limits
 from adapter.models import Fetched, SitemapEntry
 from adapter.page.extract import extract
+from adapter.page.findings import (
+    INVALID_JSON,
+    TOO_DEEP,
+    TOO_MANY_BLOCKS,
+    TOO_MANY_NODES,
+)
 
 SITEGRAPH_READ = FindingType(
     "discover/sitegraph-read",
@@ -174,7 +180,24 @@ def read_sitegraph(fetched: Fetched, limits: Limits) -> SiteGraph:
         return graph
     for block in extraction.blocks:
         _Reader(graph, limits, extraction.base_url or url, block.index).read(block.data)
+    left_out = [f for f in extraction.findings if f.code in _PARTS_LEFT_OUT]
+    if left_out:  # a Dataset may hide in what was not read (an empty block hides none)
+        graph.whole = False
+        reasons = "; ".join(f.message for f in left_out[:3])
+        graph.findings.append(
+            SITEGRAPH_UNREADABLE.at(
+                url,
+                f"Part of the sitegraph {url} could not be read ({reasons}); its other "
+                "Datasets are read, and none is archived for being absent this run.",
+            )
+        )
     return graph
+
+
+# an HTML page's JSON-LD blocks that were not read (a broken one, one past the cap)
+_PARTS_LEFT_OUT = frozenset(
+    t.code for t in (INVALID_JSON, TOO_DEEP, TOO_MANY_NODES, TOO_MANY_BLOCKS)
+)
 
 
 def _unreadable(url: str, found: list[Finding], skipped: list[Any], limits: Limits) -> Finding:

@@ -165,3 +165,27 @@ def test_a_flattened_catalogue_names_its_graphs_datasets_by_id() -> None:
     assert [d.id for d in graph.datasets] == [f"{ORIGIN}/ds/1", "urn:x:2"]
     assert [r.loc for r in graph.references] == [f"{ORIGIN}/elsewhere/3"]
     assert not graph.findings and graph.is_sitegraph()
+
+
+def test_a_catalogue_page_with_a_broken_block_is_not_read_whole() -> None:
+    """One JSON-LD block of the page is broken: a Dataset may hide in it, so the graph is
+    not whole (nothing leaves it this run), and the other block's Datasets are read."""
+    good = json.dumps(
+        {
+            "@context": "https://schema.org/",
+            "@type": "DataCatalog",
+            "dataset": [
+                {"@type": "Dataset", "@id": f"{ORIGIN}/ds/1", "name": "one", "description": "d"}
+            ],
+        }
+    )
+    broken = '{"@context": "https://schema.org/", "@type": "DataCatalog", "dataset": [{'
+    page = (
+        f'<html><head><script type="application/ld+json">{good}</script>'
+        f'<script type="application/ld+json">{broken}</script></head></html>'
+    ).encode()
+    graph = read_sitegraph(fetched("catalog2.html", page, "text/html"), Limits())
+    assert [d.id for d in graph.datasets] == [f"{ORIGIN}/ds/1"]
+    assert not graph.whole and graph.readable
+    assert codes(graph.findings) == [SITEGRAPH_UNREADABLE.code]
+    assert "block 2" in graph.findings[0].message or "not valid JSON" in graph.findings[0].message
