@@ -7,7 +7,10 @@ stored reports with their finding codes, 30 runs, 10,000 queued events, a COAR N
 request received and a status announcement sent per page) and a
 small one of 1,000 pages beside it, then times every /ops page through the
 WSGI application in this process (query, template, the whole body; no socket),
-as a loopback caller. The first and the last page of each list are both timed:
+as a loopback caller; with --postgres also the CPU the server's backends spent (read from
+/proc, so the server must run on this machine), after VACUUM ANALYZE as autovacuum
+would run it.
+The first and the last page of each list are both timed:
 a list must answer as fast at its end as at its start. Prints a Markdown table
 for BENCHMARKS.md, the two sizes side by side. Not a test: nothing is asserted.
 """
@@ -96,23 +99,62 @@ def call(app: WebApp, target: str) -> tuple[str, int]:
     return status[0], len(body)
 
 
-def timed(action: Callable[[], object], runs: int) -> tuple[float, float, float]:
-    """Median wall and CPU milliseconds, and the highest CPU (this thread's CPU: what an idle
-    machine would take, whatever else shares the cores)."""
+Timing = tuple[float, float, float, float]  # median wall, median CPU, highest CPU, server CPU
+
+
+def timed(action: Callable[[], object], runs: int, server: ServerCpu | None = None) -> Timing:
+    """Median wall and CPU milliseconds, the highest CPU (this thread's CPU: what an idle
+    machine would take, whatever else shares the cores), and the median CPU the database
+    server's backends spent on the request (PostgreSQL on this machine; else 0)."""
     action()  # warm: the first read pulls the pages into the cache
-    wall, cpu = [], []
+    wall, cpu, served = [], [], []
     for _ in range(runs):
+        before = server.seconds() if server else 0.0
         began, began_cpu = time.perf_counter(), time.thread_time()
         action()
         wall.append(time.perf_counter() - began)
         cpu.append(time.thread_time() - began_cpu)
-    return statistics.median(wall) * 1000, statistics.median(cpu) * 1000, max(cpu) * 1000
+        served.append(server.seconds() - before if server else 0.0)
+    return (
+        statistics.median(wall) * 1000,
+        statistics.median(cpu) * 1000,
+        max(cpu) * 1000,
+        statistics.median(served) * 1000,
+    )
+
+
+class ServerCpu:
+    """The CPU time PostgreSQL's backends serving this store have used (user + system, from
+    /proc: the server must run on this machine). Its ticks are 10 ms: read medians."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+        self.tick = os.sysconf("SC_CLK_TCK")
+
+    def seconds(self) -> float:
+        from sqlalchemy import text
+
+        with self.store.read() as conn:
+            pids = conn.execute(
+                text("SELECT pid FROM pg_stat_activity WHERE datname = current_database()")
+            ).scalars()
+            total = 0
+            for pid in pids:
+                try:
+                    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                total += int(fields[11]) + int(fields[12])  # utime, stime
+        return total / self.tick
 
 
 def build(url: str, pages: int) -> tuple[WebApp, Store, float]:
     store = Store.open(url)
     began = time.perf_counter()
     fill(store, NODE, pages, runs=30, events=EVENTS, notices=pages)
+    if store.engine.dialect.name == "postgresql":  # as autovacuum does after a bulk load
+        with store.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as conn:
+            conn.exec_driver_sql("VACUUM ANALYZE")  # the visibility map: index-only scans
     took = time.perf_counter() - began
     return WebApp(Checker(), None, operator_view(store)), store, took
 
@@ -128,29 +170,32 @@ def main() -> None:
         if args.postgres:
             engines.append(("PostgreSQL", lambda name: args.postgres))
         for engine, url_for in engines:
-            results: dict[int, dict[str, tuple[float, float, float]]] = {}
+            results: dict[int, dict[str, Timing]] = {}
             for size in (1000, args.pages):
                 if engine == "PostgreSQL":
                     _drop(args.postgres)
                 app, store, took = build(url_for(f"ops{size}"), size)
                 print(f"{engine}: {size:,} pages written in {took:.1f} s", file=sys.stderr)
                 results[size] = {}
+                server = ServerCpu(store) if engine == "PostgreSQL" else None
                 for label, target in paths(size):
                     status, _ = call(app, target)
                     assert status.startswith("200"), (target, status)
-                    results[size][label] = timed(partial(call, app, target), args.runs)
+                    results[size][label] = timed(partial(call, app, target), args.runs, server)
                 store.close()
+            pg = engine == "PostgreSQL"
             print(f"\n{engine}, median ms over {args.runs} requests, wall / CPU:\n")
             print(
                 f"| page | {1000:,} pages | {args.pages:,} pages | highest CPU at "
-                f"{args.pages:,} | ratio (CPU) |"
+                f"{args.pages:,} | ratio (CPU) |" + (" server CPU (1,000 / big) |" if pg else "")
             )
-            print("| --- | --- | --- | --- | --- |")
+            print("| --- | --- | --- | --- | --- |" + (" --- |" if pg else ""))
             for label, _ in paths(args.pages):
                 small, big = results[1000][label], results[args.pages][label]
+                served = f" {small[3]:.0f} / {big[3]:.0f} |" if pg else ""
                 print(
                     f"| {label} | {small[0]:.1f} / {small[1]:.1f} | {big[0]:.1f} / {big[1]:.1f} "
-                    f"| {big[2]:.1f} | {big[1] / small[1]:.2f} |"
+                    f"| {big[2]:.1f} | {big[1] / small[1]:.2f} |" + served
                 )
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(
