@@ -137,6 +137,12 @@ def graceful_stop() -> Iterator[StopEvent]:
     help="Quick run: the requirement profile that decides what is synced (default: dataone).",
 )
 @click.option(
+    "--render",
+    is_flag=True,
+    help="Quick run: render the pages whose HTML holds no Dataset in a headless chromium "
+    "(rendering.mode auto; the render extra).",
+)
+@click.option(
     "--enqueue-only",
     is_flag=True,
     help="Discover and mark pages due, then stop: `adapter worker` processes process them.",
@@ -154,6 +160,7 @@ def sync(
     node_id: str,
     metadata_copy: bool,
     profile: str | None,
+    render: bool,
     enqueue_only: bool,
     processes: int | None,
     as_json: bool,
@@ -168,6 +175,8 @@ def sync(
 
     if config_path and profile is not None:
         raise click.UsageError("--profile is for a quick run; with --config set checks.profile")
+    if config_path and render:
+        raise click.UsageError("--render is for a quick run; with --config set rendering.mode")
     if config_path:
         tgt = target(config_path, store_url)
         assert tgt.config is not None
@@ -179,6 +188,8 @@ def sync(
         extra: dict[str, Any] = {"dataone": {"sync_metadata_copy": True}} if metadata_copy else {}
         if profile is not None:
             extra["checks"] = {"profile": profile}
+        if render:
+            extra["rendering"] = {"mode": "auto"}
         node = quick_node(http_url(args[0]), node_id, **extra)
         config = AdapterConfig(store_url=store_url or DEFAULT_STORE, nodes=(node,))
         nodes = [node]

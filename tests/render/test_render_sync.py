@@ -25,6 +25,7 @@ from adapter.store.db import Store
 from adapter.store.frontier import list_pages
 from adapter.sync.run import run_node
 from tests.support import stores
+from tests.support.cli import run_in_process
 from tests.support.fixture_server import SiteServer, start_site, stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,6 +86,20 @@ def test_js_pages_sync_into_records_with_rendering_auto(
         assert report["rendered"] is rendered, path
         assert (rf.RENDERED.code in json.dumps(report["findings"])) is rendered
     store.close()
+
+
+def test_adapter_sync_render_url(site: SiteServer, tmp_path: Path) -> None:
+    """The quick run: `adapter sync --render URL`, its summary counting the rendered pages."""
+    store = stores.sqlite_url(tmp_path)
+    args = ["sync", "--render", "--profile", "mnlite", "--store", store, "--json"]
+    ran = run_in_process([*args, site.url("/sitemap.xml")], ROOT)
+    assert ran.returncode == 0, ran.stderr
+    summary = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert summary["rendering"] == {rf.RENDERED.code: 4}
+    assert summary["fetched"] == 5 and summary["errors"] == 0
+    text = run_in_process([*args[:-1], site.url("/sitemap.xml")], ROOT)  # again: none due
+    assert "pages seen 5, due 0" in text.stdout, text.stdout
+    assert "rendering (pages)" not in text.stdout  # nothing rendered this time
 
 
 def test_a_sync_of_static_pages_starts_no_browser(site: SiteServer, tmp_path: Path) -> None:
