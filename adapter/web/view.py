@@ -16,6 +16,7 @@ from adapter.findings import Finding, Severity, Stage
 from adapter.jsonld.framed import first_literal
 from adapter.manydatasets import CodeTotal, Many, folded_codes, numbers, summarize
 from adapter.models import ChecklistItem, DatasetReport, DatasetResult, MediaObjectRef
+from adapter.pipeline import LINKED_JSONLD_UNREACHABLE
 from adapter.report import (
     ORDER,
     STAGES,
@@ -267,9 +268,11 @@ def checklist(report: DatasetReport) -> list[CheckItem]:
     dataset, _ = primary_dataset(report.datasets, report.signposts, pages)
     found = CheckItem("a schema.org Dataset on the page", True, "ok", [])
     if dataset is None:
-        codes = [f.code for f in report.findings if f.severity is Severity.ERROR]
+        codes = [f.code for f in report.findings if f.severity is Severity.ERROR][:3]
+        # the record it links to could not be read: say so beside "no Dataset"
+        codes += [f.code for f in report.findings if f.code == LINKED_JSONLD_UNREACHABLE.code][:1]
         reached = report.fetched is not None and not report.not_modified
-        found = CheckItem(found.label, True, "missing" if reached else "not reached", codes[:3])
+        found = CheckItem(found.label, True, "missing" if reached else "not reached", codes)
         return [found]
     return [found, *(_item(i) for i in dataset.checklist)]
 
