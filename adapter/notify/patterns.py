@@ -99,6 +99,8 @@ def parse(data: Any) -> Received:
         raise Malformed(f"not a valid notification: {exc}") from None
     except TypeError:  # the library's factory found no pattern for these types
         raise Malformed(f"unknown notification type {data.get('type')!r}") from None
+    if pattern is None:  # or it returns None, depending on the types registered before
+        raise Malformed(f"unknown notification type {data.get('type')!r}")
     origin = pattern.origin
     inbox = origin.inbox if origin is not None else None
     if not inbox:
