@@ -205,7 +205,9 @@ def _extract_html(
             f"The page has {what} and looks built by JavaScript in the browser: "
             f"{', '.join(signs)}. The harvester reads the HTML as the server sends it and runs "
             "no JavaScript, so it sees no Dataset metadata here. Render the JSON-LD on the "
-            'server (a <script type="application/ld+json"> block in the HTML as sent).'
+            'server (a <script type="application/ld+json"> block in the HTML as sent). '
+            "Meanwhile the adapter can run the page in a browser: check-dataset --render, "
+            "or the node's rendering.mode: auto."
         )
         out.findings.append(JS_RENDERED.at(url, message))
 
