@@ -57,7 +57,7 @@ def run_workers(tmp_path: Path, path: Path, count: int) -> None:
     ]
     for proc in procs:
         _out, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err.decode()[-2000:]
+        assert proc.returncode == 0, err[-2000:]
 
 
 def request_times(server: SiteServer) -> list[float]:

@@ -11,11 +11,11 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 from benchmarks import synthrepo
 from tests.support.fixture_server import MAIN_ORIGIN
+from tests.support.zygote import WarmProcess, adapter_popen
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_ID = "urn:node:WORKERS"
@@ -66,13 +66,8 @@ nodes:
     return path
 
 
-def adapter_process(*args: str, cwd: Path) -> subprocess.Popen[bytes]:
-    """A real `adapter` process (output kept for the failure message)."""
+def adapter_process(*args: str, cwd: Path) -> WarmProcess:
+    """A real `adapter` process (output kept for the failure message), forked with its
+    imports done (tests/support/zygote.py)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen(
-        [sys.executable, "-m", "adapter", *args],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
+    return adapter_popen(*args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
