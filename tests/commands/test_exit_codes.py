@@ -33,6 +33,7 @@ from tests.support.cli import run_in_process
 from tests.support.clock import FakeClock
 from tests.support.fixture_server import start_site, stop
 from tests.support.workersite import fixture_site, write_config
+from tests.support.zygote import adapter_popen
 
 ROOT = Path(__file__).resolve().parents[2]
 ADAPTER = Path(sys.executable).parent / "adapter"
@@ -63,14 +64,16 @@ NO_RETRIES = {"ADAPTER_LIMITS": "max_retries=0"}  # read when a process starts
 def run(
     args: list[str], cwd: Path, env: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(ADAPTER), *args],
+    """A real `adapter` process, forked with its imports done (tests/support/zygote.py)."""
+    proc = adapter_popen(
+        *args,
         cwd=cwd,
         env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "100", **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=120,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess([str(ADAPTER), *args], proc.wait(), out, err)
 
 
 def in_process(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -260,13 +263,12 @@ class Running:
     """A long-lived `adapter` process whose output is read as it comes."""
 
     def __init__(self, args: list[str], cwd: Path) -> None:
-        self.proc = subprocess.Popen(
-            [str(ADAPTER), *args],
+        self.proc = adapter_popen(
+            *args,
             cwd=cwd,
             env={**os.environ, "PYTHONPATH": str(ROOT)},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            text=True,
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []

@@ -34,6 +34,7 @@ from adapter.errors import AdapterError
 from adapter.service.logsetup import configure
 from adapter.service.scheduler import NodeScheduler
 from tests.support.stores import store_url
+from tests.support.zygote import adapter_popen
 
 if TYPE_CHECKING:  # the store tests below import the store only when they run
     from adapter.models import SyncRecord
@@ -303,13 +304,13 @@ class Process:
     """`adapter schedule` in a subprocess, its log lines collected as they come."""
 
     def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "adapter", "schedule", *args],
+        self.proc = adapter_popen(  # a real process, forked with its imports done
+            "schedule",
+            *args,
             cwd=cwd,
             env={**os.environ, "PYTHONPATH": str(ROOT), **env},
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            text=True,
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
