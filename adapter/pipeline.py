@@ -22,13 +22,12 @@ from __future__ import annotations
 
 import logging
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import partial
-from typing import TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from adapter.dataone import profiles
-from adapter.dataone.index.rules import index_dataset
 from adapter.dataone.requirements import check_requirements, enforce_required
 from adapter.dataone.shacl import SHAPES_UNREADABLE, ShapesError, load_shapes, shacl_findings
 from adapter.dataone.soso.rules import check_soso
@@ -49,6 +48,9 @@ from adapter.page.findings import SITEMAP_GIVEN
 from adapter.page.tree import PageTree
 from adapter.render import findings as render_findings
 from adapter.signposting import stage as signposting
+
+if TYPE_CHECKING:
+    from adapter.dataone.index.compute import IndexFields
 
 log = logging.getLogger(__name__)
 
@@ -175,7 +177,7 @@ def check_landing_page(
                 _guard(
                     report,
                     "dataone-index",
-                    partial(index_dataset, result.original, result.framed, page),
+                    partial(_index_dataset, result.original, result.framed, page),
                 )
                 if options.dataone_index
                 else None
@@ -382,6 +384,17 @@ def _check(found: NormalizedDataset, page: str) -> DatasetResult:
         pids=checked.pids,
         first_identifier=checked.first_identifier,
     )
+
+
+def _index_dataset(
+    original: Mapping[str, Any], framed: Mapping[str, Any], page: str
+) -> tuple[IndexFields, list[Finding]]:
+    """`adapter.dataone.index.rules.index_dataset`, imported on first use: rdflib's SPARQL
+    under it was a fifth of every checking process's start-up, and the sync asks for
+    DataONE search's view only where a node does (`checks.search_index`)."""
+    from adapter.dataone.index.rules import index_dataset
+
+    return index_dataset(original, framed, page)
 
 
 def _judge(report: DatasetReport, options: CheckOptions) -> None:

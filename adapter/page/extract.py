@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urljoin
 
-from extruct.utils import parse_html
+import lxml.html
 from lxml import etree
 from lxml.html import HtmlElement
 
@@ -163,6 +163,13 @@ def _extract_document(text: str, url: str, limits: Limits, out: Extraction) -> N
         out.findings.append(NOT_JSONLD.at(url))
 
 
+def parse_html(html: bytes) -> HtmlElement:
+    """The page's tree as extruct reads it (`extruct.utils.parse_html(html, "utf-8")`),
+    without importing extruct, which only pages with no JSON-LD need."""
+    tree: HtmlElement = lxml.html.fromstring(html, parser=lxml.html.HTMLParser(encoding="utf-8"))
+    return tree
+
+
 def _base_href(tree: HtmlElement, url: str) -> str:
     for base in tree.iter("base"):
         href = str(base.get("href") or "").strip()
@@ -177,7 +184,7 @@ def _extract_html(
     try:
         tree = shared.for_extract(html) if shared is not None else None
         if tree is None:
-            tree = parse_html(html, encoding="utf-8")
+            tree = parse_html(html)
     except (etree.ParserError, ValueError):
         out.findings.append(NO_JSONLD.at(url, "The page is empty: there is no JSON-LD to read."))
         return

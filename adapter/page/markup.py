@@ -13,8 +13,6 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-import extruct
-from extruct.utils import parse_xmldom_html
 from lxml import etree
 
 log = logging.getLogger(__name__)
@@ -110,6 +108,11 @@ def read_markup(
     """(microdata documents, RDFa nodes) of a page; empty on any extruct failure."""
     if not syntaxes:
         return [], []
+    # extruct (with rdflib, bs4 and requests under it) is imported here, on the first page
+    # without JSON-LD: at module level it was a third of every process's start-up
+    import extruct
+    from extruct.utils import parse_xmldom_html
+
     try:
         tree = _only_markup_attributes(parse_xmldom_html(html, encoding="utf-8"))
         found = extruct.extract(tree, base_url=base_url, syntaxes=list(syntaxes), errors="log")

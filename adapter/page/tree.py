@@ -54,7 +54,7 @@ class PageTree:
         return self._document(body)
 
     def for_extract(self, html: bytes) -> HtmlElement | None:
-        """What `extruct.utils.parse_html(html, "utf-8")` gives, or None: then it parses its own."""
+        """What `extract.parse_html(html)` gives, or None: then it parses its own."""
         return self._document(html)
 
     def _document(self, body: bytes) -> HtmlElement | None:
