@@ -67,7 +67,13 @@ SERVE = (
 # zygote's children, so RUSAGE_CHILDREN here counts them only once the zygote itself ends
 CHILDREN_CPU = 0.0
 _shared: Zygote | None = None
+_alive: set[Zygote] = set()
 _shared_lock = threading.Lock()
+
+
+def pids() -> set[int]:
+    """The zygotes this process started and has not closed (their children are not its)."""
+    return {z.proc.pid for z in list(_alive)}
 
 
 def adapter_popen(*args: str, **kwargs: Any) -> WarmProcess:
@@ -173,6 +179,7 @@ class Zygote:
             pass_fds=[theirs.fileno()],
         )
         theirs.close()
+        _alive.add(self)
         self._send_lock = threading.Lock()
         self._cond = threading.Condition()
         self._started: dict[str, int] = {}  # request id -> child pid
@@ -267,6 +274,7 @@ class Zygote:
             return self._exited[pid]
 
     def close(self) -> None:
+        _alive.discard(self)
         self._control.close()  # the zygote ends when its children have
         self.proc.wait(60)
         self._reader.join(10)

@@ -20,7 +20,7 @@ from adapter.config.load import load_config
 from adapter.store.db import Store
 from adapter.sync.outcome import RunSummary
 from adapter.sync.run import run_node
-from tests.support import stores
+from tests.support import stores, zygote
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.workersite import NODE_ID, fixture_site, write_config
 from tests.sync.test_worker import check_each_page_once, page_requests
@@ -39,7 +39,8 @@ def site(tmp_path: Path) -> Iterator[SiteServer]:
 
 
 def grandchildren(pid: int) -> list[int]:
-    """Processes two generations below `pid` (the forkserver's children: the checkers)."""
+    """Processes two generations below `pid` (the forkserver's children: the checkers), not
+    counting a zygote's (tests/support/zygote.py: `adapter` processes other tests started)."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -48,7 +49,7 @@ def grandchildren(pid: int) -> list[int]:
             except OSError:
                 continue
             parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-    children = {p for p, pp in parents.items() if pp == pid}
+    children = {p for p, pp in parents.items() if pp == pid} - zygote.pids()
     return sorted(p for p, pp in parents.items() if pp in children)
 
 
