@@ -39,8 +39,9 @@ def site(tmp_path: Path) -> Iterator[SiteServer]:
 
 
 def grandchildren(pid: int) -> list[int]:
-    """Processes two generations below `pid` (the forkserver's children: the checkers), not
-    counting a zygote's (tests/support/zygote.py: `adapter` processes other tests started)."""
+    """The children of `pid`'s forkserver: the checkers. Only a forkserver's count: other
+    tests on this worker leave grandchildren of other kinds (a zygote's `adapter` processes,
+    tests/support/zygote.py; the process's one chromium under Playwright's driver)."""
     parents: dict[int, int] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -49,8 +50,17 @@ def grandchildren(pid: int) -> list[int]:
             except OSError:
                 continue
             parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
-    children = {p for p, pp in parents.items() if pp == pid} - zygote.pids()
+    children = {
+        p for p, pp in parents.items() if pp == pid and p not in zygote.pids() and _forkserver(p)
+    }
     return sorted(p for p, pp in parents.items() if pp in children)
+
+
+def _forkserver(pid: int) -> bool:
+    try:
+        return b"forkserver" in Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
 
 
 def run_in_thread(
