@@ -275,3 +275,12 @@ def service(executable: str) -> BrowserService:
             _SERVICE.append(BrowserService(executable))
             atexit.register(_SERVICE[0].close)
         return _SERVICE[0]
+
+
+def close_service() -> None:
+    """Stop the process's browser service, if one started; the next page starts a new one."""
+    with _SERVICE_LOCK:
+        running = _SERVICE[:]
+        _SERVICE.clear()
+    for one in running:
+        one.close()

@@ -19,6 +19,7 @@ import pytest
 from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT
+from adapter.render import browser
 from adapter.render import findings as rf
 from adapter.render.rendered import CHROMIUM
 from adapter.store.db import Store
@@ -48,6 +49,7 @@ def site() -> Iterator[SiteServer]:
     running = start_site("render-js")
     yield running[0]
     stop(running)
+    browser.close_service()  # the process's chromium (about 1 GB) not left to later tests
 
 
 def node_for(url: str, mode: str = "auto") -> NodeSettings:
