@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import copy
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import quote
 
@@ -30,6 +30,9 @@ from coarnotify.patterns import (
     UndoOffer,
     UnprocessableNotification,
 )
+
+from adapter.limits import DEFAULT_LIMITS
+from adapter.page.jsonrepair import measure
 
 CONTEXT = ["https://www.w3.org/ns/activitystreams", "https://coar-notify.net"]
 
@@ -64,6 +67,8 @@ UNDO_OFFER = "undo-offer"
 
 
 MAX_DEPTH = 32  # objects within objects a notification may have (COAR's examples: 4)
+# the page reader's depth and node check, at a notification's depth (its bytes bound its nodes)
+_SHAPE = replace(DEFAULT_LIMITS, max_json_depth=MAX_DEPTH)
 
 
 class Malformed(Exception):
@@ -87,8 +92,9 @@ def parse(data: Any) -> Received:
     """A received JSON document as a notification the adapter acts on, or Malformed."""
     if not isinstance(data, dict):
         raise Malformed("the body is not a JSON object")
-    if _depth(data) > MAX_DEPTH:
-        raise Malformed(f"the notification is nested deeper than {MAX_DEPTH} levels")
+    too_big = measure(data, _SHAPE)  # before the library copies and walks it recursively
+    if too_big is not None:
+        raise Malformed(f"the notification is {too_big.message}")
     if not isinstance(data.get("id"), str):
         raise Malformed("id is missing: an answer could not say what it answers")
     try:
@@ -113,19 +119,6 @@ def parse(data: Any) -> Received:
         return Received(UNDO_OFFER, pattern.id, origin.id, inbox, None, pattern.in_reply_to, data)
     names = pattern.type if isinstance(pattern.type, str) else ", ".join(pattern.type)
     raise Malformed(f"the adapter acts on Request Ingest, Announce and Undo Offer, not on {names}")
-
-
-def _depth(doc: Any) -> int:
-    """How deeply objects and arrays nest (the library copies and walks them recursively)."""
-    deepest, stack = 0, [(doc, 1)]
-    while stack:
-        value, depth = stack.pop()
-        if isinstance(value, dict | list):
-            deepest = max(deepest, depth)
-            if depth <= MAX_DEPTH:
-                items = value.values() if isinstance(value, dict) else value
-                stack += [(v, depth + 1) for v in items]
-    return deepest
 
 
 def _page(data: dict[str, Any]) -> str:
