@@ -9,6 +9,7 @@ pending again once the receiving inbox is fixed; `adapter serve` delivers them.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -80,12 +81,17 @@ def list_notifications(
         _print_sent(out)
 
 
+def _iso(value: datetime | None) -> str | None:
+    """A time as the JSON lines give it: ISO 8601 to the second (None stays None)."""
+    return value.isoformat(timespec="seconds") if value is not None else None
+
+
 def received_json(item: Incoming) -> dict[str, Any]:
     return {
         "direction": "received",
         "id": item.id,
         "node_id": item.node_id,
-        "received_at": item.received_at.isoformat(timespec="seconds"),
+        "received_at": _iso(item.received_at),
         "notification_id": item.notification_id,
         "kind": item.kind,
         "origin": item.origin_id,
@@ -93,7 +99,7 @@ def received_json(item: Incoming) -> dict[str, Any]:
         "page": item.object_url,
         "state": item.state,
         "reason": item.reason,
-        "decided_at": item.decided_at.isoformat(timespec="seconds") if item.decided_at else None,
+        "decided_at": _iso(item.decided_at),
     }
 
 
@@ -102,19 +108,17 @@ def sent_json(item: Sent) -> dict[str, Any]:
         "direction": "sent",
         "id": item.id,
         "node_id": item.node_id,
-        "created_at": item.created_at.isoformat(timespec="seconds"),
+        "created_at": _iso(item.created_at),
         "kind": item.kind,
         "to": item.target_inbox,
         "in_reply_to": item.in_reply_to,
         "page": item.page_url,
         "state": item.state,
         "attempts": item.attempts,
-        "next_attempt_at": item.next_attempt_at.isoformat(timespec="seconds"),
+        "next_attempt_at": _iso(item.next_attempt_at),
         "http_status": item.http_status,
         "last_error": item.last_error,
-        "delivered_at": (
-            item.delivered_at.isoformat(timespec="seconds") if item.delivered_at else None
-        ),
+        "delivered_at": _iso(item.delivered_at),
     }
 
 
