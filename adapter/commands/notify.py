@@ -62,13 +62,12 @@ def list_notifications(
     from adapter.store.db import Store
 
     store = Store.open(target(config_path, store_url).store_url, create=False)
-    try:
-        got = kept.received(store, node_id=node, state=state, limit=limit)
-        out = kept.sent(store, node_id=node, state=state, limit=limit)
+    asked: dict[str, Any] = {"node_id": node, "state": state, "limit": limit}
+    try:  # only the side the options ask for is read
+        got = [] if which == "sent" else kept.received(store, **asked)
+        out = [] if which == "received" else kept.sent(store, **asked)
     finally:
         store.close()
-    got = got if which in (None, "received") else []
-    out = out if which in (None, "sent") else []
     if as_json:
         for incoming in got:
             click.echo(json.dumps(received_json(incoming)))
