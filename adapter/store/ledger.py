@@ -15,16 +15,14 @@ rules (records.decide) are pure; this module only applies them:
 - every PID and seriesId is claimed in the `identifiers` registry before it is
   written, so none is ever given out twice, across time or nodes (the PID
   scheme is in `adapter.dataone.records`);
-- each live Dataset a page owns has a resource map (`refresh_packages`) that
-  aggregates its head and its metadata copy's head: a new map version when
-  that set changes, archived with the page's other series (the scheme is in
-  `adapter.dataone.resourcemap`).
+- each live Dataset a page owns has a resource map, written through the same
+  functions (`adapter.store.packages`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -38,16 +36,6 @@ from adapter.dataone.records import (
     new_record,
     pid_for,
 )
-from adapter.dataone.resourcemap import (
-    RESOURCE_MAP_FILE_NAME,
-    RESOURCE_MAP_FORMAT,
-    RESOURCE_MAP_MEDIA_TYPE,
-    SID_SUFFIX,
-    Package,
-    build,
-)
-from adapter.dataone.resourcemap import pid_for as map_pid_for
-from adapter.dataone.resourcemap import series_id as map_series_id
 from adapter.models import SyncRecord
 from adapter.store import statements as q
 from adapter.store.schema import utc
@@ -138,7 +126,7 @@ def claim_identifiers(
     return frozenset(ours)
 
 
-def _series_states(conn: Connection, node_id: str, sids: Sequence[str]) -> dict[str, SeriesState]:
+def series_states(conn: Connection, node_id: str, sids: Sequence[str]) -> dict[str, SeriesState]:
     """The series of `sids` that exist (locked), in as few statements as the batches allow."""
     found: dict[str, SeriesState] = {}
     for start in range(0, len(sids), len(q.SERIES_STATES)):
@@ -274,7 +262,7 @@ def _apply(
     conn: Connection, defaults: RecordDefaults, candidates: list[Candidate], out: Applied
 ) -> None:
     node_id = defaults.node_id
-    states = _series_states(conn, node_id, [c.series_id for c in candidates])
+    states = series_states(conn, node_id, [c.series_id for c in candidates])
     new = [c.series_id for c in candidates if c.series_id not in states]
     claimed = claim_identifiers(conn, node_id, new, "sid") if new else frozenset()
     chosen: list[tuple[Candidate, SeriesState | None]] = []
@@ -308,8 +296,8 @@ def _apply(
         if cand.describes_series is not None:  # the described series' head at this point
             describes = _head(conn, node_id, cand.describes_series, heads, states)
         heads[cand.series_id] = pid
-        writes.append(_New(cand, state, describes, pid))
-    _write_new(conn, defaults, writes, out)
+        writes.append(NewObject(cand, state, describes, pid))
+    write_new(conn, defaults, writes, out)
 
 
 def _head(
@@ -328,7 +316,7 @@ def _head(
 
 
 @dataclass(frozen=True, slots=True)
-class _New:
+class NewObject:
     """A new object to write: its candidate, its series as it is, what it describes, its PID."""
 
     cand: Candidate
@@ -337,8 +325,8 @@ class _New:
     pid: str
 
 
-def _write_new(
-    conn: Connection, defaults: RecordDefaults, writes: Sequence[_New], out: Applied
+def write_new(
+    conn: Connection, defaults: RecordDefaults, writes: Sequence[NewObject], out: Applied
 ) -> None:
     """The new objects' records, the heads they obsolete, their series (new, or moved to
     them) and their outbox events: one statement per kind of row.
@@ -423,133 +411,3 @@ def archive_unlisted(
         _event(conn, node_id, "archive", pid, sid, stamp)
         archived.append((pid, sid))
     return archived
-
-
-def refresh_packages(conn: Connection, defaults: RecordDefaults, source_url: str) -> Applied:
-    """Give each live Dataset the page owns a resource map of its current heads.
-
-    A map is written (new, a new version, restored or moved with its Dataset)
-    only when the set of PIDs it should aggregate differs from its head's: the
-    members decide, never the bytes. Set-based: the page's series and its maps'
-    series are read (locked first on PostgreSQL) in one statement, and the maps
-    due are written together, each kind of row in one statement. A map series
-    another writer of this node made meanwhile is read again and written then."""
-    out = Applied()
-    due = _maps_due(conn, defaults.node_id, source_url)
-    made_meanwhile = _write_maps(conn, defaults, source_url, due, out)
-    if made_meanwhile:
-        again = _maps_due(conn, defaults.node_id, source_url)
-        _write_maps(conn, defaults, source_url, [m for m in again if m.sid in made_meanwhile], out)
-    return out
-
-
-@dataclass(frozen=True, slots=True)
-class _MapDue:
-    """A Dataset's map that must be written: what it aggregates, and its series as it is."""
-
-    sid: str
-    package: Package
-    state: SeriesState | None
-    candidate: Candidate
-
-
-def _maps_due(conn: Connection, node_id: str, source_url: str) -> list[_MapDue]:
-    """The page's live Datasets whose map is missing or aggregates other heads (by `decide`).
-
-    The page's series are read, then their maps' series locked and read; on PostgreSQL the
-    page's series are read once more under those locks (a concurrent writer of the page
-    locks them too), so a map never aggregates heads that changed meanwhile. SQLite's
-    write transaction holds the whole file."""
-    heads, copies = _page_heads_and_copies(conn, node_id, source_url)
-    states = _series_states(conn, node_id, [map_series_id(sid) for sid in sorted(heads)])
-    if states and conn.dialect.name == "postgresql":
-        heads, copies = _page_heads_and_copies(conn, node_id, source_url)
-    due = []
-    for dataset_sid in sorted(heads):
-        package = Package.of(heads[dataset_sid], copies.get(dataset_sid, ()))
-        sid = map_series_id(dataset_sid)
-        cand = Candidate(
-            series_id=sid,
-            object_bytes=b"",  # built once its PID is claimed: the map names itself
-            content_key=package.key,
-            format_id=RESOURCE_MAP_FORMAT,
-            media_type=RESOURCE_MAP_MEDIA_TYPE,
-            file_name=RESOURCE_MAP_FILE_NAME,
-            source_url=source_url,
-            object_url=source_url,
-        )
-        state = states.get(sid)
-        decision = decide(state, cand) if state is not None else Decision.CREATE
-        if decision not in (Decision.UNCHANGED, Decision.FOREIGN):
-            due.append(_MapDue(sid, package, state, cand))
-    return due
-
-
-def _page_heads_and_copies(
-    conn: Connection, node_id: str, source_url: str
-) -> tuple[dict[str, str], dict[str, list[str]]]:
-    """The page's live Datasets (sid -> head) and their live copies' heads (sid -> heads)."""
-    heads: dict[str, str] = {}
-    copies: dict[str, list[str]] = {}
-    for sid, head, archived, describes, format_id in q.PAGE_SERIES.all(
-        conn, node=node_id, url=source_url
-    ):
-        if archived or format_id == RESOURCE_MAP_FORMAT:
-            continue
-        if describes is not None:
-            copies.setdefault(describes, []).append(head)
-        else:
-            heads[sid] = head
-    return heads, copies
-
-
-def _write_maps(
-    conn: Connection, defaults: RecordDefaults, source_url: str, due: list[_MapDue], out: Applied
-) -> frozenset[str]:
-    """Claim the new series and the PIDs, then write every map due in one statement per
-    table. The map series this node made meanwhile (concurrent workers): not written."""
-    node_id = defaults.node_id
-    new = [m.sid for m in due if m.state is None]
-    claimed = claim_identifiers(conn, node_id, new, "sid") if new else frozenset()
-    meanwhile = set()
-    for sid in set(new) - claimed:  # given out before: made meanwhile, or another node's
-        owner = q.ID_OWNER.first(conn, ident=sid)
-        if owner is not None and owner[0] == node_id:
-            meanwhile.add(sid)
-    writing = [m for m in due if m.state is not None or m.sid in claimed]
-    if not writing:
-        return frozenset(meanwhile)
-    pids = _map_pids(conn, node_id, [m.package for m in writing])
-    news = []
-    for m, pid in zip(writing, pids, strict=True):  # a map names itself: built once claimed
-        news.append(
-            _New(replace(m.candidate, object_bytes=build(pid, m.package)), m.state, None, pid)
-        )
-    _write_new(conn, defaults, news, out)
-    return frozenset(meanwhile)
-
-
-def _map_pids(conn: Connection, node_id: str, packages: list[Package]) -> list[str]:
-    """Each package's first map PID not yet given out: the first ones claimed together."""
-    firsts = [map_pid_for(p) for p in packages]
-    ours = claim_identifiers(conn, node_id, firsts, "pid")
-    pids = []
-    for package, pid in zip(packages, firsts, strict=True):
-        n = 1
-        while pid not in ours:  # that set was aggregated before: the next free counter
-            n += 1
-            pid = map_pid_for(package, n)
-            if claim_identifier(conn, node_id, pid, "pid") is None:
-                break
-        pids.append(pid)
-    return pids
-
-
-def pages_without_packages(
-    conn: Connection, node_id: str, after: str = "", limit: int = 1000
-) -> list[str]:
-    """Pages after `after` (URL order) owning a live Dataset whose series has no resource
-    map yet: a store written before maps existed."""
-    params = {"node": node_id, "suffix": SID_SUFFIX, "map_format": RESOURCE_MAP_FORMAT}
-    rows = conn.execute(q.PAGES_WITHOUT_PACKAGE.limit(limit), {**params, "after": after})
-    return [str(url) for (url,) in rows]

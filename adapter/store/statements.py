@@ -187,7 +187,7 @@ PAGE_HEADS = Prepared(
 )
 
 
-# every series a page owns, with its head's state and format (ledger.refresh_packages);
+# every series a page owns, with its head's state and format (packages.refresh_packages);
 # no ORDER BY, as above
 PAGE_SERIES = Prepared(
     lambda _: (

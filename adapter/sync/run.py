@@ -36,7 +36,8 @@ from adapter.store import frontier as fr
 from adapter.store.db import Store, shared_store
 from adapter.store.frontier import due_count
 from adapter.store.history import add_to_run
-from adapter.store.ledger import archive_page, pages_without_packages, refresh_packages
+from adapter.store.ledger import archive_page
+from adapter.store.packages import pages_without_packages, refresh_packages
 from adapter.store.policy import apply_policy
 from adapter.store.sitegraphs import graph_states, keep_state, left_graph, seen_again
 from adapter.sync.checkpool import CheckPool, shared_checks

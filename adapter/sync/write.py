@@ -35,8 +35,8 @@ from adapter.store.ledger import (
     archive_page,
     archive_unlisted,
     live_heads,
-    refresh_packages,
 )
+from adapter.store.packages import refresh_packages
 from adapter.store.prepared import savepoint
 from adapter.sync.outcome import SERIES_CODES, CheckedPage, PageOutcome, page_counts
 

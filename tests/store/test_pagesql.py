@@ -28,7 +28,7 @@ from sqlalchemy.sql.visitors import ExternallyTraversible, replacement_traverse
 from adapter.dataone.records import Candidate, dataset_candidate, metadata_candidate
 from adapter.errors import StoreError
 from adapter.models import SitemapEntry
-from adapter.store import claims, ledger
+from adapter.store import claims, ledger, packages
 from adapter.store import frontier as fr
 from adapter.store import schema as t
 from adapter.store import statements as pagesql
@@ -189,9 +189,9 @@ def play(store: Store, finish: Any, ops: list[tuple[Any, ...]]) -> list[Any]:
             elif op[0] == "unlisted":
                 said.append(ledger.archive_unlisted(conn, NODE, op[1], op[2]))
             elif op[0] == "maps":
-                said.append(ledger.refresh_packages(conn, OTHER if op[2] else DEFAULTS, op[1]))
+                said.append(packages.refresh_packages(conn, OTHER if op[2] else DEFAULTS, op[1]))
             elif op[0] == "upgrade":  # a store's pages without maps, in batches
-                said.append(ledger.pages_without_packages(conn, NODE, op[1], op[2]))
+                said.append(packages.pages_without_packages(conn, NODE, op[1], op[2]))
             elif op[0] == "missing":  # the page missed discoveries: its series may move
                 f = t.frontier
                 conn.execute(update(f).where(f.c.id == rows[op[1]].id).values(missing_runs=op[2]))
@@ -322,8 +322,8 @@ def test_errors_are_sqlalchemys_and_the_store_says_store_error(two_stores: Any) 
         lambda conn: pagesql.EVENT_INSERT.rowcount(
             conn, node=None, event="x", pid="p", sid=None, stamp=None
         ),  # NOT NULL
-        lambda conn: ledger._write_new(
-            conn, DEFAULTS, [ledger._New(cand, None, None, cand.pid)], ledger.Applied()
+        lambda conn: ledger.write_new(
+            conn, DEFAULTS, [ledger.NewObject(cand, None, None, cand.pid)], ledger.Applied()
         ),
     ):  # the second: the same PID again
         with pytest.raises(StoreError), store.write() as conn:

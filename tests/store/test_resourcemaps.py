@@ -23,9 +23,8 @@ from adapter.store.ledger import (
     apply_candidates,
     archive_page,
     archive_unlisted,
-    pages_without_packages,
-    refresh_packages,
 )
+from adapter.store.packages import pages_without_packages, refresh_packages
 from tests.store.test_store import DEFAULTS, NODE, dataset, write
 from tests.support import stores
 from tests.support.packages import read
