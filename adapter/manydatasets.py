@@ -11,7 +11,7 @@ few (enough to see the pattern) and the odd ones out: when most Datasets pass an
 few do not, those few are what the manager is looking for. A page where all fail gets
 its totals and its first few, not the same advice 214 times.
 
-Pure, over the models alone: the text report (`adapter.report`, which says what blocks
+Pure, over the models alone: the text report (`adapter.report.text`, which says what blocks
 each Dataset) and the check page (`adapter.web.view`) both lay out what `summarize`
 decides; the JSON report always lists everything.
 """

@@ -227,9 +227,9 @@ def limits_page() -> str:
 
 
 def report_page() -> str:
-    import adapter.report
+    import adapter.report.jsonview
 
-    doc = inspect.getdoc(adapter.report) or ""
+    doc = inspect.getdoc(adapter.report.jsonview) or ""
     return (
         "# The JSON report\n\n`adapter check-dataset --json` prints it.\n\n"
         + doc.replace("::\n", ":\n\n```text").replace("\nA finding's", "```\n\nA finding's", 1)

@@ -28,7 +28,8 @@ from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import DatasetReport
 from adapter.pipeline import CheckOptions, check_landing_page
-from adapter.report import render_text, to_json
+from adapter.report.jsonview import to_json
+from adapter.report.text import render_text
 from tests.support.fixture_server import SiteServer, start_site, stop
 
 ROOT = Path(__file__).resolve().parents[1]

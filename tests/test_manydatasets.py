@@ -13,7 +13,8 @@ from adapter.http.fetcher import Fetcher
 from adapter.manydatasets import FEW, summarize
 from adapter.models import DatasetReport
 from adapter.pipeline import CheckOptions, check_landing_page
-from adapter.report import render_text, to_json
+from adapter.report.jsonview import to_json
+from adapter.report.text import render_text
 from tests.support.fixture_server import SiteServer
 
 Serve = Callable[[str], SiteServer]

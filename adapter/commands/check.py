@@ -35,7 +35,9 @@ from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.render.need import Mode
 from adapter.render.rendered import CHROMIUM, render_if_needed
 from adapter.render.rendered import require as require_rendering
-from adapter.report import render_text, to_json, verdict
+from adapter.report.jsonview import to_json
+from adapter.report.text import render_text
+from adapter.report.verdicts import verdict
 from adapter.signposting.resolve import FAILED, Resolution, find_landing_page, resolver_url
 
 # Someone is waiting at the terminal: retry a failed connection after 0.25, 0.5, 1 s

@@ -9,7 +9,7 @@ repository manager sees what each record would be. Totals come first; `URL#id` o
      "harvestable": int, "not_harvestable": int, "references": int},
      "findings": [Finding], "references": [str], "reports": [report]}
 
-where each report is `adapter.report.to_json`'s. Exit codes: 0 every Dataset checked is
+where each report is `adapter.report.jsonview.to_json`'s. Exit codes: 0 every Dataset checked is
 harvestable, 1 one is not (or the graph holds none), 2 the graph could not be read.
 """
 
@@ -26,7 +26,8 @@ from adapter.findings import Finding, Severity
 from adapter.http.fetcher import Fetcher
 from adapter.models import DatasetReport, Fetched
 from adapter.pipeline import CheckOptions, check_landing_page
-from adapter.report import render_text, to_json
+from adapter.report.jsonview import to_json
+from adapter.report.text import render_text
 
 RULE = "=" * 72
 

@@ -1,7 +1,7 @@
 """Read-only views of the store for an operator: pages by outcome and by finding, one run.
 
 The frontier keeps each page's latest outcome and the summary of its last
-report (findings capped, `adapter.report.capped_findings`); these
+report (findings capped, `adapter.report.stored.capped_findings`); these
 queries read it for the operator's web view, never write. A page "has" a code
 when its last report lists a finding with that code: `page_codes`, kept by
 triggers on the frontier, says which. Every list is one page of rows with its

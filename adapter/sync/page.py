@@ -35,7 +35,7 @@ from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.models import DatasetReport, DatasetResult, Fetched, MediaObjectRef
 from adapter.pipeline import CheckOptions, check_landing_page, get_page, read_whole
 from adapter.render.rendered import render_if_needed
-from adapter.report import report_summary
+from adapter.report.stored import report_summary
 from adapter.store.frontier import FrontierRow, PageUpdate
 from adapter.sync.outcome import CheckedPage, PageOutcome
 

@@ -25,7 +25,7 @@ from adapter.dataone.records import (
 )
 from adapter.dataone.resourcemap import is_series as is_map_series
 from adapter.errors import StoreError
-from adapter.report import capped_findings
+from adapter.report.stored import capped_findings
 from adapter.store.db import Store, store_error
 from adapter.store.frontier import finish_page, mark_due_with_finding
 from adapter.store.history import add_to_run

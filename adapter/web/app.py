@@ -35,7 +35,8 @@ import markupsafe
 
 from adapter.findings import FindingType, catalogue
 from adapter.models import DatasetReport
-from adapter.report import to_json, verdict
+from adapter.report.jsonview import to_json
+from adapter.report.verdicts import verdict
 from adapter.store import notify as notify_store
 from adapter.store import overview
 from adapter.web.checking import PASTED_URL, BadInput, Checker

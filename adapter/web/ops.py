@@ -254,7 +254,7 @@ _RANK = {"error": 0, "warning": 1, "info": 2}
 
 
 def stored_view(report: dict[str, Any] | None, profile: str = "") -> StoredView:
-    """The stored summary (`adapter.report.report_summary`) for the page's template."""
+    """The stored summary (`adapter.report.stored.report_summary`) for the page's template."""
     r = report or {}
     datasets = [d for d in r.get("datasets") or [] if isinstance(d, dict)]
     findings = [f for f in r.get("findings") or [] if isinstance(f, dict)]

@@ -1,6 +1,6 @@
 """A `DatasetReport` laid out for the check page: plain values the templates only print.
 
-The order is the text report's (`adapter.report.render_text`): the verdict,
+The order is the text report's (`adapter.report.text.render_text`): the verdict,
 the Datasets, the findings by stage, the signposts beside what the Dataset
 says, and the Link header and `<link>` elements the page should carry. Pure:
 no I/O, nothing escaped here (the templates escape every value).
@@ -17,17 +17,15 @@ from adapter.jsonld.framed import first_literal
 from adapter.manydatasets import CodeTotal, Many, folded_codes, numbers, summarize
 from adapter.models import ChecklistItem, DatasetReport, DatasetResult, MediaObjectRef
 from adapter.pipeline import LINKED_JSONLD_UNREACHABLE
-from adapter.report import (
+from adapter.report.text import (
     ORDER,
     STAGES,
-    blockers,
-    could_not_check,
     dataset_says,
     link_findings,
     row_codes,
-    to_fix,
     worked_examples,
 )
+from adapter.report.verdicts import blockers, could_not_check, to_fix
 from adapter.signposting.crosscheck import primary_dataset
 from adapter.signposting.links import SIGNPOSTING_RELS, anchored_at, group, url_key
 from adapter.signposting.proposal import PROPOSAL, link_key, propose

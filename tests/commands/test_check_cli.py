@@ -89,7 +89,7 @@ def test_json_report_schema(serve_site: Serve) -> None:
     assert ds["distributions"][0]["encodingFormat"] == ["text/csv"]
     assert isinstance(report["signposts"], list) and isinstance(report["findings"], list)
     assert set(report["summary"]) == {"datasets", "errors", "warnings", "info"}
-    # exactly the documented keys (adapter/report.py), at every level
+    # exactly the documented keys (adapter/report/jsonview.py), at every level
     assert set(report) == {
         "schema_version",
         "url",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from adapter.report import render_text
+from adapter.report.text import render_text
 from adapter.web.checking import Checker
 from adapter.web.view import report_view
 

@@ -15,7 +15,8 @@ from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
 from adapter.models import DatasetReport
 from adapter.pipeline import CheckOptions, check_landing_page
-from adapter.report import render_text, to_json
+from adapter.report.jsonview import to_json
+from adapter.report.text import render_text
 from tests.support.fixture_server import SiteServer, start_site, stop
 
 EVERY_SCHEME = ("doi", "ark", "handle", "urn", "http")

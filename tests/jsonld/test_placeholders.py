@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from adapter.jsonld.placeholders import not_a_url
-from adapter.report import to_json
+from adapter.report.jsonview import to_json
 from adapter.web.checking import Checker
 from tests.support.fixture_server import start_site, stop
 

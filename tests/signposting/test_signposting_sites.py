@@ -21,7 +21,8 @@ from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import DatasetReport, Link
 from adapter.pipeline import CheckOptions, check_landing_page
-from adapter.report import render_text, to_json
+from adapter.report.jsonview import to_json
+from adapter.report.text import render_text
 from adapter.signposting.links import group
 from tests.signposting.test_resolve import RESOLVE_CODES
 from tests.support.fixture_server import SiteServer, start_site, stop

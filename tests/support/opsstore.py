@@ -3,7 +3,7 @@
 Pages `https://repo.example/ds/N` with the outcomes and finding codes a real
 node's pages have in proportion (most not harvestable for a missing ISO copy,
 some harvested, some gone or failing), a run history and a queue; each report
-is the summary a sync stores (`adapter.report.report_summary`), findings and
+is the summary a sync stores (`adapter.report.stored.report_summary`), findings and
 checklist included, so `page_codes` is filled by its triggers as a sync fills it.
 """
 

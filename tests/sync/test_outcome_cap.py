@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from adapter.findings import Finding, Severity
-from adapter.report import MAX_REPORT_FINDINGS, capped_findings
+from adapter.report.stored import MAX_REPORT_FINDINGS, capped_findings
 
 
 def finding(code: str, severity: Severity) -> Finding:

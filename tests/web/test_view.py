@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from adapter.report import dataset_says
+from adapter.report.text import dataset_says
 from adapter.web.app import ticks
 from adapter.web.checking import Checker
 from adapter.web.view import CheckItem, report_view

@@ -1,4 +1,4 @@
-"""A `DatasetReport` as a repository manager reads it (text) and as programs read it (JSON).
+"""A `DatasetReport` as a repository manager reads it: text, the verdict first.
 
 The text puts the verdict first, then the Datasets, the findings by stage and
 the links: every finding shows its severity, its code (to look up with
@@ -8,193 +8,27 @@ for the same relation and the findings about it; rows the Dataset has but the
 page does not link read "(no link)", so gaps show as plainly as disagreements.
 Links about other resources (the link set's item/metadata contexts) follow in
 their own table; other relations (stylesheet, icon, ...) are only counted.
-
-JSON schema, ``schema_version`` 1 (stable: fields are only ever added; a
-removal or a change of meaning bumps the version)::
-
-    {
-      "schema_version": 1,
-      "url": str,                 # as given
-      "final_url": str | null,    # after redirects (null: never answered)
-      "status": int | null,       # HTTP status of the landing page
-      "not_modified": bool,       # a conditional GET answered 304
-      "rendered": bool,           # read from the DOM a browser rendered (its JavaScript
-                                  # run: --render, rendering.mode); render/ findings say how
-      "harvestable": bool,        # no page-level error and at least one clean Dataset
-      "verdict": str,             # "harvestable" | "not-harvestable" | "could-not-check"
-                                  # (the landing page never answered: nothing was checked)
-      "profile": str,             # the requirement profile that decided `harvestable`:
-                                  # "dataone" | "soso" | "mnlite" | "custom"
-      "path": [str],              # every URL visited to reach the Dataset, in order
-      "summary": {"datasets": int, "errors": int, "warnings": int, "info": int},
-      "datasets": [{
-        "id": str | null,         # the Dataset's @id
-        "name": str | null,
-        "block": int | null,      # the page's JSON-LD block it came from (1-based)
-        "where": str | null,      # where in that block: "block 2 $['@graph'][1]"
-        "doi": str | null,        # canonical lowercase 10.x/y
-        "harvestable": bool,
-        "identifiers": [str],     # every identifier as published
-        "persistent_identifiers": [{"scheme": "doi"|"ark"|"handle"|"urn"|"http",
-                                    "value": str,      # its series form: doi:10.x/y,
-                                                       # ark:/12345/x, hdl:p/s, ...
-                                    "published": str}],
-        "encoding": [MediaObject],       # encoding and subjectOf metadata links
-        "distributions": [MediaObject],
-        "checklist": [CheckItem], # the profile's requirements, in the profile's order
-        "dataone_index": {str: str | [str]},  # the Solr fields DataONE's indexer would fill
-                                  # ("title", "abstract", "author", "origin", "pubDate",
-                                  # "keywords", "licenseUrl", "northBoundCoord", ...): a string
-                                  # where it keeps one value, a list where it keeps every
-                                  # value; absent where the index would be empty
-        "findings": [Finding]     # about this Dataset
-      }],
-      "signposts": [Link],        # FAIR Signposting relations only (cite-as, describedby,
-                                  # item, license, type, author, collection, describes,
-                                  # linkset), from every source
-      "other_links": [Link],      # every other typed link (stylesheet, icon, canonical,
-                                  # alternate, schema.DC, ...), kept apart
-      "findings": [Finding]       # about the page (fetch, extract, normalize, links)
-    }
-    MediaObject = {"property": "encoding"|"subjectOf"|"distribution",
-                   "contentUrl": str|null,     # the entry's contentUrl, as published
-                   "encodingFormat": [str],    # the entry's encodingFormat, as published
-                   "url": str|null,            # the entry's url (a page about the file)
-                   "fileFormat": [str],        # the entry's fileFormat, when it has no
-                                               # encodingFormat
-                   "link": str|null,           # the URL the adapter reads the entry by
-                   "linkProperty": str|null,   # where `link` came from: "contentUrl",
-                                               # "contentURL", "url", or the property
-                                               # itself (a plain URL as the value)
-                   "reference": str|null,      # the @id of a node the page does not
-                                               # describe (a dataone/dangling-reference)
-                   "identifier": str|null, "dateModified": str|null, "where": str}
-    CheckItem = {"requirement": str,   # its name: doi-identifier, encoding, license, ...
-                 "label": str,         # what it asks, in words
-                 "blocking": bool,     # unmet, the Dataset is not harvestable (else advice)
-                 "met": bool,
-                 "codes": [str]}       # finding codes that explain it (unmet: why; met:
-                                       # advice beside it); dataone/profile-unmet where the
-                                       # Dataset itself lacks it
-    Link = {"rel", "href", "type", "profile", "anchor", "source"}  (strings; type/profile
-            may be null)
-    Finding = {"code": str, "severity": "error"|"warning"|"info", "message": str,
-               "where": str|null, "url": str}
-
-A finding's or MediaObject's `where` is a JSON path into the framed Dataset
-(``$.identifier[1].value``), a block of the page (``block 2``) or a link; a
-Dataset's `where` is its block and the JSON path of the Dataset in the
-publisher's block; one read from the JSON-LD document the page links to says
-``document <url> $`` (its `block` is 1, the document itself).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from adapter.dataone.examples import example_for
 from adapter.dataone.index.preview import preview
-from adapter.dataone.profiles import PROFILE_UNMET
-from adapter.dataone.profiles import as_json as checklist_json
 from adapter.dataone.soso.codes import ABSENT as SOSO_ABSENT
 from adapter.dataone.soso.codes import PROPERTIES as SOSO_PROPERTIES
 from adapter.doi import doi_url
 from adapter.findings import Finding, Severity, Stage
-from adapter.http import findings as fetch_findings
 from adapter.jsonld.framed import first_literal
 from adapter.manydatasets import Many, folded_codes, numbers, summarize
-from adapter.models import DatasetReport, DatasetResult, Link, MediaObjectRef
+from adapter.models import DatasetReport, DatasetResult, MediaObjectRef
 from adapter.page.findings import SITEMAP_GIVEN
+from adapter.report.verdicts import blockers, could_not_check, to_fix
 from adapter.signposting.crosscheck import primary_dataset
 from adapter.signposting.datasetlinks import dataset_links
 from adapter.signposting.links import SIGNPOSTING_RELS, Signpost, anchored_at, group, url_key
 from adapter.signposting.stage import landing_urls
-
-SCHEMA_VERSION = 1
-
-
-def to_json(report: DatasetReport) -> dict[str, Any]:
-    """The report as plain JSON values, in the documented schema."""
-    every = report.all_findings()
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "url": report.url,
-        "final_url": report.final_url,
-        "status": report.status,
-        "not_modified": report.not_modified,
-        "rendered": report.rendered,
-        "harvestable": report.harvestable,
-        "verdict": verdict(report),
-        "profile": report.profile,
-        "path": list(report.path),
-        "summary": {
-            "datasets": len(report.datasets),
-            "errors": sum(f.severity == "error" for f in every),
-            "warnings": sum(f.severity == "warning" for f in every),
-            "info": sum(f.severity == "info" for f in every),
-        },
-        "datasets": [_dataset(d) for d in report.datasets],
-        "signposts": [_link(x) for x in report.signposts if x.rel in SIGNPOSTING_RELS],
-        "other_links": [_link(x) for x in report.signposts if x.rel not in SIGNPOSTING_RELS],
-        "findings": [f.as_dict() for f in report.findings],
-    }
-
-
-def _dataset(d: DatasetResult) -> dict[str, Any]:
-    return {
-        "id": d.id,
-        "name": first_literal(d.framed, "name"),
-        "block": d.block,
-        "where": d.where,
-        "doi": d.doi,
-        "harvestable": d.harvestable,
-        "identifiers": list(d.identifiers),
-        "persistent_identifiers": [
-            {"scheme": p.scheme, "value": p.value, "published": p.published} for p in d.pids
-        ],
-        "encoding": _media(d.encoding),
-        "distributions": _media(d.distributions),
-        "checklist": checklist_json(d.checklist),
-        "dataone_index": {
-            k: v if isinstance(v, str) else list(v) for k, v in d.dataone_index.items()
-        },
-        "findings": [f.as_dict() for f in d.findings],
-    }
-
-
-def _media(refs: Iterable[MediaObjectRef]) -> list[dict[str, Any]]:
-    """Each value under the property the page used: a `url` is never shown as a contentUrl."""
-    return [
-        {
-            "property": r.property,
-            "contentUrl": r.content_url if r.link_property == "contentUrl" else None,
-            "encodingFormat": list(r.encoding_format)
-            if r.format_property == "encodingFormat"
-            else [],
-            "url": r.page_url,
-            "fileFormat": list(r.encoding_format) if r.format_property == "fileFormat" else [],
-            "link": r.content_url,
-            "linkProperty": r.link_property if r.content_url else None,
-            "reference": r.reference,
-            "identifier": r.identifier,
-            "dateModified": r.date_modified,
-            "where": r.where,
-        }
-        for r in refs
-    ]
-
-
-def _link(link: Link) -> dict[str, Any]:
-    return {
-        "rel": link.rel,
-        "href": link.href,
-        "type": link.type,
-        "profile": link.profile,
-        "anchor": link.anchor,
-        "source": link.source,
-    }
-
 
 # The human report
 STAGES = (
@@ -216,7 +50,7 @@ _STAGE_TITLES: dict[str, str] = {
     "blocking only under the soso profile)",
     Stage.SIGNPOSTING: "signposting (typed links vs the Dataset)",
 }
-_SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+SEVERITY_ORDER = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
 
 
 def render_text(report: DatasetReport) -> str:
@@ -258,34 +92,6 @@ def many_lines(datasets: Sequence[DatasetResult], many: Many) -> list[str]:
         tail = f"  <- {', '.join(why)}" if why else ""
         out.append(f"  {i:>4}. [{verdict}] {name}{doi}{tail}")
     return out
-
-
-# The landing page never answered (refused, DNS, a timeout or the check's deadline, an
-# address refused, a paused host): nothing about the page was learned.
-UNREACHED = frozenset(
-    t.code
-    for t in (
-        fetch_findings.CONNECTION,
-        fetch_findings.TIMEOUT,
-        fetch_findings.UNSAFE_URL,
-        fetch_findings.HOST_PAUSED,
-        fetch_findings.RATE_LIMITED,
-    )
-) | {"robots/unreachable"}  # its robots.txt could not be read: the page was not asked
-
-
-def could_not_check(report: DatasetReport) -> Finding | None:
-    """The finding that says why the page was never checked, or None when it was."""
-    if report.fetched is not None or report.status is not None or report.datasets:
-        return None
-    return next((f for f in report.findings if f.code in UNREACHED), None)
-
-
-def verdict(report: DatasetReport) -> str:
-    """harvestable | not-harvestable | could-not-check: not checked is not refused."""
-    if report.harvestable:
-        return "harvestable"
-    return "could-not-check" if could_not_check(report) else "not-harvestable"
 
 
 def _verdict(report: DatasetReport) -> str:
@@ -352,31 +158,6 @@ def _dataset_lines(d: DatasetResult, index: int, count: int) -> list[str]:
     out += _refs("encoding", d.encoding)
     out += _refs("distributions", d.distributions)
     return out
-
-
-def blockers(d: DatasetResult) -> list[str]:
-    """The codes that keep one Dataset from being harvested, in order: an unmet requirement
-    of the profile by the codes that say why (as the report's "to fix" line does)."""
-    unmet = [
-        code
-        for item in d.checklist
-        if item.blocking and not item.met
-        for code in item.codes
-        if code != PROFILE_UNMET.code
-    ]
-    codes: list[str] = []
-    for f in d.findings:
-        if f.severity is Severity.ERROR:
-            codes += unmet if f.code == PROFILE_UNMET.code and unmet else [f.code]
-    return list(dict.fromkeys(codes))
-
-
-def to_fix(report: DatasetReport) -> list[str]:
-    """The codes of the errors, in order; a profile's unmet requirement by the codes behind it."""
-    codes = [f.code for f in report.findings if f.severity is Severity.ERROR]
-    for d in report.datasets:
-        codes += blockers(d)
-    return list(dict.fromkeys(codes))
 
 
 def checklist_lines(d: DatasetResult, profile: str) -> list[str]:
@@ -446,10 +227,10 @@ def _findings_lines(report: DatasetReport, many: Many | None = None) -> list[str
                 out.append(f"  {_STAGE_TITLES[stage]}: {state}")
             continue
         out.append(f"  {_STAGE_TITLES.get(stage, stage)}:")
-        items.sort(key=lambda tf: _SEVERITY_ORDER[tf[1].severity])
+        items.sort(key=lambda tf: SEVERITY_ORDER[tf[1].severity])
         out += _grouped(items) if stage == Stage.SOSO else _finding_lines(items, examples)
         rest = folded.get(stage, {})
-        for code in sorted(rest, key=lambda c: (_SEVERITY_ORDER[rest[c][0]], -len(rest[c][1]), c)):
+        for code in sorted(rest, key=lambda c: (SEVERITY_ORDER[rest[c][0]], -len(rest[c][1]), c)):
             found = rest[code][1]
             count = _plural(len(found), "other Dataset")
             out.append(f"    {'':<8} {code}: {count} ({numbers(found)})")
@@ -637,64 +418,3 @@ def _table(rows: Sequence[tuple[str, ...]]) -> list[str]:
         cells = [row[i].ljust(widths[i]) for i in range(len(widths))]
         out.append(("  " + "  ".join([*cells, row[-1]])).rstrip())
     return out
-
-
-# -- the part of a report a sync keeps on the page's frontier row ----------------------
-
-MAX_REPORT_FINDINGS = 200
-MAX_REPORT_TEXT = 64_000  # characters of the text report kept for `adapter pages show`
-
-
-def report_summary(report: DatasetReport) -> dict[str, Any]:
-    """The part of a report kept on the frontier row (findings capped)."""
-    summary = {
-        "url": report.url,
-        "final_url": report.final_url,
-        "status": report.status,
-        "not_modified": report.not_modified,
-        "rendered": report.rendered,
-        "harvestable": report.harvestable,
-        "profile": report.profile,  # the operator view shows it, and checks again under it
-        "datasets": [
-            {"doi": d.doi, "harvestable": d.harvestable, "checklist": checklist_json(d.checklist)}
-            for d in report.datasets
-        ],
-        "text": capped_text(render_text(report)),  # what `adapter pages show` prints
-    }
-    return capped_findings(summary, report.all_findings())
-
-
-def capped_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[str, Any]:
-    """`summary` with its findings replaced by `findings`, at most MAX_REPORT_FINDINGS of them.
-
-    The sync's own findings (`sync/...`) are appended to the stored text report
-    too, under a heading of their own, so `adapter pages show` says why a page
-    that reads as harvestable was not synced.
-    """
-    if len(findings) > MAX_REPORT_FINDINGS:  # keep errors and warnings over advice (soso/ info)
-        findings = sorted(findings, key=lambda f: _SEVERITY_ORDER[f.severity])  # errors kept first
-    out = {
-        **summary,
-        "findings": [f.as_dict() for f in findings[:MAX_REPORT_FINDINGS]],
-        "findings_dropped": max(0, len(findings) - MAX_REPORT_FINDINGS),
-    }
-    text = summary.get("text")
-    extra = [f for f in findings if f.stage == Stage.SYNC]  # no DOI, duplicate DOI, ...
-    if isinstance(text, str) and extra and "\nFound by the sync\n" not in text:
-        lines = ["", "Found by the sync"]
-        for f in extra:
-            lines.append(f"  {f.severity.upper():<8} {f.code}")
-            lines.append("             " + f.message.replace("\n", "\n             "))
-        out["text"] = capped_text(text + "\n".join(lines) + "\n")
-    return out
-
-
-def capped_text(text: str) -> str:
-    """At most MAX_REPORT_TEXT characters of a text report, saying what was cut."""
-    if len(text) <= MAX_REPORT_TEXT:
-        return text
-    cut = len(text) - MAX_REPORT_TEXT
-    return (
-        text[:MAX_REPORT_TEXT]
-        + f"\n... ({cut} more characters; `adapter check-dataset URL` prints the whole report)\n"
-    )
