@@ -202,19 +202,6 @@ def withdraw(store: Store, node_id: str, origin_id: str, notification_id: str) -
         return bool(done.rowcount)
 
 
-def page_checked(store: Store, node_id: str, url: str) -> tuple[datetime | None, bool, str | None]:
-    """When the page was last checked, whether it is still due, and its stored report."""
-    f = t.frontier
-    q = select(f.c.last_checked_at, f.c.due, f.c.last_report).where(
-        f.c.node_id == node_id, f.c.url == url
-    )
-    with store.read() as conn:
-        row = conn.execute(q).first()
-    if row is None:
-        return None, False, None
-    return utc_or_none(row[0]), bool(row[1]), row[2]
-
-
 # -- sending -------------------------------------------------------------------------------
 
 
