@@ -10,12 +10,12 @@ retried after `next_attempt_at`, and end `delivered` or `failed` (adapter.notify
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeVar
 
-from sqlalchemy import Connection, func, select, update
+from sqlalchemy import Connection, Select, Table, func, select, update
 
 from adapter.dataone.records import DATASET_FORMAT
 from adapter.store import schema as t
@@ -26,6 +26,7 @@ from adapter.store.overview import PER_PAGE, Listing, window
 from adapter.store.schema import utc, utc_or_none
 
 PENDING = "pending"
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,11 +282,7 @@ def received(
 ) -> list[Incoming]:
     """The newest received notifications first."""
     i = t.notify_inbox
-    q = select(i).order_by(i.c.id.desc()).limit(limit)
-    if node_id is not None:
-        q = q.where(i.c.node_id == node_id)
-    if state is not None:
-        q = q.where(i.c.state == state)
+    q = _newest(i, _matching(i, node_id=node_id, state=state), 0, limit)
     with store.read() as conn:
         return [_incoming(r) for r in conn.execute(q).mappings()]
 
@@ -300,15 +297,19 @@ def sent(
 ) -> list[Sent]:
     """The newest outgoing notifications first."""
     o = t.notify_outbox
-    q = select(o).order_by(o.c.id.desc()).limit(limit)
-    if node_id is not None:
-        q = q.where(o.c.node_id == node_id)
-    if state is not None:
-        q = q.where(o.c.state == state)
-    if in_reply_to is not None:
-        q = q.where(o.c.in_reply_to == in_reply_to)
+    q = _newest(o, _matching(o, node_id=node_id, state=state, in_reply_to=in_reply_to), 0, limit)
     with store.read() as conn:
         return [_sent(r) for r in conn.execute(q).mappings()]
+
+
+def _matching(table: Table, **equal: str | None) -> list[Any]:
+    """`column == value` for each value given (None: any)."""
+    return [table.c[name] == value for name, value in equal.items() if value is not None]
+
+
+def _newest(table: Table, where: list[Any], offset: int, limit: int) -> Select[Any]:
+    """Rows of `table` matching `where`, newest (highest id) first."""
+    return select(table).where(*where).order_by(table.c.id.desc()).offset(offset).limit(limit)
 
 
 def counts(store: Store) -> dict[str, dict[str, int]]:
@@ -397,25 +398,30 @@ def received_page(
     store: Store, node_id: str | None, offset: int = 0, limit: int = PER_PAGE
 ) -> Listing[Incoming]:
     """One page of the received notifications, newest first, with their true total."""
-    i = t.notify_inbox
-    offset, limit = window(offset, limit)
-    where = [] if node_id is None else [i.c.node_id == node_id]
-    q = select(i).where(*where).order_by(i.c.id.desc()).offset(offset).limit(limit)
-    with store.read() as conn:
-        total = int(conn.execute(select(func.count()).select_from(i).where(*where)).scalar_one())
-        rows = [_incoming(r) for r in conn.execute(q).mappings()]
-    return Listing(rows, total, offset, limit)
+    return _page(store, t.notify_inbox, node_id, _incoming, offset, limit)
 
 
 def sent_page(
     store: Store, node_id: str | None, offset: int = 0, limit: int = PER_PAGE
 ) -> Listing[Sent]:
     """One page of the outgoing notifications, newest first, with their true total."""
-    o = t.notify_outbox
+    return _page(store, t.notify_outbox, node_id, _sent, offset, limit)
+
+
+def _page(
+    store: Store,
+    table: Table,
+    node_id: str | None,
+    row: Callable[[Any], T],
+    offset: int,
+    limit: int,
+) -> Listing[T]:
+    """One page of `table` for `node_id` (None: every node's), newest first, and how many
+    there are in all, read in one transaction."""
     offset, limit = window(offset, limit)
-    where = [] if node_id is None else [o.c.node_id == node_id]
-    q = select(o).where(*where).order_by(o.c.id.desc()).offset(offset).limit(limit)
+    where = _matching(table, node_id=node_id)
+    count = select(func.count()).select_from(table).where(*where)
     with store.read() as conn:
-        total = int(conn.execute(select(func.count()).select_from(o).where(*where)).scalar_one())
-        rows = [_sent(r) for r in conn.execute(q).mappings()]
+        total = int(conn.execute(count).scalar_one())
+        rows = [row(r) for r in conn.execute(_newest(table, where, offset, limit)).mappings()]
     return Listing(rows, total, offset, limit)
