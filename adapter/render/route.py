@@ -53,7 +53,9 @@ class ScriptCache:
     times. Only scripts answered 200 without `no-store`, kept `TTL` seconds, up to
     `MAX_BYTES` in all (the oldest go first). Keyed by the fetcher's address policy as
     well as the URL: a node's trusted private origin is never served from the cache to
-    another node's page. Used from the browser's loop thread only.
+    another node's page. An entry holds its policy, so the policy's id is not reused (a
+    node's run over, its policy freed, the next policy put at the same address) while the
+    entry lives. Used from the browser's loop thread only.
     """
 
     TTL = 600.0
@@ -62,7 +64,7 @@ class ScriptCache:
 
     def __init__(self, clock: Callable[[], float]) -> None:
         self._clock = clock
-        self._kept: dict[tuple[int, str], tuple[float, Fetched]] = {}
+        self._kept: dict[tuple[int, str], tuple[float, Fetched, object]] = {}
         self._bytes = 0
         self.hits = 0
 
@@ -80,7 +82,7 @@ class ScriptCache:
         key = (id(policy), url)
         if key in self._kept:
             self._bytes -= len(self._kept.pop(key)[1].body)
-        self._kept[key] = (self._clock(), got)
+        self._kept[key] = (self._clock(), got, policy)
         self._bytes += len(got.body)
         while self._bytes > self.MAX_BYTES:
             oldest = next(iter(self._kept))

@@ -27,6 +27,7 @@ from adapter.render import browser
 from adapter.render import findings as rf
 from adapter.render.need import holds_dataset, wants_rendering
 from adapter.render.rendered import CHROMIUM, render_if_needed
+from adapter.render.route import ScriptCache
 from tests.support.cli import run_in_process
 from tests.support.fixture_server import SiteServer, start_site, stop
 
@@ -157,6 +158,18 @@ def test_a_repositorys_script_bundle_is_fetched_once_per_node(site: SiteServer) 
     out = render_if_needed(get_page(other, site.url("/r2r/cruise/RR1904")), other, "auto", 2)
     assert isinstance(out, Fetched) and out.rendered
     assert bundle_gets() == before + 2
+
+
+def test_a_policy_gone_lends_its_cached_scripts_to_no_later_policy() -> None:
+    """The cache is keyed by the fetcher's policy: one freed (its node's run over) must not
+    have its private-origin scripts served to a policy that CPython put at its address."""
+    cache = ScriptCache(lambda: 0.0)
+    url = "http://10.0.0.7/static/js/app.js"
+    script = Fetched(url=url, final_url=url, status=200, headers={}, body=b"var x = 1;")
+    for _ in range(100):  # each freed after its call: their addresses free for the next
+        cache.put(AddressPolicy(["http://10.0.0.7"]), url, script)
+    leaked = [cache.get(AddressPolicy(), url) for _ in range(100)]
+    assert leaked == [None] * 100
 
 
 def test_the_page_is_fetched_once(site: SiteServer) -> None:
