@@ -53,15 +53,20 @@ def render_if_needed(
     """`page` rendered when `mode` asks for it (see `adapter.render.need`), else as it is."""
     if isinstance(page, FetchError) or not wants_rendering(page, mode, fetcher.limits):
         return page
-    return render(page, fetcher, at_once, browser)
+    # under auto, wants_rendering has just read the page and found no Dataset: not again
+    static_dataset = mode == "always" and holds_dataset(page, fetcher.limits)
+    return render(page, fetcher, at_once, browser, static_dataset=static_dataset)
 
 
-def render(page: Fetched, fetcher: Fetcher, at_once: int, browser: str = CHROMIUM) -> Fetched:
-    """`page` rendered in the process's browser; on failure, as it was, with the reason."""
+def render(
+    page: Fetched, fetcher: Fetcher, at_once: int, browser: str, *, static_dataset: bool
+) -> Fetched:
+    """`page` rendered in the process's browser; on failure, as it was, with the reason.
+    `static_dataset`: whether its HTML as served holds a Dataset already."""
     from adapter.render.browser import service  # lazy: Playwright is an extra
 
     result = service(browser).render(page, fetcher, at_once)
-    return as_fetched(page, result, static_dataset=holds_dataset(page, fetcher.limits))
+    return as_fetched(page, result, static_dataset=static_dataset)
 
 
 def as_fetched(page: Fetched, result: PageRender, *, static_dataset: bool) -> Fetched:
