@@ -130,10 +130,6 @@ class BrowserService:
         if self._fetches is not None:
             self._fetches.shutdown(wait=False, cancel_futures=True)
 
-    @property
-    def running(self) -> bool:
-        return self._browser is not None
-
     def _started(self, at_once: int) -> asyncio.AbstractEventLoop:
         with self._lock:
             if self._loop is None:

@@ -20,4 +20,3 @@ class PageRender:
     blocked: list[tuple[str, str]] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     error: str | None = None  # why it could not be rendered
-    context_stuck: bool = False  # its context would not close: restart the browser

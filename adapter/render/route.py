@@ -66,13 +66,11 @@ class ScriptCache:
         self._clock = clock
         self._kept: dict[tuple[int, str], tuple[float, Fetched, object]] = {}
         self._bytes = 0
-        self.hits = 0
 
     def get(self, policy: object, url: str) -> Fetched | None:
         kept = self._kept.get((id(policy), url))
         if kept is None or self._clock() - kept[0] > self.TTL:
             return None
-        self.hits += 1
         return kept[1]
 
     def put(self, policy: object, url: str, got: Fetched) -> None:
