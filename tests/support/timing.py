@@ -23,7 +23,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pytest
 
@@ -43,7 +43,6 @@ class _Open:
     wall: float = 0.0
     cpu: float = 0.0
     children: float = 0.0
-    marks: list[str] = field(default_factory=list)
 
 
 class Timings:
