@@ -75,13 +75,8 @@ def summarize(datasets: Sequence[DatasetResult]) -> Many | None:
 
 def code_totals(datasets: Sequence[DatasetResult]) -> list[CodeTotal]:
     """Each code with the number of Datasets that have it (a Dataset counts once)."""
-    seen: dict[str, tuple[Severity, list[int]]] = {}
-    for n, d in enumerate(datasets, 1):
-        for f in d.findings:
-            _, found = seen.setdefault(f.code, (f.severity, []))
-            if not found or found[-1] != n:
-                found.append(n)
-    totals = [CodeTotal(code, sev, len(ns), ns[0]) for code, (sev, ns) in seen.items()]
+    by_code = _numbers_by_code(datasets, frozenset())
+    totals = [CodeTotal(code, sev, len(ns), ns[0]) for code, (_, sev, ns) in by_code.items()]
     return sorted(totals, key=lambda t: (_SEVERITY_ORDER[t.severity], -t.datasets, t.code))
 
 
@@ -91,11 +86,22 @@ def folded_codes(
     """The findings of the Datasets not shown whole: stage -> code -> (severity, the
     numbers of the Datasets that have it), to say once per code, not once per Dataset."""
     out: dict[str, dict[str, tuple[Severity, list[int]]]] = {}
+    for code, (stage, severity, found) in _numbers_by_code(datasets, many.whole).items():
+        out.setdefault(stage, {})[code] = (severity, found)
+    return out
+
+
+def _numbers_by_code(
+    datasets: Sequence[DatasetResult], skipped: frozenset[int]
+) -> dict[str, tuple[str, Severity, list[int]]]:
+    """code -> (its stage and severity, as first seen; the 1-based numbers of the Datasets
+    that have it, each once), in the order the codes first appear; `skipped` left out."""
+    out: dict[str, tuple[str, Severity, list[int]]] = {}
     for n, d in enumerate(datasets, 1):
-        if n in many.whole:
+        if n in skipped:
             continue
         for f in d.findings:
-            _, found = out.setdefault(f.stage, {}).setdefault(f.code, (f.severity, []))
+            _, _, found = out.setdefault(f.code, (f.stage, f.severity, []))
             if not found or found[-1] != n:
                 found.append(n)
     return out
