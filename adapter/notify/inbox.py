@@ -5,8 +5,9 @@ What a POST gets:
   request its page is made due now and a Tentative Accept queued, in one transaction (the
   notify worker checks the page and sends the answers: adapter.notify.worker);
 - 400: not JSON, or not a notification `coarnotify` accepts (a configured origin also gets
-  an Unprocessable Notification at its inbox); 403: an origin no node trusts, a page not
-  on the hosts of a node that trusts it, a refused URL (logged; nothing fetched or kept);
+  an Unprocessable Notification at its inbox, at most `per_origin_per_minute` a minute);
+  403: an origin no node trusts, a page not on the hosts of a node that trusts it, a
+  refused URL (logged; nothing fetched or kept);
 - 413: a body over `max_body` bytes; 415: not JSON by its Content-Type; 429: the origin
   sent more than its node's `notify.per_origin_per_minute` in the last minute.
 
@@ -158,6 +159,13 @@ class InboxApp:
             log.info("inbox: malformed notification (%s)", why)
             return
         node = next(n for n in self.nodes if known in n.notify.origins)
+        since = self.now() - timedelta(minutes=1)
+        limit = node.notify.per_origin_per_minute
+        if kept.sent_since(self.store, known.inbox, "unprocessable", since) >= limit:
+            # anyone can name a trusted origin in a payload that does not parse
+            log.warning("inbox: malformed notification %s from %s not answered: more than "
+                        "%d a minute", notification_id, known.id, limit)  # fmt: skip
+            return
         doc = unprocessable(self.services[node.id], (known.id, known.inbox), notification_id, why)
         with self.store.write() as conn:
             kept.enqueue(

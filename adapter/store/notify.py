@@ -331,6 +331,17 @@ def received_since(store: Store, origin_id: str, since: datetime) -> int:
         return int(conn.execute(q).scalar_one())
 
 
+def sent_since(store: Store, target_inbox: str, kind: str, since: datetime) -> int:
+    """How many notifications of `kind` were queued for this inbox since `since` (the
+    per-origin limit on answers the inbox sends unasked, such as Unprocessable)."""
+    o = t.notify_outbox
+    q = select(func.count()).where(
+        o.c.target_inbox == target_inbox, o.c.kind == kind, o.c.created_at > since
+    )
+    with store.read() as conn:
+        return int(conn.execute(q).scalar_one())
+
+
 def known(store: Store, origin_id: str, notification_id: str) -> bool:
     """Whether this origin's notification with this id was received already (a resend)."""
     i = t.notify_inbox

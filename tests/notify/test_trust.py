@@ -21,6 +21,7 @@ from adapter.notify.patterns import (
 )
 from adapter.notify.trust import Refused, Trusted, decide
 from adapter.store.db import Store
+from adapter.store.notify import sent
 
 REPO = "https://repo.example.org/"
 INBOX = "https://repo.example.org/inbox"
@@ -118,5 +119,22 @@ def test_the_inbox_limits_each_origin_per_minute(tmp_path):
             statuses.append(inbox.receive(json.dumps(doc).encode())[0])
         assert statuses == [202, 202, 429]
         assert inbox.receive(b"[1, 2]") == (400, "the body is not a JSON object")
+    finally:
+        store.close()
+
+
+def test_unprocessable_answers_are_limited_per_origin_per_minute(tmp_path):
+    """A malformed notification only claims its origin: a stranger naming a trusted origin
+    must not make the adapter flood that origin's inbox with Unprocessable Notifications."""
+    store = Store.open(f"sqlite:///{tmp_path / 'store.db'}")
+    try:
+        inbox = InboxApp(store, [NODE], {NODE.id: node_service("https://a.example", "TRUST", "T")})
+        for n in range(5):
+            doc = _doc("ftp://data.example.org/dataset/1")
+            doc["id"] = f"urn:uuid:{n}"
+            assert inbox.receive(json.dumps(doc).encode())[0] == 400
+        queued = sent(store, node_id=NODE.id)
+        assert [s.kind for s in queued] == ["unprocessable"] * 2
+        assert {s.target_inbox for s in queued} == {INBOX}
     finally:
         store.close()
