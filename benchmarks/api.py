@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from adapter.api.xml import checksum_xml, object_list_xml  # noqa: E402
-from adapter.commands.serve import DEFAULT_NICE, member_node  # noqa: E402
+from adapter.commands.serving_priority import DEFAULT_NICE  # noqa: E402
+from adapter.commands.serving_settings import member_node  # noqa: E402
 from adapter.config.load import quick_node  # noqa: E402
 from adapter.store.db import Store  # noqa: E402
 from benchmarks import apiload, apistore, synthrepo  # noqa: E402

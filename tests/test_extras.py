@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from adapter.cli import cli
-from adapter.commands.serve import GRANIAN_THREADS, WAITRESS_THREADS, choose_server, cores
+from adapter.commands.serving_choice import GRANIAN_THREADS, WAITRESS_THREADS, choose_server, cores
 from adapter.extras import EXTRAS, MissingExtra, installed
 from adapter.store.db import Store
 
@@ -105,17 +105,17 @@ def test_serve_waitress_asked_for_is_one_process() -> None:
 def test_a_node_with_notify_without_coarnotify_says_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from adapter.commands.serve import _notify_front
+    from adapter.commands.serving_notify import notify_front
     from adapter.config.load import quick_node
 
     _without(monkeypatch, "coarnotify")
     origins = [{"id": "https://repo.example.org/", "inbox": "https://repo.example.org/inbox"}]
     node = quick_node("https://repo.example/sitemap.xml", "urn:node:X", notify={"origins": origins})
     with pytest.raises(MissingExtra) as raised:
-        _notify_front(None, [node])
+        notify_front(None, [node])
     message = str(raised.value)
     assert "notify: in the configuration (COAR Notify) needs coarnotify" in message
     assert "pip install 'dataone-slender-adapter[notify]'" in message
     assert (
-        _notify_front(None, [quick_node("https://repo.example/sitemap.xml", "urn:node:Y")]) is None
+        notify_front(None, [quick_node("https://repo.example/sitemap.xml", "urn:node:Y")]) is None
     )

@@ -20,7 +20,7 @@ from urllib.parse import quote
 import pytest
 import requests
 
-from adapter.commands.serve import cores
+from adapter.commands.serving_choice import cores
 from adapter.store.accesslog import LogQuery
 from tests.api.test_server import World, world  # noqa: F401  (the module's fixture)
 from tests.support import SERVE_AS_STARTED, free_port

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from adapter.commands.serve import DEFAULT_NICE, lower_priority
+from adapter.commands.serving_priority import DEFAULT_NICE, lower_priority
 from tests.api.test_server import World, stop_serve, world  # noqa: F401  (the module's fixture)
 from tests.support import free_port
 

@@ -27,7 +27,7 @@ from sqlalchemy import create_engine, select
 import adapter.api.read
 import adapter.api.syncfailed
 from adapter.api.app import MemberNodeApp
-from adapter.commands.serve import member_node
+from adapter.commands.serving_settings import member_node
 from adapter.config.load import PLACEHOLDER_SUBJECTS
 from adapter.config.settings import NodeSettings
 from adapter.models import SyncRecord

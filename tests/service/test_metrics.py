@@ -17,7 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import delete
 
 from adapter.api.app import MemberNodeApp
-from adapter.commands.serve import member_node
+from adapter.commands.serving_settings import member_node
 from adapter.errors import FetchError
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher

@@ -15,7 +15,7 @@ from waitress.server import BaseWSGIServer
 from adapter.api.accesslog import RETENTION, EventBuffer, StoreSink
 from adapter.api.app import MemberNodeApp
 from adapter.api.auth import authority_from
-from adapter.commands.serve import member_node
+from adapter.commands.serving_settings import member_node
 from adapter.config.load import quick_node
 from adapter.config.settings import AuthSettings, NodeSettings
 from adapter.dataone.records import Candidate, canonical_bytes, content_key
