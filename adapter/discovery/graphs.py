@@ -24,6 +24,7 @@ from adapter.discovery.sitegraph import (
     read_sitegraph,
     too_large,
 )
+from adapter.discovery.walk import wanted
 from adapter.errors import FetchError
 from adapter.findings import Finding
 from adapter.http import findings as fetch_findings
@@ -109,22 +110,12 @@ def _graph(
     if not graph.readable:
         return
     for found in graph.datasets:
-        if _wanted(found.address, include, exclude):
+        if wanted(found.address, include, exclude):
             yield SitemapEntry(found.address, url, document=found.document)
     for entry in graph.references:
-        if _wanted(entry.loc, include, exclude):
+        if wanted(entry.loc, include, exclude):
             yield replace(entry, sitemap=url)
     yield SITEGRAPH_READ.at(url, graph.summary())
     if graph.whole:
         state = GraphState(fetched.etag, fetched.last_modified, checksum, len(graph.datasets))
         yield GraphRead(url, state, whole=True)
-
-
-Patterns = Sequence[re.Pattern[str]]
-
-
-def _wanted(url: str, include: Patterns, exclude: Patterns) -> bool:
-    """The node's include/exclude patterns, as for a sitemap's pages."""
-    if include and not any(p.search(url) for p in include):
-        return False
-    return not (exclude and any(p.search(url) for p in exclude))

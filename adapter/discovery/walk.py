@@ -272,10 +272,7 @@ class _SitemapFile:
 
     def keep(self, loc: str) -> bool:
         walk = self.walk
-        if walk.include and not any(p.search(loc) for p in walk.include):
-            self.counts["filtered"] += 1
-            return False
-        if walk.exclude and any(p.search(loc) for p in walk.exclude):
+        if not wanted(loc, walk.include, walk.exclude):
             self.counts["filtered"] += 1
             return False
         if not self.in_scope(loc):
@@ -339,3 +336,13 @@ def start_failure(
     if previous_seen:
         return f"discovery listed no page, the previous run listed {previous_seen}"
     return None
+
+
+def wanted(
+    url: str, include: Sequence[re.Pattern[str]], exclude: Sequence[re.Pattern[str]]
+) -> bool:
+    """Whether a discovered URL passes the node's include and exclude patterns (a sitemap's
+    page, a sitegraph's Dataset alike)."""
+    if include and not any(p.search(url) for p in include):
+        return False
+    return not any(p.search(url) for p in exclude)
