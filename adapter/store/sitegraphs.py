@@ -12,7 +12,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, delete, insert, or_, select, update
+from sqlalchemy import Connection, delete, insert, or_, select, update
 
 from adapter.discovery.sitegraph import GraphState
 from adapter.store import schema as t
@@ -73,7 +73,7 @@ def left_graph(conn: Connection, node_id: str, run_id: int, url: str) -> list[Fr
     f, g = t.frontier, t.graph_documents
     rows = conn.execute(
         select(f)
-        .select_from(f.join(g, and_(g.c.frontier_id == f.c.id)))
+        .select_from(f.join(g, g.c.frontier_id == f.c.id))
         .where(*_listed_by(node_id, url, run_id))
         .order_by(f.c.id)
     ).mappings()
