@@ -235,6 +235,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=60, help="pages the pool renders")
     parser.add_argument("--serial", type=int, default=12, help="pages rendered one at a time")
     parser.add_argument("--at-once", type=int, default=8, help="the pool's contexts at once")
+    parser.add_argument("--browser", default=CHROMIUM, help="the chromium to drive")
     args = parser.parse_args()
     per_kind = max(args.pages, args.serial) // len(KINDS) + 1
     with tempfile.TemporaryDirectory() as tmp:
@@ -251,7 +252,7 @@ def main() -> None:
                 ("one at a time", args.serial, 1),
                 (f"pool of {args.at_once}", args.pages, args.at_once),
             ):
-                service = BrowserService(CHROMIUM)
+                service = BrowserService(args.browser)
                 try:
                     results[name] = run(service, pages[:count], fetcher, at_once)
                 finally:

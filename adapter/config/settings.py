@@ -244,7 +244,8 @@ class RenderingSettings(Settings):
 
     mode: Literal["never", "auto", "always"] = "never"  # auto: the pages without a Dataset
     max_pages_at_once: Annotated[int, Field(ge=1, le=32)] = 4  # pages rendered at once
-    browser: NonEmpty = "/usr/bin/chromium"  # Debian's chromium; never Playwright's download
+    # Debian's chromium headless shell; never Playwright's download
+    browser: NonEmpty = "/usr/bin/chromium-headless-shell"
 
 
 class NotifyOrigin(Settings):

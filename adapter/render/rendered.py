@@ -25,7 +25,9 @@ from adapter.render.need import Mode, holds_dataset, wants_rendering
 from adapter.render.result import PageRender
 
 FEATURE = "rendering pages in a browser (--render, rendering.mode)"
-CHROMIUM = "/usr/bin/chromium"  # Debian's (`rendering.browser`); Playwright's download never
+# Debian's headless shell (`rendering.browser`; Playwright's download never): the same engine
+# without the desktop browser around it, a third of the CPU per page (BENCHMARKS.md)
+CHROMIUM = "/usr/bin/chromium-headless-shell"
 ENDINGS = {
     "dataset": "a Dataset appeared",
     "quiet": "its scripts went quiet",
@@ -39,7 +41,7 @@ def require(browser: str) -> None:
     if not Path(browser).is_file():
         raise ConfigError(
             f"{FEATURE} needs chromium at {browser}, which is not there: "
-            "apt-get install chromium (Playwright's own download is never used)"
+            "apt-get install chromium-headless-shell (Playwright's own download is never used)"
         )
 
 

@@ -1,4 +1,4 @@
-"""Pages whose JSON-LD only JavaScript writes, rendered in Debian's chromium (real, headless).
+"""Pages whose JSON-LD only JavaScript writes, rendered in Debian's chromium headless shell (real).
 
 The fixture site `render-js` serves SPA shells in the style of MagIC, R2R, Neotoma and
 USAP-DC over real HTTP on 127.0.0.1. One browser serves the whole module (the process's
@@ -33,7 +33,8 @@ from tests.support.fixture_server import SiteServer, start_site, stop
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).is_file(), reason="no chromium (apt-get install chromium; .ci/run does)"
+    not Path(CHROMIUM).is_file(),
+    reason="no chromium-headless-shell (apt-get install; .ci/run does)",
 )
 JS_PAGES = {  # path -> (the DOI its script writes, how)
     "/magic/16789": ("10.7288/v4/magic/16789", "inlined state, written at once"),

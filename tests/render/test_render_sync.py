@@ -1,7 +1,7 @@
 """A sync with `rendering.mode: auto`: JavaScript-built pages become records like any other.
 
 Real HTTP on 127.0.0.1 (the `render-js` fixture site), a real SQLite store, Debian's
-chromium; and a sync of static pages, in a process of its own, that never starts (or
+chromium headless shell; and a sync of static pages, in a process of its own, that never starts (or
 even imports) the browser.
 """
 
@@ -32,7 +32,7 @@ from tests.support.fixture_server import SiteServer, start_site, stop
 ROOT = Path(__file__).resolve().parents[2]
 NODE_ID = "urn:node:RENDERTEST"
 pytestmark = [
-    pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason="no chromium installed"),
+    pytest.mark.skipif(not Path(CHROMIUM).is_file(), reason="no chromium-headless-shell installed"),
     pytest.mark.slow,
 ]
 SERIES = {
