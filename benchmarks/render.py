@@ -4,16 +4,19 @@ Run: .venv/bin/python benchmarks/render.py [--pages 60] [--serial 12] [--at-once
 
 Serves a generated site of JavaScript-built landing pages on 127.0.0.1, in three
 kinds as real portals build them: the JSON-LD written at once from inlined state,
-written after a fetch() of the record's API, and written after a deferred load of
-1 to 2 s. Each page is fetched by the adapter's Fetcher and rendered by
-`adapter.render` (Debian's chromium), first one page at a time, then by the pool
-(`--at-once` contexts, fed by as many threads as a sync's page threads would be),
-in one run, each with a browser of its own. Reports pages per second, the ratio,
-the CPU seconds the browser tree spent per page (a figure the machine's other load
-does not change much), and the memory of the browser tree while the pool ran (RSS
-summed over the chromium processes, and PSS, which counts shared pages once).
-Prints a Markdown table for BENCHMARKS.md, with how many pages were read with
-their Dataset. Not a test: nothing is asserted.
+written after a fetch() of the record's API, and written after a deferred load of 1
+to 2 s. Each page is fetched by the adapter's Fetcher and rendered by
+`adapter.render` (Debian's chromium headless shell, or `--browser`), first one page
+at a time, then by the pool (`--at-once` contexts, fed by as many threads as a
+sync's page threads would be), in one run, each with a browser of its own. Reports
+pages per second, the ratio, the CPU seconds the browser tree spent per page (a
+figure the machine's other load does not change much), the CPU per page split by
+process (chromium's browser process, renderers, GPU and utility processes,
+Playwright's driver, and this Python: the adapter's routing and fetching, the
+fixture server, the memory sampler), and the memory of the browser tree while the
+pool ran (RSS summed over the chromium processes, and PSS, which counts shared pages
+once). Prints a Markdown table for BENCHMARKS.md, with how many pages were read
+with their Dataset. Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -172,6 +175,37 @@ def browser_cpu() -> float:
     return sum(cpu for _name, cpu in tree().values())
 
 
+def role(pid: int, name: str) -> str:
+    """What a process of the tree is: Playwright's driver, chromium's browser process, or
+    the kind its --type= says (renderer, gpu-process, utility:NetworkService, zygote...)."""
+    try:  # chromium rewrites its command line as one string: split on spaces too
+        words = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().split()
+    except (OSError, UnicodeDecodeError):
+        return name
+    if "chrom" not in name:
+        return "Playwright's driver" if name.startswith("node") else name
+    flags = dict(w[2:].split("=", 1) for w in words if w.startswith("--") and "=" in w)
+    kind = flags.get("type")
+    if kind is None:
+        return "chromium browser"
+    if kind == "utility":
+        return "utility:" + flags.get("utility-sub-type", "?").rsplit(".", 1)[-1]
+    return kind
+
+
+def cpu_by_role() -> dict[str, float]:
+    """CPU seconds per role (`role`) of the tree's live processes (a reaped one's is in its
+    parent's: a renderer's under zygote), and this process's own: the adapter's routing and
+    fetching, the fixture server, the memory sampler."""
+    out: dict[str, float] = {}
+    for pid, (name, cpu) in tree().items():
+        key = role(pid, name)
+        out[key] = out.get(key, 0.0) + cpu
+    times = os.times()
+    out["this Python"] = times.user + times.system
+    return out
+
+
 class Sampler:
     """The browser tree's memory every 0.25 s while a run lasts: peak and mean."""
 
@@ -210,11 +244,12 @@ def run(
         return found
 
     service.render(pages[0], fetcher, at_once)  # the browser started, outside the clock
-    cpu0, began = browser_cpu(), time.perf_counter()
+    roles0, cpu0, began = cpu_by_role(), browser_cpu(), time.perf_counter()
     with Sampler() as sampler, ThreadPoolExecutor(at_once) as threads:
         found = sum(threads.map(one, pages))
     wall = time.perf_counter() - began
     cpu = browser_cpu() - cpu0
+    roles = {k: v - roles0.get(k, 0.0) for k, v in cpu_by_role().items()}
     rss = [r for r, _p in sampler.samples] or [0]
     pss = [p for _r, p in sampler.samples] or [0]
     return {
@@ -227,6 +262,7 @@ def run(
         "rss_mean": sum(rss) / len(rss),
         "pss_peak": max(pss),
         "launches": service.launches,
+        **{f"role:{k}": v / len(pages) for k, v in roles.items()},
     }
 
 
@@ -278,6 +314,14 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace) -> No
         )
     one, pool = list(results.values())
     print()
+    for name, r in results.items():
+        roles = sorted(((k[5:], v) for k, v in r.items() if k.startswith("role:")),
+                       key=lambda kv: -kv[1])  # fmt: skip
+        print(
+            f"CPU ms/page, {name}, by process: "
+            + ", ".join(f"{k} {v * 1000:.0f}" for k, v in roles if v >= 0.0005)
+            + f"; in all {sum(v for _k, v in roles) * 1000:.0f}"
+        )
     print(f"pool / one at a time: {pool['per_second'] / one['per_second']:.1f}x")
     cores = os.cpu_count() or 1
     print(
