@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -11,6 +12,13 @@ from adapter.http import connections
 from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.timing import register as register_timings
+
+# Bytecode is cached even where the environment sets PYTHONDONTWRITEBYTECODE (this machine's
+# image does): without it every xdist worker assertion-rewrites every test module again (about
+# 6 CPU-s each) and every `adapter` subprocess compiles the package anew. Popped before xdist
+# starts its workers, so they and every process a test starts inherit it.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
