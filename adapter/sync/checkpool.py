@@ -18,15 +18,15 @@ import queue
 import signal
 import threading
 import time
-from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any
 
 from adapter.config.settings import NodeSettings
 from adapter.errors import FetchError, StoreError
+from adapter.fairqueue import FairQueue
 from adapter.http.fetcher import Fetcher
 from adapter.models import Fetched
 from adapter.shared import Shared
@@ -47,40 +47,6 @@ DEATHS = 2  # children a page may see die before it is an error outcome
 POLL = 0.2  # seconds between looks at the children while no result arrives
 
 Response = Fetched | FetchError
-T = TypeVar("T")
-
-
-class FairQueue(Generic[T]):
-    """Items queued per key, taken from the keys in turn: one key with many waiting
-    items never holds back another's first."""
-
-    def __init__(self) -> None:
-        self._queues: dict[str, deque[T]] = {}  # keys with items waiting, in turn order
-
-    def __bool__(self) -> bool:
-        return bool(self._queues)
-
-    def put(self, key: str, item: T, *, front: bool = False) -> None:
-        """Queue `item` under `key` (`front`: before that key's others, a retry)."""
-        waiting = self._queues.setdefault(key, deque())
-        waiting.appendleft(item) if front else waiting.append(item)
-
-    def take(self) -> T:
-        """The oldest item of the key whose turn it is (IndexError when empty)."""
-        if not self._queues:
-            raise IndexError("take from an empty FairQueue")
-        key = next(iter(self._queues))
-        waiting = self._queues.pop(key)
-        item = waiting.popleft()
-        if waiting:
-            self._queues[key] = waiting  # last in turn: its next item waits for the others'
-        return item
-
-    def drain(self) -> list[T]:
-        """Every item left, the queue emptied."""
-        items = [item for waiting in self._queues.values() for item in waiting]
-        self._queues.clear()
-        return items
 
 
 @dataclass(slots=True)

@@ -26,7 +26,7 @@ from adapter.errors import FetchError
 from adapter.store.claims import owner_id
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow
-from adapter.sync.checkpool import CheckPool, FairQueue
+from adapter.sync.checkpool import CheckPool
 from adapter.sync.federation import run_nodes
 from adapter.sync.fetchers import node_fetcher
 from adapter.sync.outcome import CheckedPage, RunSummary
@@ -42,17 +42,6 @@ def config(tmp_path: Path, *nodes: str, processes: int) -> AdapterConfig:
     return parse_config(
         f"store_url: {url}\ncheck_processes: {processes}\nnodes:\n" + "".join(nodes)
     )
-
-
-def test_the_fair_queue_serves_keys_in_turn() -> None:
-    waiting: FairQueue[str] = FairQueue()
-    for i in range(4):
-        waiting.put("busy", f"busy{i}")
-    waiting.put("quiet", "quiet0")
-    waiting.put("busy", "retry", front=True)  # a dead child's page goes first, in its turn
-    taken = [waiting.take() for _ in range(6)]
-    assert taken == ["retry", "quiet0", "busy0", "busy1", "busy2", "busy3"]
-    assert not waiting
 
 
 @pytest.mark.slow  # over 1 s (tests/support/timing.py)

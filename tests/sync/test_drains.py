@@ -21,7 +21,7 @@ from adapter.http.politeness import Turn
 from adapter.store.frontier import FrontierRow
 from adapter.sync.drain import Starts
 from adapter.sync.federation import run_nodes
-from adapter.sync.loop import DrainLoop, PageThreads
+from adapter.sync.loop import DrainLoop
 from adapter.sync.run import run_node
 from tests.support.fixture_server import SiteServer
 from tests.sync.test_federation import config, node, window
@@ -131,29 +131,6 @@ def test_a_page_whose_work_returns_a_future_is_written_once_that_is_done() -> No
         check.set_result(n)
     assert ended.wait(WAIT)
     assert sorted(drain.written) == [0, 1, 2]
-
-
-def test_a_burst_of_short_calls_reuses_the_threads_there_are() -> None:
-    with PageThreads[int, int](64, grow_after=10.0) as pool:
-        futures = [pool.submit(lambda n: n + 1, n) for n in range(200)]
-        assert [f.result(WAIT) for f in futures] == [n + 1 for n in range(200)]
-        assert pool.grow() is None  # nothing waits
-        assert pool.started == 1
-
-
-def test_calls_that_keep_waiting_get_a_further_thread() -> None:
-    gate = threading.Event()
-    with PageThreads[int, int](4, grow_after=0.05) as pool:
-        held = pool.submit(lambda n: (gate.wait(WAIT), n)[1], 1)
-        queued = pool.submit(lambda n: n, 2)
-        wait = pool.grow()
-        assert wait is not None and 0 < wait <= 0.05  # not yet: it has not waited long enough
-        time.sleep(wait)
-        assert pool.grow() is None  # a thread started for it: none waits now
-        assert queued.result(WAIT) == 2 and not held.done()  # served while the first holds
-        assert pool.started == 2
-        gate.set()
-        assert held.result(WAIT) == 1
 
 
 @pytest.mark.slow  # over 1 s (tests/support/timing.py)

@@ -1,4 +1,4 @@
-"""A node's page threads: a new thread only when every one is busy."""
+"""The page threads: a new thread only when every one is busy, or calls kept waiting."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from concurrent.futures import Future
 
 import pytest
 
-from adapter.sync.loop import PageThreads
+from adapter.pagethreads import PageThreads
+
+WAIT = 30.0
 
 
 def one_after_another(
@@ -87,3 +89,26 @@ def test_an_idle_thread_holds_nothing_of_its_last_call() -> None:
             time.sleep(0.01)
         assert pool.started == 1  # the thread is alive and idle, waiting for a call
         assert result() is None and given() is None
+
+
+def test_a_burst_of_short_calls_reuses_the_threads_there_are() -> None:
+    with PageThreads[int, int](64, grow_after=10.0) as pool:
+        futures = [pool.submit(lambda n: n + 1, n) for n in range(200)]
+        assert [f.result(WAIT) for f in futures] == [n + 1 for n in range(200)]
+        assert pool.grow() is None  # nothing waits
+        assert pool.started == 1
+
+
+def test_calls_that_keep_waiting_get_a_further_thread() -> None:
+    gate = threading.Event()
+    with PageThreads[int, int](4, grow_after=0.05) as pool:
+        held = pool.submit(lambda n: (gate.wait(WAIT), n)[1], 1)
+        queued = pool.submit(lambda n: n, 2)
+        wait = pool.grow()
+        assert wait is not None and 0 < wait <= 0.05  # not yet: it has not waited long enough
+        time.sleep(wait)
+        assert pool.grow() is None  # a thread started for it: none waits now
+        assert queued.result(WAIT) == 2 and not held.done()  # served while the first holds
+        assert pool.started == 2
+        gate.set()
+        assert held.result(WAIT) == 1
