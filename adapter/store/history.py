@@ -1,7 +1,7 @@
 """Run history and the sync failures DataONE posts: the store's record of what happened.
 
 A mixin of `adapter.store.db.Store` (use it through a Store): `start_run`,
-`finish_run`, `runs` (what `adapter runs` and `adapter status` show),
+`finish_run`, `runs` (what `adapter runs` and `adapter status` show), `previous_pages_seen`,
 `close_dead_runs`, `log_sync_failure`, `keep_sync_failure` and `sync_failures`.
 """
 
@@ -221,6 +221,13 @@ class History:
             )
             for row in rows
         ]
+
+    def previous_pages_seen(self, node_id: str) -> int:
+        """How many pages the node's newest finished run listed (0 without one)."""
+        for run in self.runs(node_id, limit=5):
+            if run.status != "running" and "pages_seen" in run.summary:
+                return int(run.summary["pages_seen"])
+        return 0
 
 
 def _count(conn: Connection, where: list[Any]) -> int:

@@ -22,7 +22,6 @@ from typing import Any
 
 from adapter.config.load import placeholder_notices
 from adapter.config.settings import AdapterConfig, NodeSettings, choose_processes
-from adapter.dataone.records import DUPLICATE_DOI
 from adapter.discovery.findings import SITEMAP_READ
 from adapter.discovery.graphs import discover_sitegraphs
 from adapter.discovery.sitegraph import GraphRead
@@ -35,11 +34,9 @@ from adapter.store import claims
 from adapter.store import frontier as fr
 from adapter.store.db import Store, shared_store
 from adapter.store.frontier import due_count
-from adapter.store.history import add_to_run
-from adapter.store.ledger import archive_page
-from adapter.store.packages import pages_without_packages, refresh_packages
 from adapter.store.policy import apply_policy
 from adapter.store.sitegraphs import graph_states, keep_state, left_graph, seen_again
+from adapter.store.upkeep import archive_left, publish_missing_packages
 from adapter.sync.checkpool import CheckPool, shared_checks
 from adapter.sync.drain import Run
 from adapter.sync.fetchers import node_fetcher
@@ -168,7 +165,7 @@ def _begin(store: Store, node: NodeSettings, stop: threading.Event) -> Run:
 def _prepare(run: Run, progress: bool, enqueue_only: bool) -> bool:
     """Discover, archive what went missing, mark pages due; whether to process them now."""
     store, node, summary, stop = run.store, run.node, run.summary, run.stop
-    previous_seen = _previous_pages_seen(store, node.id)
+    previous_seen = store.previous_pages_seen(node.id)
     complete, first_error, whole = _discover_into(run, progress)
     # pages are fetched by fetchers of their own: discovery's keep-alive connection
     # would idle, open at the host and held here, for the rest of the run
@@ -182,9 +179,13 @@ def _prepare(run: Run, progress: bool, enqueue_only: bool) -> bool:
     if not stop.is_set():
         _settle_graphs(run, whole)
     if complete and not stop.is_set():
-        _archive_missing(store, node, summary)
+        threshold = node.sync.archive_after_missing_runs
+        missing = fr.count_missing(store, node.id, summary.run_id, threshold)
+        for archived in archive_left(store, node.id, missing):
+            summary.archived += archived
     if not stop.is_set() and node.dataone.resource_maps:
-        _publish_missing_packages(store, node, summary)
+        for created in publish_missing_packages(store, defaults_for(node)):
+            summary.new_objects += created
     fr.mark_stale_due(store, node.id, timedelta(hours=node.sync.recheck_after_hours))
     claims.release_stale_claims(store, node.id)
     summary.due = due_count(store, node.id)
@@ -247,14 +248,6 @@ def _apply_policy(store: Store, node: NodeSettings) -> int:
     }
     with store.write() as conn:
         return apply_policy(conn, node.id, json.dumps(policy, sort_keys=True), d1.rights_holder)
-
-
-def _previous_pages_seen(store: Store, node_id: str) -> int:
-    """How many pages the node's newest finished run listed (0 without one)."""
-    for run in store.runs(node_id, limit=5):
-        if run.status != "running" and "pages_seen" in run.summary:
-            return int(run.summary["pages_seen"])
-    return 0
 
 
 def _discover_into(run: Run, progress: bool) -> tuple[bool, str | None, list[GraphRead]]:
@@ -327,47 +320,10 @@ def _settle_graphs(run: Run, reads: list[GraphRead]) -> None:
     for read in reads:
         with store.read() as conn:
             left = left_graph(conn, node.id, summary.run_id, read.url)
-        _archive_rows(store, node, summary, left)
+        for archived in archive_left(store, node.id, left):
+            summary.archived += archived
         if read.state is not None:
             keep_state(store, node.id, read.url, read.state)
-
-
-def _archive_missing(store: Store, node: NodeSettings, summary: RunSummary) -> None:
-    threshold = node.sync.archive_after_missing_runs
-    _archive_rows(store, node, summary, fr.count_missing(store, node.id, summary.run_id, threshold))
-
-
-def _archive_rows(
-    store: Store, node: NodeSettings, summary: RunSummary, rows: list[fr.FrontierRow]
-) -> None:
-    """Pages that left the node (its sitemaps, or its graph): their records archived."""
-    for row in rows:
-        with store.write() as conn:
-            archived = len(archive_page(conn, node.id, row.url))
-            fr.mark_removed(conn, row.id)
-            # a page refused for one of its DOIs may take the series now
-            fr.mark_due_with_finding(conn, node.id, DUPLICATE_DOI.code, row.url)
-            add_to_run(conn, node.id, {"archived": archived})
-        summary.archived += archived
-
-
-PACKAGE_BATCH = 200  # pages per transaction when maps are published for an upgraded store
-
-
-def _publish_missing_packages(store: Store, node: NodeSettings, summary: RunSummary) -> None:
-    """Resource maps for the live Datasets that have none: a store written before maps
-    existed gets them on its first run, as new objects; no other record changes."""
-    defaults = defaults_for(node)
-    after = ""
-    while True:
-        with store.write() as conn:
-            pages = pages_without_packages(conn, node.id, after, PACKAGE_BATCH)
-            if not pages:
-                return
-            created = sum(len(refresh_packages(conn, defaults, url).created) for url in pages)
-            add_to_run(conn, node.id, {"new_objects": created})
-        summary.new_objects += created
-        after = pages[-1]
 
 
 def _bar(node_id: str, total: int | None = None) -> Any:

@@ -45,7 +45,7 @@ def site(tmp_path: Path) -> Iterator[Site]:
 def without_maps(monkeypatch: pytest.MonkeyPatch) -> None:
     """The previous version: no map with a page's writes, none published for old Datasets."""
     monkeypatch.setattr(write_module, "refresh_packages", lambda conn, defaults, url: Applied())
-    monkeypatch.setattr(run_module, "_publish_missing_packages", lambda store, node, summary: None)
+    monkeypatch.setattr(run_module, "publish_missing_packages", lambda store, defaults: iter(()))
 
 
 def test_the_first_run_after_the_upgrade_publishes_maps_and_touches_nothing_else(
