@@ -100,8 +100,8 @@ def serve_app(
     authority = authority_from(auth or AuthSettings())
     app = MemberNodeApp(store, [], access_log=access_log, authority=authority, retention=retention)
     server = waitress.create_server(
-        app, host="127.0.0.1", port=0, threads=4, ident="adapter", asyncore_loop_timeout=0.1
-    )
+        app, host="127.0.0.1", port=0, threads=4, ident="adapter"
+    )  # waitress reads asyncore_loop_timeout as an int: 0.1 was 0, a select() loop spinning
     origin = f"http://127.0.0.1:{server.effective_port}"
     app.serve_nodes([member_node(n, origin) for n in nodes])  # baseURL: where it listens
     thread = threading.Thread(target=server.run, daemon=True)

@@ -26,8 +26,8 @@ class ServedWeb:
 def serve_wsgi(app: WsgiApp) -> Iterator[ServedWeb]:
     """`app` under waitress (threads) on an ephemeral port, stopped afterwards."""
     server = waitress.create_server(
-        app, host="127.0.0.1", port=0, threads=4, ident="adapter", asyncore_loop_timeout=0.1
-    )
+        app, host="127.0.0.1", port=0, threads=4, ident="adapter"
+    )  # waitress reads asyncore_loop_timeout as an int: 0.1 was 0, a select() loop spinning
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
