@@ -18,6 +18,7 @@ after either.
 from __future__ import annotations
 
 import atexit
+import os
 import signal
 import socket
 from collections.abc import Callable
@@ -46,6 +47,23 @@ def check_port(host: str, port: int) -> None:
             ) from None
 
 
+def stop_until_served(main: int) -> None:
+    """A worker forked by `main` ends at SIGTERM or Ctrl-C until granian sets its own handlers.
+
+    The fork inherits the main process's handlers, which only set a flag the worker never
+    reads: a stop that came while a worker started was lost, and the worker served on until
+    killed STOP_SECONDS later. Reset in `load` that window was still the worker's whole start
+    (logging, its event loop), 40 s of a stop right after a start under SCHED_IDLE on busy
+    cores; at the fork it is gone. The worker has served nothing yet."""
+
+    def in_worker() -> None:
+        if os.getppid() == main:  # not a fork by one of its children
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+    os.register_at_fork(after_in_child=in_worker)
+
+
 def serve_forked(
     build: Callable[[], tuple[WsgiApp, Callable[[], None]]],
     host: str,
@@ -65,12 +83,9 @@ def serve_forked(
 
     check_port(host, port)
 
+    stop_until_served(os.getpid())
+
     def load(_target: str) -> WsgiApp:
-        # the fork inherited the main process's handlers, which would swallow a stop that
-        # comes while this worker starts (it then waited forever): until granian sets the
-        # worker's own, SIGTERM and SIGINT end it (it has served nothing yet)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
         app, at_exit = build()
         done: list[bool] = []
 
