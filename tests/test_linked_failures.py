@@ -11,10 +11,7 @@ verdict is never could-not-check, and a sync does not take the page for gone.
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +27,8 @@ from adapter.models import DatasetReport
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.report.jsonview import to_json
 from adapter.report.text import render_text
+from tests.support.cli import run_in_process
+from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, start_site, stop
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -55,7 +54,8 @@ class Linked:
 
 
 @pytest.fixture
-def linked() -> Iterator[Linked]:
+def linked(virtual_clock: FakeClock) -> Iterator[Linked]:
+    """The refused connections are retried with backoff: on virtual time, not seconds."""
     hole = socket.socket()
     hole.bind(("127.0.0.1", 0))  # bound and not listening: every connection is refused
     refused = f"http://127.0.0.1:{hole.getsockname()[1]}"
@@ -176,22 +176,8 @@ def test_follow_reports_a_describedby_that_fails_under_its_link(linked: Linked) 
 
 def test_check_dataset_json_and_exit_code(linked: Linked) -> None:
     """The command: --follow reads the link set elsewhere, whose address it may not reach."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "adapter",
-            "check-dataset",
-            "--json",
-            "--follow",
-            linked.url("/dataset/ocean-cores"),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
+    done = run_in_process(
+        ["check-dataset", "--json", "--follow", linked.url("/dataset/ocean-cores")], ROOT
     )
     data = json.loads(done.stdout)
     assert done.returncode == 0, data["findings"]

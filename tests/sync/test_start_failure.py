@@ -21,6 +21,7 @@ from adapter.discovery.walk import start_failure
 from adapter.store.db import Store
 from adapter.sync.run import START_FAILED, run_node
 from tests.support import stores
+from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.workersite import NODE_ID, fixture_site, write_config
 
@@ -64,8 +65,9 @@ def test_start_failure_rule(seen: int, codes: dict[str, int], previous: int, fai
     assert (start_failure(seen, codes, "why", previous) is not None) is failed
 
 
-@pytest.mark.slow  # over 1 s (tests/support/timing.py)
-def test_unreachable_robots_txt_fails_the_run_and_the_history_says_why(tmp_path: Path) -> None:
+def test_unreachable_robots_txt_fails_the_run_and_the_history_says_why(
+    tmp_path: Path, virtual_clock: FakeClock
+) -> None:
     cfg = quick(tmp_path, f"http://127.0.0.1:{closed_port()}/")
     summary = run_node(cfg, cfg.nodes[0])
     assert summary.status == "failed"
@@ -75,6 +77,7 @@ def test_unreachable_robots_txt_fails_the_run_and_the_history_says_why(tmp_path:
     [run] = store.runs(NODE_ID)
     store.close()
     assert (run.status, run.error) == ("failed", summary.message)
+    assert virtual_clock.sleeps  # the refused connection was retried, on virtual time
 
 
 def test_a_missing_sitemap_fails_the_run(tmp_path: Path, site: SiteServer) -> None:
