@@ -292,51 +292,63 @@ def test_a_browser_that_died_is_started_again_and_the_run_goes_on(site: SiteServ
     assert service.launches == launches + 1
 
 
-@pytest.mark.slow
+# One fresh interpreter without Playwright (a test process has imported it and the render
+# modules, so a command importing them too early would pass here and fail where it is not
+# installed) runs each command in it, as `run_in_process` does, and then a sync.
+WITHOUT_PLAYWRIGHT = """
+import json, sys
+sys.modules['playwright'] = None
+from pathlib import Path
+from tests.support.cli import run_in_process
+commands, sitemap, store = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3]
+out = {}
+for name, args in commands.items():
+    ran = run_in_process(args, Path.cwd())
+    out[name] = [ran.returncode, ran.stdout, ran.stderr]
+from adapter.config.load import quick_node
+from adapter.config.settings import AdapterConfig
+from adapter.extras import MissingExtra
+from adapter.sync.run import run_node
+node = quick_node(sitemap, 'urn:node:R', rendering={'mode': 'auto'})
+config = AdapterConfig(store_url='sqlite:///' + store, nodes=(node,))
+try:
+    run_node(config, node)
+    out['sync'] = 'ran'
+except MissingExtra as exc:
+    out['sync'] = str(exc)
+print(json.dumps(out))
+"""
+
+
+@pytest.mark.slow  # a fresh interpreter: its imports are the point
 def test_without_playwright_asking_for_rendering_says_what_to_install(
     site: SiteServer, tmp_path: Path
 ) -> None:
-    code = (
-        "import sys; sys.modules['playwright'] = None\n"
-        "from adapter.cli import main\n"
-        "sys.argv = ['adapter', *sys.argv[1:]]\n"
-        "main()\n"
-    )
+    commands = {
+        "asked": ["check-dataset", "--render", site.url("/r2r/cruise/RR1904")],
+        "plain": ["check-dataset", "--json", site.url("/catalog/1")],  # nothing else changes
+        "listed": ["findings", "--json"],
+    }
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-
-    def adapter(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-c", code, *args], capture_output=True, text=True, env=env,
-            cwd=ROOT, timeout=60,
-        )  # fmt: skip
-
-    asked = adapter("check-dataset", "--render", site.url("/r2r/cruise/RR1904"))
-    assert asked.returncode == 2, asked.stderr
-    lines = asked.stderr.strip().splitlines()
-    assert len(lines) == 1, asked.stderr
-    assert "playwright" in lines[0] and "pip install 'dataone-slender-adapter[render]'" in lines[0]
-    plain = adapter("check-dataset", "--json", site.url("/catalog/1"))  # nothing else changes
-    assert plain.returncode in (0, 1), plain.stderr
-    assert json.loads(plain.stdout)["rendered"] is False
-    listed = adapter("findings", "--json")
-    assert listed.returncode == 0 and rf.RENDERED.code in listed.stdout
-    # a node that asks for rendering: its sync stops before anything, saying what to install
-    sync = (
-        "import sys; sys.modules['playwright'] = None\n"
-        "from adapter.config.load import quick_node\n"
-        "from adapter.config.settings import AdapterConfig\n"
-        "from adapter.extras import MissingExtra\n"
-        "from adapter.sync.run import run_node\n"
-        f"node = quick_node({site.url('/sitemap.xml')!r}, 'urn:node:R', "
-        "rendering={'mode': 'auto'})\n"
-        "config = AdapterConfig(store_url='sqlite:///' + sys.argv[1], nodes=(node,))\n"
-        "try:\n    run_node(config, node)\n"
-        "except MissingExtra as exc:\n    print(exc)\n"
-    )
-    ran = subprocess.run(
-        [sys.executable, "-c", sync, str(tmp_path / "store.db")], capture_output=True,
-        text=True, env=env, cwd=ROOT, timeout=60,
+    store = tmp_path / "store.db"
+    done = subprocess.run(
+        [sys.executable, "-c", WITHOUT_PLAYWRIGHT, json.dumps(commands),
+         site.url("/sitemap.xml"), str(store)],
+        capture_output=True, text=True, env=env, cwd=ROOT, timeout=60, check=False,
     )  # fmt: skip
-    assert ran.stdout.startswith("rendering pages in a browser"), ran.stderr
-    assert "pip install 'dataone-slender-adapter[render]'" in ran.stdout
-    assert not (tmp_path / "store.db").exists()  # stopped before the store was opened
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    code, _, stderr = out["asked"]
+    assert code == 2, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert "playwright" in lines[0] and "pip install 'dataone-slender-adapter[render]'" in lines[0]
+    code, stdout, stderr = out["plain"]
+    assert code in (0, 1), stderr
+    assert json.loads(stdout)["rendered"] is False
+    code, stdout, _ = out["listed"]
+    assert code == 0 and rf.RENDERED.code in stdout
+    # a node that asks for rendering: its sync stops before anything, saying what to install
+    assert out["sync"].startswith("rendering pages in a browser"), out["sync"]
+    assert "pip install 'dataone-slender-adapter[render]'" in out["sync"]
+    assert not store.exists()  # stopped before the store was opened
