@@ -20,6 +20,7 @@ fetched page is escaped by the templates (autoescape), never marked safe.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -83,7 +84,10 @@ class Response:
     headers: list[tuple[str, str]] = field(default_factory=list)
 
 
+@functools.cache
 def templates() -> jinja2.Environment:
+    """The templates, compiled once a process (0.3 CPU s): every WebApp of the process (each
+    node's under `adapter serve`, each test's) renders with the same ones, read-only."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(HERE / "templates"),
         autoescape=True,  # every value is escaped: fetched pages are a stranger's text

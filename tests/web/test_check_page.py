@@ -15,6 +15,8 @@ import pytest
 import requests
 
 from adapter.findings import catalogue
+from adapter.web.app import WebApp
+from adapter.web.checking import Checker
 from tests.support.fixture_server import start_site, stop
 from tests.web.conftest import MakeWeb, origins
 
@@ -59,6 +61,13 @@ def test_json_at_the_same_address_is_the_cli_report(make_web: MakeWeb, sites: An
     assert got.headers["Content-Type"] == "application/json"
     assert got.json() == cli_json(page, "--profile", "mnlite")
     assert got.json()["harvestable"] is True
+
+
+def test_every_web_app_of_a_process_renders_with_one_compiled_set_of_templates() -> None:
+    """Compiling them is 0.3 CPU s: once a process, not once per WebApp (per node, per test)."""
+    first, second = WebApp(Checker()), WebApp(Checker(), None, max_checks=1)
+    assert first.env is second.env
+    assert first.env.cache is not None and len(first.env.cache) == len(first.env.list_templates())
 
 
 def test_a_browser_accept_header_gets_html(make_web: MakeWeb, sites: Any) -> None:
