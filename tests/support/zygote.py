@@ -62,6 +62,11 @@ SERVE = (
     "adapter.web.app",
     "adapter.service.metrics",
     "waitress",
+    # the check page lists the finding catalogue, which imports every module of the package
+    # (rdflib, Playwright's, COAR Notify's...), and compiles its templates: 1 CPU s a `web`
+    # or `serve` child, done once here
+    "adapter.findings:catalogue",
+    "adapter.web.app:templates",
 )
 # CPU of every zygote's children that have ended, for tests/support/timing.py: they are the
 # zygote's children, so RUSAGE_CHILDREN here counts them only once the zygote itself ends
@@ -344,8 +349,11 @@ def _serve(control_fd: int, modules: list[str]) -> None:
     import gc
     import importlib
 
-    for name in modules:
-        importlib.import_module(name)
+    for name in modules:  # a module, or module:function to call once it is imported
+        module, _, call = name.partition(":")
+        imported = importlib.import_module(module)
+        if call:
+            getattr(imported, call)()
     # the imported modules to the permanent generation: no child's collection (its last one,
     # at shutdown, included) walks them and copies every page on write (0.3 s of CPU a child)
     gc.freeze()
