@@ -20,6 +20,7 @@ from adapter.config.settings import ChecksSettings
 from adapter.dataone.index import prepare
 from adapter.dataone.index.compute import dataone_index
 from adapter.dataone.index.convert import geohash, java_double, latitude, longitude, solr_date
+from adapter.dataone.index.queries import FIELDS
 from adapter.dataone.index.rules import index_dataset
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
@@ -357,3 +358,20 @@ def test_the_sync_computes_it_only_when_the_node_asks(serve_site: Any) -> None:
     assert ChecksSettings(dataone_index=True).search_index
     assert ChecksSettings(profile="soso").search_index  # its checklist reads the findings
     assert ChecksSettings(required=("dataone/index-",)).search_index
+
+
+def test_the_queries_parsed_ahead_are_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`parse_queries` is what a parent that forks checkers (tests/support/zygote.py) runs
+    first: ~1.5 s of CPU each child would otherwise pay for its first harvestable page."""
+    from adapter.dataone.index import compute
+
+    monkeypatch.setattr(compute, "_parsed", [])
+    compute.parse_queries()
+    assert len(compute._parsed) == len(FIELDS)
+
+    def parse_again(text: str) -> None:
+        raise AssertionError("a query parsed again")
+
+    monkeypatch.setattr(compute, "prepareQuery", parse_again)
+    fields = dataone_index({"@context": CTX, "@type": "Dataset", "name": "Ahead"})
+    assert fields["title"] == "Ahead"
