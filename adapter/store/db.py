@@ -16,7 +16,7 @@ import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import replace
 from datetime import datetime
@@ -41,7 +41,7 @@ from adapter.store.outbox import Outbox
 from adapter.store.reads import Reads
 from adapter.store.schema import utc
 
-SQLITE_BUSY_MS = 30_000
+SQLITE_BUSY_MS = 30_000  # how long a write waits for another connection's lock; ?timeout=SECONDS
 
 
 def engine_url(url: str) -> str:
@@ -51,14 +51,14 @@ def engine_url(url: str) -> str:
     return url
 
 
-def _journal_wal(cur: Any) -> None:
+def _journal_wal(cur: Any, busy_ms: int = SQLITE_BUSY_MS) -> None:
     """Put the file in WAL mode, waiting out other connections as a busy write would.
 
     Switching the journal mode does not wait on the busy timeout: two processes
     opening a new store at once (the scheduler and a worker, say) had one fail
     at once with "database is locked" while the other created the schema.
     """
-    deadline = time.monotonic() + SQLITE_BUSY_MS / 1000
+    deadline = time.monotonic() + busy_ms / 1000
     pause = 0.005
     while True:
         try:
@@ -72,15 +72,30 @@ def _journal_wal(cur: Any) -> None:
         pause = min(pause * 2, 0.2)
 
 
-def _sqlite_engine(url: str) -> Engine:
-    engine = create_engine(url, connect_args={"timeout": SQLITE_BUSY_MS / 1000})
+def busy_ms(url: str, query: Mapping[str, str | tuple[str, ...]]) -> int:
+    """The store URL's `?timeout=SECONDS` (Python's sqlite3 spelling) in milliseconds: how
+    long a write waits for a lock another program holds before "database is locked"."""
+    given = query.get("timeout")
+    if given is None:
+        return SQLITE_BUSY_MS
+    try:
+        seconds = float(given if isinstance(given, str) else given[-1])
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 86_400:
+        raise StoreError(f"store {url}: timeout={given} is not a number of seconds (0-86400)")
+    return round(seconds * 1000)
+
+
+def _sqlite_engine(url: str, busy: int = SQLITE_BUSY_MS) -> Engine:
+    engine = create_engine(url, connect_args={"timeout": busy / 1000})
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_conn: Any, _record: Any) -> None:
         dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (below)
         cur = dbapi_conn.cursor()
-        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
-        _journal_wal(cur)
+        cur.execute(f"PRAGMA busy_timeout={busy}")
+        _journal_wal(cur, busy)
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.close()
 
@@ -198,7 +213,8 @@ class Store(History, Outbox, AccessLog):
             ) from None
         if sa_url.get_backend_name() == "sqlite":
             sqlite_file(url, sa_url.host, sa_url.database, create=create)
-            engine = _sqlite_engine(sa_url.render_as_string(hide_password=False))
+            busy = busy_ms(url, sa_url.query)
+            engine = _sqlite_engine(sa_url.render_as_string(hide_password=False), busy)
         elif sa_url.get_backend_name() == "postgresql":
             require("psycopg", "a postgresql:// store")
             engine = create_engine(sa_url, pool_pre_ping=True)
