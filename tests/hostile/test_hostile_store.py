@@ -5,7 +5,6 @@ corpus, in test_hostile.py.)"""
 
 from __future__ import annotations
 
-import subprocess
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,12 +15,14 @@ import pytest
 from tests.support.fixture_server import SiteServer
 from tests.support.hostile import start_corpus, stop
 from tests.support.hostile_fixtures import SLOW_PAGE, SLOW_PAGES, start_sync, wait_for_request
+from tests.support.zygote import WarmProcess
 
 pytestmark = pytest.mark.slow
 
 
-def finish(proc: subprocess.Popen[str], timeout: float = 120) -> tuple[int, str]:
+def finish(proc: WarmProcess, timeout: float = 120) -> tuple[int, str]:
     out, _ = proc.communicate(timeout=timeout)
+    assert proc.returncode is not None
     return proc.returncode, out
 
 

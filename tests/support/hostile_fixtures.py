@@ -3,8 +3,7 @@
 The corpus is about 190 `adapter` processes, judged on their wall time: in one
 module (`--dist loadfile`) they all ran on one worker, and that worker was the
 suite's last. Each part (`tests/hostile/test_hostile_corpus_*.py`) runs every
-`SHARDS`-th case, a few at once; the locked-SQLite scenario, which spends its
-time waiting (a 30 s busy timeout), has a module of its own.
+`SHARDS`-th case, a few at once; the locked-SQLite scenario has a module of its own.
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ from tests.support.hostile import (
     stop,
     store_state,
 )
-from tests.support.zygote import Zygote
+from tests.support.zygote import WarmProcess, Zygote, adapter_popen
 
 # cases run at once by one part: each is judged on its wall time, so at 12 on a slow machine's
 # two cores (beside the suite's other workers) the sync cases took 20-25 s of their 20 s cap for
@@ -63,12 +62,15 @@ def sync_available() -> bool:
     return True
 
 
-def start_sync(site: SiteServer, store: str, workdir: Path, path: str) -> subprocess.Popen[str]:
+def start_sync(site: SiteServer, store: str, workdir: Path, path: str) -> WarmProcess:
+    """`adapter sync` of `path` into `store`, its output (stderr too) on `.stdout`: a real
+    process (another holds or ends its store's connections), forked warm by the shared
+    zygote (tests/support/zygote.py), not a new interpreter's 1.5 s of imports."""
     config = node_config(
         workdir / f"{uuid.uuid4().hex}.yaml", site.url(path), Path("x"), STORE_LIMITS
     )
     argv = [*argv_for("sync", site.url(path), config), "--store", store]
-    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return adapter_popen(*argv[1:], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
 
 
 def wait_for_request(site: SiteServer, path: str, since: int, timeout: float = 60) -> None:
@@ -84,7 +86,8 @@ def locked_sqlite_scenario(site: SiteServer, workdir: Path) -> dict[str, Any]:
     """Seed a store; lock the file from another connection while a sync works on it;
     release it once the sync has said the store is locked; then sync again."""
     db = workdir / "locked.db"
-    store = f"sqlite:///{db}"
+    # a write waits 2 s for the lock, not the default 30 s: the same "database is locked"
+    store = f"sqlite:///{db}?timeout=2"
     out: dict[str, Any] = {"db": str(db)}
     seed = start_sync(site, store, workdir, "/good/sitemap.xml")
     out["seed"] = (seed.wait(120), seed.communicate()[0])
