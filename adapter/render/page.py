@@ -8,10 +8,11 @@ its own site; a slot is never handed to another host, and is thrown away after
 `RECYCLE` pages, or when its page crashed or hung.
 
 The wait ends by the rule of `adapter.render.script` (one call into the page that
-resolves when the rule holds); the page is read back as its serialized DOM
-(`page.content()`), every JSON-LD block and `<link>` the scripts added included. Every
-step is bounded: the page's budget, then a short grace to read the DOM. A page whose
-scripts never yield (an endless loop) cannot even be read: it is `hung`.
+resolves when the rule holds, with the serialized DOM then), every JSON-LD block and
+`<link>` the scripts added included. A page whose wait did not end (its budget ran
+out) is read by `page.content()`. Every step is bounded: the page's budget, then a
+short grace to read the DOM. A page whose scripts never yield (an endless loop) cannot
+even be read: it is `hung`.
 """
 
 from __future__ import annotations
@@ -102,6 +103,7 @@ async def render_page(
     slot.crashed.clear()
     try:
         result = await _watch(slot, page.final_url, traffic, start + limits.render_budget)
+        await _noted(traffic, loop.time() + GRACE)
     except (PlaywrightError, TimeoutError) as exc:
         first = str(exc).splitlines()[0] if str(exc) else ""
         result = PageRender(None, "failed", 0.0, error=f"{type(exc).__name__}: {first}")
@@ -115,9 +117,11 @@ async def render_page(
 async def _watch(slot: Slot, url: str, traffic: route.Traffic, deadline: float) -> PageRender:
     loop = asyncio.get_running_loop()
     await slot.tab.goto(url, wait_until="commit", timeout=_ms(deadline - loop.time()))
-    ended = await _settle(slot, traffic, deadline)
+    ended, html = await _settle(slot, traffic, deadline)
     if ended == "crashed":
         return PageRender(None, ended, 0.0, error="the page's process crashed (out of memory?)")
+    if html is not None:
+        return PageRender(html, ended, 0.0)
     try:
         html = await asyncio.wait_for(slot.tab.content(), GRACE)
     except (PlaywrightError, TimeoutError):
@@ -125,39 +129,58 @@ async def _watch(slot: Slot, url: str, traffic: route.Traffic, deadline: float) 
     return PageRender(html, ended, 0.0)
 
 
-async def _settle(slot: Slot, traffic: route.Traffic, deadline: float) -> Ended:
-    """Wait until a Dataset is in the DOM or the page and its requests are quiet."""
+async def _settle(slot: Slot, traffic: route.Traffic, deadline: float) -> tuple[Ended, str | None]:
+    """Wait until a Dataset is in the DOM or the page and its requests are quiet: how it
+    ended, and the DOM then (None when the page could not say: read it again)."""
     loop = asyncio.get_running_loop()
     quiet_ms = int(script.QUIET * 1000)
     while True:
         left = deadline - loop.time()
         if left <= 0:
-            return "budget"
+            return "budget", None
         ready = asyncio.ensure_future(slot.tab.evaluate(script.WAIT, quiet_ms))
         crash = asyncio.ensure_future(slot.crashed.wait())
         done, _ = await asyncio.wait({ready, crash}, timeout=left, return_when="FIRST_COMPLETED")
         crash.cancel()
         if crash in done:
             ready.cancel()
-            return "crashed"
+            return "crashed", None
         if ready not in done:
             ready.cancel()
-            return "budget"  # or hung: reading the page will say
+            return "budget", None  # or hung: reading the page will say
         try:
-            state = ready.result()
+            state, html = _told(ready.result())
         except PlaywrightError:  # its document was replaced meanwhile (document.open, a
             await asyncio.sleep(script.TICK_MS / 1000)  # navigation aborted): ask the new one
             continue
         if state == "dataset":
-            return "dataset"
+            return "dataset", html
         quiet = traffic.quiet_for()
         if quiet >= script.QUIET:
-            return "quiet"
+            return "quiet", html
         # the page is idle but the adapter is still serving (or just served) it a request
         traffic.changed.clear()
         wait = max(0.0, script.QUIET - quiet) if quiet >= 0 else left
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(traffic.changed.wait(), min(wait, max(left, 0.0)))
+
+
+async def _noted(traffic: route.Traffic, deadline: float) -> None:
+    """Until the frames and navigations away the adapter is answering for the page are
+    checked, so a refused one is reported with the page (the page is read already; a
+    script's fetch still in flight is not waited for)."""
+    loop = asyncio.get_running_loop()
+    while traffic.noting and loop.time() < deadline:
+        traffic.changed.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(traffic.changed.wait(), deadline - loop.time())
+
+
+def _told(answer: Any) -> tuple[Any, str | None]:
+    """(how, the DOM) from the page's answer to `script.WAIT`; no DOM unless it is text."""
+    if isinstance(answer, list) and len(answer) == 2:
+        return answer[0], answer[1] if isinstance(answer[1], str) else None
+    return answer, None
 
 
 def _ms(seconds: float) -> float:

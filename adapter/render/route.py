@@ -98,6 +98,7 @@ class Traffic:
     clock: Callable[[], float]
     scripts: ScriptCache | None = None
     inflight: int = 0
+    noting: int = 0  # frames and navigations away being answered and checked
     last: float = 0.0  # when the latest request ended (the clock's seconds)
     served_page: bool = False
     blocked: list[tuple[str, str]] = field(default_factory=list)  # (url, why)
@@ -142,8 +143,13 @@ async def _answer(
             )
         else:  # frames, and the page moving itself elsewhere: not what is being read. A 204
             # keeps the document where it is (an aborted navigation shows an error page)
-            await route.fulfill(status=204, body=b"")
-            await _note_navigation(traffic, run, url)
+            traffic.noting += 1
+            try:
+                await route.fulfill(status=204, body=b"")
+                await _note_navigation(traffic, run, url)
+            finally:
+                traffic.noting -= 1
+                traffic.changed.set()
         return
     if request.resource_type not in FETCHED_KINDS:
         await route.abort("blockedbyclient")  # images, fonts, media, stylesheets, beacons

@@ -9,6 +9,13 @@ a Dataset is in the DOM (`dataset`), or when the page is quiet: loaded, nothing 
 flight, no timer pending, no DOM change for `QUIET` seconds (`quiet`); the budget
 bounds it either way. The adapter's own count of the requests it is serving for the
 page (`adapter.render.route`) must be quiet too.
+
+The same call hands back the page's DOM as the rule held (what Playwright's
+`page.content()` serializes), so reading the page costs no second call: `content()`
+runs in an isolated world of its own, whose set-up per document cost about a fifth
+of a rendered page's CPU (BENCHMARKS.md). It is serialized by the DOM functions `INIT`
+found before the page's scripts ran, so they cannot replace them; what a page's
+scripts write into the DOM is theirs to choose either way.
 """
 
 from __future__ import annotations
@@ -39,6 +46,17 @@ INIT = r"""
     return send.apply(this, args);
   };
   const nativeSet = window.setTimeout, nativeClear = window.clearTimeout;
+  const apply = Reflect.apply, serializer = new XMLSerializer();
+  const getter = (proto, name) => Object.getOwnPropertyDescriptor(proto, name).get;
+  const serialize = XMLSerializer.prototype.serializeToString;
+  const doctypeOf = getter(Document.prototype, "doctype");
+  const rootOf = getter(Document.prototype, "documentElement");
+  const outerOf = getter(Element.prototype, "outerHTML");
+  const content = () => {  // as page.content(): the doctype, then the root element
+    const doctype = apply(doctypeOf, document, []), root = apply(rootOf, document, []);
+    return (doctype ? apply(serialize, serializer, [doctype]) : "")
+      + (root ? apply(outerOf, root, []) : "");
+  };
   window.setTimeout = function (fn, delay, ...rest) {
     if (typeof fn !== "function" || !(Number(delay || 0) <= maxDelay)) {
       return nativeSet.call(window, fn, delay, ...rest);
@@ -81,12 +99,15 @@ INIT = r"""
       && state.timers.size === 0 && performance.now() - state.last >= quietMs;
     return idle ? "quiet" : false;
   };
-  // resolves as soon as the rule holds: at once on the DOM change that adds a Dataset, else
-  // on a tick of the page's own (unwrapped, uncounted) timer
+  // resolves as soon as the rule holds, with how it ended and the DOM then: at once on the
+  // DOM change that adds a Dataset, else on a tick of the page's own (unwrapped, uncounted)
+  // timer
   Object.defineProperty(window, "__adapterWait", {
     value: (quietMs) => new Promise((resolve) => {
       let done = false;
-      const end = (how) => { if (!done) { done = true; seen.disconnect(); resolve(how); } };
+      const end = (how) => {
+        if (!done) { done = true; seen.disconnect(); resolve([how, content()]); }
+      };
       const seen = new MutationObserver(() => { if (hasDataset()) end("dataset"); });
       seen.observe(document, { childList: true, subtree: true, characterData: true });
       const tick = () => {
@@ -99,7 +120,8 @@ INIT = r"""
 })();
 """
 
-WAIT = "(quietMs) => window.__adapterWait ? window.__adapterWait(quietMs) : 'quiet'"
+# [how, the DOM]; a document without INIT (none ran in it) is quiet, and read by content()
+WAIT = "(quietMs) => window.__adapterWait ? window.__adapterWait(quietMs) : ['quiet', null]"
 
 
 def init_script(budget_seconds: float) -> str:
