@@ -13,10 +13,10 @@ pages per second, the ratio, the CPU seconds the browser tree spent per page (a
 figure the machine's other load does not change much), the CPU per page split by
 process (chromium's browser process, renderers, GPU and utility processes,
 Playwright's driver, and this Python: the adapter's routing and fetching, the
-fixture server, the memory sampler), and the memory of the browser tree while the
-pool ran (RSS summed over the chromium processes, and PSS, which counts shared pages
-once). Prints a Markdown table for BENCHMARKS.md, with how many pages were read
-with their Dataset. Not a test: nothing is asserted.
+fixture server; and the memory sampler's own thread), and the memory of the browser
+tree while the pool ran (RSS summed over the chromium processes, and PSS, which
+counts shared pages once). Prints a Markdown table for BENCHMARKS.md, with how many
+pages were read with their Dataset. Not a test: nothing is asserted.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ from tests.support.fixture_server import start_site, stop  # noqa: E402
 
 KINDS = ("at-once", "after-fetch", "after-delay")
 TICK = os.sysconf("SC_CLK_TCK")
+SAMPLER = "the memory sampler"
 
 SHELL = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Portal</title>
@@ -196,7 +197,7 @@ def role(pid: int, name: str) -> str:
 def cpu_by_role() -> dict[str, float]:
     """CPU seconds per role (`role`) of the tree's live processes (a reaped one's is in its
     parent's: a renderer's under zygote), and this process's own: the adapter's routing and
-    fetching, the fixture server, the memory sampler."""
+    fetching, the fixture server and the memory sampler (`run` tells the last apart)."""
     out: dict[str, float] = {}
     for pid, (name, cpu) in tree().items():
         key = role(pid, name)
@@ -211,6 +212,7 @@ class Sampler:
 
     def __init__(self) -> None:
         self.samples: list[tuple[int, int]] = []
+        self.cpu = 0.0  # CPU seconds of its own thread (smaps_rollup is costly to read)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -225,6 +227,7 @@ class Sampler:
     def _run(self) -> None:
         while not self._stop.wait(0.25):
             self.samples.append(memory())
+        self.cpu = time.thread_time()
 
 
 # -- the runs --------------------------------------------------------------------------
@@ -250,6 +253,8 @@ def run(
     wall = time.perf_counter() - began
     cpu = browser_cpu() - cpu0
     roles = {k: v - roles0.get(k, 0.0) for k, v in cpu_by_role().items()}
+    roles["this Python"] -= sampler.cpu  # reported on its own: the benchmark's, not the adapter's
+    roles[SAMPLER] = sampler.cpu
     rss = [r for r, _p in sampler.samples] or [0]
     pss = [p for _r, p in sampler.samples] or [0]
     return {
@@ -320,7 +325,7 @@ def report(results: dict[str, dict[str, float]], args: argparse.Namespace) -> No
         print(
             f"CPU ms/page, {name}, by process: "
             + ", ".join(f"{k} {v * 1000:.0f}" for k, v in roles if v >= 0.0005)
-            + f"; in all {sum(v for _k, v in roles) * 1000:.0f}"
+            + f"; in all but the sampler {sum(v for k, v in roles if k != SAMPLER) * 1000:.0f}"
         )
     print(f"pool / one at a time: {pool['per_second'] / one['per_second']:.1f}x")
     cores = os.cpu_count() or 1
