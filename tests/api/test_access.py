@@ -448,6 +448,9 @@ def test_only_the_cn_may_post_errors_once_tokens_are_verified(world: World) -> N
 
 
 @pytest.mark.slow  # over 1 s (tests/support/timing.py)
+# the file's auth and access_log sections reach the command's app: nothing here differs by
+# engine (the tests above check tokens, the log and its retention on both)
+@pytest.mark.parametrize("store_url", ["sqlite"], indirect=True)
 def test_adapter_serve_takes_auth_and_retention_from_the_configuration(
     world: World, tmp_path: Path
 ) -> None:
