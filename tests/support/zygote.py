@@ -34,7 +34,7 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 ROOT = Path(__file__).resolve().parents[2]
 # what `adapter check-dataset`, `discover` and `sync` import, at the top or as they start
@@ -229,15 +229,15 @@ class Zygote:
         *,
         env: dict[str, str] | None = None,
         cwd: Path | None = None,
-        stdout: int | None = None,
-        stderr: int | None = None,
-        stdin: int | None = None,
+        stdout: int | IO[Any] | None = None,
+        stderr: int | IO[Any] | None = None,
+        stdin: int | IO[Any] | None = None,
         text: bool = True,
     ) -> WarmProcess:
         """As `subprocess.Popen(argv, text=True, ...)` for `adapter` (argv[0] its path):
-        `subprocess.PIPE`, `subprocess.STDOUT` (stderr), `subprocess.DEVNULL` or None (this
-        process's own) for each stream. The child keeps this process group (signals to its pid
-        reach it alone, as with Popen)."""
+        `subprocess.PIPE`, `subprocess.STDOUT` (stderr), `subprocess.DEVNULL`, an open file
+        (or its descriptor) or None (this process's own) for each stream. The child keeps this
+        process group (signals to its pid reach it alone, as with Popen)."""
         assert text, "text streams only"
         mine: list[int] = []  # our ends of the pipes
         theirs: list[int] = []  # the child's 0, 1, 2
@@ -252,6 +252,12 @@ class Zygote:
             elif how == subprocess.STDOUT and fd == 2:
                 mine.append(-1)
                 theirs.append(os.dup(theirs[1]))
+            elif how is not None and not isinstance(how, int):  # a file: the child writes to it
+                mine.append(-1)
+                theirs.append(os.dup(how.fileno()))
+            elif how is not None and how >= 0:
+                mine.append(-1)
+                theirs.append(os.dup(how))
             else:
                 mine.append(-1)
                 theirs.append(os.dup(fd))
