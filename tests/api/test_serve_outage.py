@@ -10,8 +10,6 @@ on the connection the restart ended. Under waitress and under granian (two worke
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +26,7 @@ from tests.support.member_node import node_settings, put_dataset
 from tests.support.pgcluster import Cluster
 from tests.support.pgcluster import outage_cluster as outage_cluster
 from tests.support.pgcluster import outage_store_url as outage_store_url
+from tests.support.zygote import adapter_popen
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]  # two outages, about 15 s each
 
@@ -44,11 +43,9 @@ def _start(url: str, options: tuple[str, ...], log: Path) -> Iterator[tuple[str,
     to a file: unread, a pipe would fill with the outage's errors and stop the server."""
     port = free_port()
     with log.open("w") as sink:
-        process = subprocess.Popen(
-            [
-                *(sys.executable, "-m", "adapter", "serve", *SERVE_AS_STARTED),
-                *("--port", str(port), "--store", url, "--node-id", NODE.id, *options),
-            ],
+        process = adapter_popen(  # forked with its imports done (tests/support/zygote.py)
+            *("serve", *SERVE_AS_STARTED),
+            *("--port", str(port), "--store", url, "--node-id", NODE.id, *options),
             stdout=sink,
             stderr=sink,
         )

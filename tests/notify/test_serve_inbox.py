@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -31,6 +29,7 @@ from adapter.store.notify import page_objects, received, sent
 from tests.support import SERVE_AS_STARTED, free_port
 from tests.support.fixture_server import SITES, SiteServer, start_site, stop
 from tests.support.ldn import LdnInbox, of_type
+from tests.support.zygote import adapter_popen
 
 NODE_ID = "urn:node:NOTIFYTEST"
 REPO = "https://repo.example.org/"  # the repository's service id
@@ -102,9 +101,9 @@ def setup(
     port = free_port()
     log = tmp / "serve.log"
     with log.open("w") as sink:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "adapter", "serve", *SERVE_AS_STARTED, *SERVERS[request.param],
-             "--config", str(tmp / "node.yaml"), "--port", str(port)],
+        process = adapter_popen(  # forked with its imports done (tests/support/zygote.py)
+            "serve", *SERVE_AS_STARTED, *SERVERS[request.param],
+            "--config", str(tmp / "node.yaml"), "--port", str(port),
             stdout=sink, stderr=sink,
         )  # fmt: skip
     origin = f"http://127.0.0.1:{port}"
