@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import itertools
 import multiprocessing
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -24,6 +24,7 @@ from adapter.store.db import Store
 from adapter.store.hostrate import StorePacer
 from adapter.store.hostrate_db import clear
 from adapter.sync.run import run_node
+from tests.http.slot_holders import fork_holders
 from tests.support import stores
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.workersite import adapter_process, fixture_site, write_config
@@ -121,38 +122,18 @@ def test_crawl_delay_holds_across_workers(
     assert min(gaps) >= 0.3 - JITTER, f"Crawl-delay 0.3 s, but two pages {min(gaps):.3f} s apart"
 
 
-def _hold_slots(url: str, out: str, rounds: int, ready: Any) -> None:
-    store = Store.open(url)
-    pacer = StorePacer(store, owner_id() + ":test", 1000.0, 2)
-    spans = []
-    ready.wait(60)  # all three start together, however slowly each one imported
-    for _ in range(rounds):
-        with pacer.slot("busy.example:"):
-            began = time.time()
-            time.sleep(0.04)
-            spans.append((began, time.time()))
-    pacer.close()
-    store.close()
-    with open(out, "a") as f:
-        f.writelines(f"{a} {b}\n" for a, b in spans)
-
-
-@pytest.mark.slow  # three spawned interpreters
+@pytest.mark.slow  # a spawned interpreter and three processes forked from it
 def test_concurrency_slots_hold_across_processes(tmp_path: Path, store_url: str) -> None:
     store = Store.open(store_url)
     clear(store)
     store.close()
     out = tmp_path / "spans.txt"
-    ctx = multiprocessing.get_context("spawn")
-    ready = ctx.Barrier(3)
-    procs = [
-        ctx.Process(target=_hold_slots, args=(store_url, str(out), 8, ready)) for _ in range(3)
-    ]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(60)
-        assert p.exitcode == 0
+    parent = multiprocessing.get_context("spawn").Process(
+        target=fork_holders, args=(store_url, str(out), 3, 8)
+    )
+    parent.start()
+    parent.join(90)
+    assert parent.exitcode == 0
     spans = [tuple(map(float, line.split())) for line in out.read_text().splitlines()]
     assert len(spans) == 24
     events = sorted([(a, 1) for a, _ in spans] + [(b, -1) for _, b in spans])
@@ -163,12 +144,9 @@ def test_concurrency_slots_hold_across_processes(tmp_path: Path, store_url: str)
     assert peak == 2  # concurrency 2 across three processes, each allowed 2 of its own
 
 
-@pytest.mark.slow  # a spawned interpreter
 def test_a_slot_held_by_a_dead_process_is_free_again(tmp_path: Path, store_url: str) -> None:
-    ctx = multiprocessing.get_context("spawn")
-    gone = ctx.Process(target=time.sleep, args=(0,))
-    gone.start()
-    gone.join()
+    gone = subprocess.Popen(["true"])  # a process of this machine that has ended
+    gone.wait()
     store = Store.open(store_url)
     clear(store)
     dead = StorePacer(store, f"{owner_id().split(':')[0]}:{gone.pid}:test", 10.0, 1)
