@@ -7,8 +7,6 @@ through the real pipeline with `CheckOptions(shacl=...)`, the CLI and a sync.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,9 +23,9 @@ from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.sync.run import run_node
 from tests.support import stores
+from tests.support.cli import Ran, run_in_process
 from tests.support.fixture_server import SiteServer, start_site, stop
 
-ROOT = Path(__file__).resolve().parents[2]
 OWN_SHAPES = """@prefix sh: <http://www.w3.org/ns/shacl#> .
 @prefix schema: <http://schema.org/> .
 @prefix ex: <https://repo.example/shapes#> .
@@ -120,17 +118,12 @@ def test_a_shapes_file_broken_after_validation_is_a_page_finding(
     assert report.harvestable is check(site, "/dataset/complete.html", None).harvestable
 
 
-def _adapter(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "adapter", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=cwd,
-    )
+def _adapter(*args: str, cwd: Path) -> Ran:
+    """The command's contract (exit code, JSON, one error line) in this process: no
+    signal or process tree is the point (tests/support/cli.py)."""
+    return run_in_process(list(args), cwd)
 
 
-@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_check_dataset_shacl_without_a_file_uses_the_bundled_shapes(
     site: SiteServer, tmp_path: Path
 ) -> None:
@@ -144,7 +137,6 @@ def test_check_dataset_shacl_without_a_file_uses_the_bundled_shapes(
     assert done.returncode == plain.returncode
 
 
-@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_check_dataset_refuses_a_broken_shapes_file_before_fetching(tmp_path: Path) -> None:
     broken = tmp_path / "broken.ttl"
     broken.write_text("nope")
