@@ -88,10 +88,20 @@ def as_core(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every prepared statement run by SQLAlchemy Core: its construct through `Connection.execute`
     (SQLAlchemy's own coercions, processors, executemany and rowcount)."""
 
+    # each statement's construct built and renamed once per engine, as a caller of Core that
+    # keeps its statements would (building them per execution was most of this path's CPU)
+    built: dict[tuple[int, str], tuple[Prepared, Executable]] = {}
+
+    def core_of(stmt: Prepared, conn: Connection) -> Executable:
+        key = (id(stmt), conn.dialect.name)
+        if key not in built:
+            built[key] = (stmt, renamed(stmt, conn))  # the statement kept: its id stays its own
+        return built[key][1]
+
     def execute(stmt: Prepared, conn: Connection, params: dict[str, Any]) -> Any:
         named = {PREFIX + k: v for k, v in params.items()}
         options = {"preserve_rowcount": True}
-        return conn.execute(renamed(stmt, conn), named, execution_options=options)
+        return conn.execute(core_of(stmt, conn), named, execution_options=options)
 
     def rowcount(self: Prepared, conn: Connection, **params: Any) -> int:
         return int(execute(self, conn, params).rowcount)
@@ -104,7 +114,7 @@ def as_core(monkeypatch: pytest.MonkeyPatch) -> None:
         return [tuple(row) for row in execute(self, conn, params)]
 
     def many(self: Prepared, conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
-        conn.execute(renamed(self, conn), [{PREFIX + k: v for k, v in row.items()} for row in rows])
+        conn.execute(core_of(self, conn), [{PREFIX + k: v for k, v in row.items()} for row in rows])
 
     for name, method in (("rowcount", rowcount), ("first", first), ("all", every), ("many", many)):
         monkeypatch.setattr(Prepared, name, method)
