@@ -6,8 +6,6 @@ logs say who was asked when, so the tests read order, never durations.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -23,9 +21,8 @@ from adapter.sync.checkpool import shared_checks
 from adapter.sync.federation import run_nodes
 from adapter.sync.outcome import RunSummary
 from tests.support import stores
+from tests.support.cli import run_in_process
 from tests.support.fixture_server import SiteServer
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def node(name: str, site: SiteServer, rate: float, limits: str = "") -> str:
@@ -80,7 +77,8 @@ def test_a_hanging_repository_holds_no_other_node(
     tmp_path: Path, serve_site: Callable[[str], SiteServer]
 ) -> None:
     stuck, fine = serve_site("sync-slow"), serve_site("page-shacl")
-    slow = "    limits: {read_timeout: 4, total_timeout: 4}\n"
+    # two pages that hang, 2 s each: FINE's few pages are done long before
+    slow = "    limits: {read_timeout: 2, total_timeout: 2}\n"
     cfg = config(tmp_path, node("STUCK", stuck, 10, slow), node("FINE", fine, 10))
     order = [s.node_id for s in run_nodes(cfg, cfg.nodes, stop=threading.Event())]
     assert order == ["urn:node:FINE", "urn:node:STUCK"]  # FINE ended while STUCK still waited
@@ -134,13 +132,8 @@ def test_adapter_sync_config_runs_its_nodes_side_by_side(
         + node("MANY", many, 3)
         + node("FEW", few, 3)
     )
-    done = subprocess.run(
-        [sys.executable, "-m", "adapter", "sync", "--config", str(path), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=tmp_path,
-    )
+    # the command's contract in this process: no signal or process tree is the point
+    done = run_in_process(["sync", "--config", str(path), "--json"], tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert [line.count('"node_id"') for line in done.stdout.splitlines()] == [1, 1]
     many_first, many_last = window(many)
