@@ -11,7 +11,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,8 +24,9 @@ from adapter.store.db import Store
 from adapter.store.frontier import frontier_rows
 from adapter.sync.run import run_node
 from tests.support.fixture_server import SITES, SiteServer, start_site, stop
+from tests.support.zygote import adapter_popen
 
-PAGES = 60
+PAGES = 30  # at 25 requests a second, over a second of pages after the fifth record
 NODE_ID = "urn:node:MANY"
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -135,12 +135,15 @@ def test_sigkill_mid_run_then_rerun_matches_an_uninterrupted_run(
 
     cfg = write_config(tmp_path / "killed.yaml", killed_db, server)
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "adapter", "sync", "--config", str(cfg)],
+    # a real process (the kill is the point), forked warm: its imports are not what is tested
+    proc = adapter_popen(
+        "sync",
+        "--config",
+        str(cfg),
         cwd=tmp_path,
         env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 60
     while count(killed_db) < 5 and proc.poll() is None and time.monotonic() < deadline:
