@@ -141,7 +141,7 @@ def test_runs_side_by_side_while_discoveries_go_one_at_a_time(
     time the nodes' pages still interleave (a thread held for a whole run would serialise
     them)."""
     sites = [serve_site("sync-change"), serve_site("sync-change"), serve_site("page-shacl")]
-    nodes = [node(f"D{i}", site, 3) for i, site in enumerate(sites)]
+    nodes = [node(f"D{i}", site, 5) for i, site in enumerate(sites)]  # a run of ~2 s each
     cfg = config(tmp_path, *nodes, parallel="parallel_discoveries: 1\ncheck_processes: 0\n")
     assert cfg.discoveries_at_once() == 1
     summaries = list(run_nodes(cfg, cfg.nodes, stop=threading.Event()))
@@ -199,7 +199,7 @@ def test_a_node_run_alone_sleeps_until_its_hosts_turn(
 
     monkeypatch.setattr(Starts, "next_start", counted)
     site = serve_site("sync-change")
-    cfg = config(tmp_path, node("PACED", site, 3))
+    cfg = config(tmp_path, node("PACED", site, 6))  # a turn every 170 ms: spinning, thousands
     summary = run_node(cfg, cfg.nodes[0], stop=threading.Event())
     assert summary.status == "ok" and summary.fetched >= 5
     assert looks[0] < 20 * summary.fetched, looks[0]
