@@ -27,6 +27,7 @@ from adapter.store.claims import owner_id
 from adapter.store.db import Store
 from adapter.store.hostrate import StorePacer
 from tests.support import stores
+from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, stop
 from tests.support.hostile import start_corpus
 
@@ -142,7 +143,7 @@ def test_a_retry_after_holds_the_whole_host(make_pacer: Callable[[float], Pacer]
     assert start(pacer) - first >= 0.5
 
 
-def test_a_fetch_that_meets_a_retry_after_holds_the_host() -> None:
+def test_a_fetch_that_meets_a_retry_after_holds_the_host(virtual_clock: FakeClock) -> None:
     servers = start_corpus()
     server = servers[0]
     server.extra_rules["/t/busy"] = {
@@ -170,6 +171,7 @@ def test_a_fetch_that_meets_a_retry_after_holds_the_host() -> None:
         fetcher.close()
         stop(servers)
     assert held == [(host_key(server.origin), 1.0)]
+    assert sum(virtual_clock.sleeps) >= 1.0  # the Retry-After waited out, on virtual time
 
 
 def test_a_request_written_a_little_late_costs_the_next_start_no_whole_interval(
