@@ -85,11 +85,20 @@ INIT = r"""
     }
     return Object.values(v).some((x) => isDataset(x, depth + 1));
   };
-  const hasDataset = () => {
+  const parsed = new WeakMap();  // a JSON-LD block -> [the text read, whether a Dataset]
+  const hasDataset = () => {  // each block parsed once per text it has held
     for (const s of document.querySelectorAll('script[type="application/ld+json" i]')) {
       const text = s.textContent || "";
-      if (!text.includes("Dataset")) continue;
-      try { if (isDataset(JSON.parse(text), 0)) return true; } catch (e) { /* not yet whole */ }
+      const known = parsed.get(s);
+      let found = known !== undefined && known[0] === text ? known[1] : null;
+      if (found === null) {
+        found = false;
+        if (text.includes("Dataset")) {
+          try { found = isDataset(JSON.parse(text), 0); } catch (e) { /* not yet whole */ }
+        }
+        parsed.set(s, [text, found]);
+      }
+      if (found) return true;
     }
     return false;
   };
