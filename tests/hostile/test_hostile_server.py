@@ -3,17 +3,18 @@ nothing outside the store is exposed, and no request gets a 500 or a traceback."
 
 from __future__ import annotations
 
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from subprocess import PIPE, STDOUT
 
 import pytest
 import requests
 
 from tests.support import SERVE_AS_STARTED, free_port
 from tests.support.fixture_server import SiteServer
-from tests.support.hostile import ADAPTER, NODE_ID, argv_for, node_config, start_corpus, stop
+from tests.support.hostile import NODE_ID, argv_for, node_config, start_corpus, stop
+from tests.support.zygote import adapter_popen
 
 SHORT = NODE_ID.removeprefix("urn:node:")
 READY_WITHIN = 120.0  # seconds for the serve process to answer ping (a loaded machine is slow)
@@ -29,25 +30,24 @@ def api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     try:
         url = servers[0].url("/good/sitemap.xml")
         config = node_config(work / "node.yaml", url, db, {})
-        subprocess.run(argv_for("sync", url, config), check=True, capture_output=True, timeout=120)
+        # real processes, forked with their imports done (tests/support/zygote.py)
+        sync = adapter_popen(*argv_for("sync", url, config)[1:], stdout=PIPE, stderr=STDOUT)
+        out, _ = sync.communicate(timeout=120)
+        assert sync.returncode == 0, out
     finally:
         stop(servers)
     port = free_port()
-    proc = subprocess.Popen(
-        [
-            str(ADAPTER),
-            "serve",
-            *SERVE_AS_STARTED,
-            "--store",
-            f"sqlite:///{db}",
-            "--node-id",
-            NODE_ID,
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
+    proc = adapter_popen(
+        "serve",
+        *SERVE_AS_STARTED,
+        "--store",
+        f"sqlite:///{db}",
+        "--node-id",
+        NODE_ID,
+        "--port",
+        str(port),
+        stdout=PIPE,
+        stderr=STDOUT,
     )
     base = f"http://127.0.0.1:{port}/{SHORT}/v2"
     deadline = time.monotonic() + READY_WITHIN
