@@ -76,12 +76,20 @@ SERVE = (
 # (pyparsing) that every corpus `check-dataset` paid again after its imports
 PREPARE = ("adapter.dataone.index.compute:parse_queries",)
 
-# CPU of every zygote's children that have ended, for tests/support/timing.py: they are the
-# zygote's children, so RUSAGE_CHILDREN here counts them only once the zygote itself ends
+# CPU of the ended children of every zygote not yet closed, for tests/support/timing.py: they
+# are the zygote's children, so RUSAGE_CHILDREN here counts them only once the zygote itself
+# is reaped (with its own CPU), and `close` then takes them out of this sum
 CHILDREN_CPU = 0.0
+_children_lock = threading.Lock()
 _shared: Zygote | None = None
 _alive: set[Zygote] = set()
 _shared_lock = threading.Lock()
+
+
+def _count_children(seconds: float) -> None:
+    global CHILDREN_CPU
+    with _children_lock:
+        CHILDREN_CPU += seconds
 
 
 def pids() -> set[int]:
@@ -199,6 +207,7 @@ class Zygote:
         self._started: dict[str, int] = {}  # request id -> child pid
         self._exited: dict[int, Exited] = {}
         self._next = 0
+        self._children_cpu = 0.0  # of the children that ended, counted in CHILDREN_CPU
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -298,6 +307,9 @@ class Zygote:
         self._control.close()  # the zygote ends when its children have
         self.proc.wait(60)
         self._reader.join(10)
+        # reaped, the zygote's RUSAGE_CHILDREN (its own CPU and its children's) is now in
+        # ours: its children are no longer counted apart, or they would count twice
+        _count_children(-self._children_cpu)
 
     def _send(self, message: dict[str, object], fds: list[int] | None = None) -> None:
         socket.send_fds(self._control, [json.dumps(message).encode()], fds or [])
@@ -313,8 +325,8 @@ class Zygote:
                     self._exited[message["pid"]] = Exited(
                         message["exit_code"], message["maxrss_kib"], message["cpu_seconds"]
                     )
-                    global CHILDREN_CPU
-                    CHILDREN_CPU += message["cpu_seconds"]
+                    self._children_cpu += message["cpu_seconds"]
+                    _count_children(message["cpu_seconds"])
                 self._cond.notify_all()
 
 
