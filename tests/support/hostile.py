@@ -32,6 +32,7 @@ CORPUS = FIXTURES / "hostile"
 ADAPTER = Path(sys.executable).with_name("adapter")
 COMMANDS = ("check", "discover", "sync")
 NODE_ID = "urn:node:HOSTILE"
+RATE = 200  # requests per second per host, discover's and sync's: no case tests pacing
 SUMMARY_KEYS = ("findings", "error_codes", "not_harvestable", "discovery_findings")
 
 
@@ -94,7 +95,7 @@ def node_config(path: Path, sitemap_url: str, store: Path, limits: dict[str, Any
         "    start:",
         f"      sitemap_urls: [{json.dumps(sitemap_url)}]",
         "    politeness:",
-        "      requests_per_second: 200",
+        f"      requests_per_second: {RATE}",
         "      concurrency: 4",
         "    dataone:",
         '      submitter: "http://orcid.org/0000-0002-1825-0097"',
@@ -112,7 +113,7 @@ def argv_for(command: str, url: str, config: Path | None = None) -> list[str]:
     if command == "check":
         return [str(ADAPTER), "check-dataset", url, "--json"]
     if command == "discover":
-        return [str(ADAPTER), "discover", url, "--json"]
+        return [str(ADAPTER), "discover", url, "--json", "--rate", str(RATE)]
     assert config is not None
     return [str(ADAPTER), "sync", "--config", str(config), "--json"]
 
