@@ -38,8 +38,9 @@ from tests.support.zygote import WarmProcess, Zygote, adapter_popen
 # cases run at once by one part: each is judged on its wall time, so at 12 on a slow machine's
 # two cores (beside the suite's other workers) the sync cases took 20-25 s of their 20 s cap for
 # their neighbours' CPU when each process paid its imports (1-2 s of CPU); forked from the
-# zygote a case's three processes take about 0.3 s of CPU and spend the rest waiting on the
-# case's small time caps, so a part runs 6 at once.
+# zygote a case's three processes take about 0.2 s of CPU (medians: check-dataset and discover
+# 0.03 s, sync 0.14 s; a few large-input cases 1-2 s) and spend the rest waiting on the case's
+# small time caps, so a part runs 6 at once.
 PARALLEL = int(os.environ.get("ADAPTER_HOSTILE_PARALLEL", "6"))
 SHARDS = 3
 SLOW_PAGE = "/store/slow"  # trickles: holds a sync for total_timeout while we strike
