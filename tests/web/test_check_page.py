@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import socket
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +14,7 @@ import requests
 from adapter.findings import catalogue
 from adapter.web.app import WebApp
 from adapter.web.checking import Checker
+from tests.support.cli import run_in_process
 from tests.support.fixture_server import start_site, stop
 from tests.web.conftest import MakeWeb, origins
 
@@ -25,15 +23,8 @@ JSON = {"Accept": "application/json"}
 
 
 def cli_json(url: str, *args: str) -> dict[str, Any]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(
-        [sys.executable, "-m", "adapter", "check-dataset", "--json", url, *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    """`adapter check-dataset --json`'s report, from its entry point in this process."""
+    done = run_in_process(["check-dataset", "--json", url, *args], ROOT)
     return dict(json.loads(done.stdout))
 
 
@@ -50,7 +41,6 @@ def test_permalink_answers_200_with_the_report_whatever_the_verdict(
     assert 'href="/findings#dataone/identifier-missing"' in got.text
 
 
-@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_json_at_the_same_address_is_the_cli_report(make_web: MakeWeb, sites: Any) -> None:
     site = sites("sp-good")
     web = make_web(origins(site))

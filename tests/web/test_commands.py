@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +12,7 @@ import requests
 
 from adapter.store.db import Store
 from tests.support import SERVE_AS_STARTED, stores
+from tests.support.cli import run_in_process
 from tests.support.member_node import node_settings, put_dataset
 from tests.support.zygote import WarmProcess, adapter_popen
 from tests.web.conftest import origins
@@ -52,14 +51,7 @@ def test_adapter_web_checks_a_trusted_origin(sites: Any, tmp_path: Path) -> None
 
 
 def test_adapter_web_refuses_a_trust_that_is_not_a_url(tmp_path: Path) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "adapter", "web", "--trust", "repo.example"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=60,
-        check=False,
-    )
+    done = run_in_process(["web", "--trust", "repo.example"], tmp_path)
     assert done.returncode == 2
     assert "'repo.example' is not an http(s) URL" in done.stderr
 
@@ -120,17 +112,9 @@ def test_adapter_web_with_a_store_serves_the_operator_view(tmp_path: Path) -> No
         assert stop(process) == 0
 
 
-@pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_adapter_web_refuses_a_store_file_that_is_not_there(tmp_path: Path) -> None:
     missing = f"sqlite:///{tmp_path}/none.db"
-    done = subprocess.run(
-        [sys.executable, "-m", "adapter", "web", "--ops", "--store", missing],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        timeout=60,
-        check=False,
-    )
+    done = run_in_process(["web", "--ops", "--store", missing], tmp_path)
     assert done.returncode == 2
     assert "no store file" in done.stderr
     assert not (tmp_path / "none.db").exists()
