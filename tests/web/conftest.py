@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -25,12 +26,13 @@ MakeWeb = Callable[..., ServedWeb]
 
 
 @pytest.fixture
-def sites() -> Iterator[Callable[[str], list[SiteServer]]]:
-    """`sites("name")`: every server of one fixture site (its main host first)."""
+def sites() -> Iterator[Callable[..., list[SiteServer]]]:
+    """`sites("name", rules=None)`: every server of one fixture site (its main host first),
+    `rules` added to its `_headers.json`."""
     started: list[list[SiteServer]] = []
 
-    def _start(name: str) -> list[SiteServer]:
-        servers = start_site(name)
+    def _start(name: str, rules: dict[str, Any] | None = None) -> list[SiteServer]:
+        servers = start_site(name, rules=rules)
         started.append(servers)
         return servers
 
