@@ -1,4 +1,7 @@
-"""`adapter demo`: the bundled repository served on 127.0.0.1 and synced, offline."""
+"""`adapter demo`: the bundled repository served on 127.0.0.1 and synced, offline.
+
+Real `adapter` processes where one is the point (a demo left serving, Ctrl-C, SIGTERM, a
+command run in an empty directory) are forked warm (tests/support/zygote.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +10,6 @@ import json
 import os
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +22,7 @@ from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
 from adapter.store.db import Store
 from tests.support.cli import run_in_process
+from tests.support.zygote import adapter_popen
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -82,19 +85,15 @@ def test_demo_runs_as_a_command_in_an_empty_directory(tmp_path: Path) -> None:
         holder.bind(("127.0.0.1", DEMO_PORT))
         holder.listen()
     try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "adapter", "demo"],
-            cwd=tmp_path,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
+        proc = adapter_popen(
+            "demo", cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
         )
+        out, err = proc.communicate(timeout=120)
     finally:
         holder.close()
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 0, err
     assert (tmp_path / "demo-harvest.db").is_file()
-    assert f"127.0.0.1:{DEMO_PORT}/" not in proc.stdout  # the preferred port is taken
+    assert f"127.0.0.1:{DEMO_PORT}/" not in out  # the preferred port is taken
     listed = _adapter(
         "queue", "list", "--store", "sqlite:///demo-harvest.db", "--json", cwd=tmp_path
     )
@@ -110,12 +109,13 @@ def test_demo_serve_keeps_the_repository_up_for_check_dataset(tmp_path: Path) ->
     import signal
     import time
 
-    adapter_bin = Path(sys.executable).parent / "adapter"
-    proc = subprocess.Popen(
-        [str(adapter_bin), "demo", "--serve", "--store", f"sqlite:///{tmp_path / 'd.db'}"],
+    proc = adapter_popen(
+        "demo",
+        "--serve",
+        "--store",
+        f"sqlite:///{tmp_path / 'd.db'}",
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        text=True,
         cwd=tmp_path,
     )
     try:
@@ -129,12 +129,8 @@ def test_demo_serve_keeps_the_repository_up_for_check_dataset(tmp_path: Path) ->
                 break
         url = re.search(r"check-dataset (\S+)", "".join(lines))
         assert url, "".join(lines)
-        check = subprocess.run(
-            [str(adapter_bin), "check-dataset", "--json", url.group(1)],
-            capture_output=True,
-            text=True,
-            timeout=60,
-        )
+        # another program reads the served site: the command's contract, in this process
+        check = run_in_process(["check-dataset", "--json", url.group(1)], tmp_path)
         assert check.returncode == 0, check.stdout + check.stderr
         assert json.loads(check.stdout)["harvestable"] is True
     finally:
@@ -149,12 +145,13 @@ def test_ctrl_c_stops_demo_serve_with_130(tmp_path: Path) -> None:
     """Ctrl-C (SIGINT) ends `adapter demo --serve` with 130, as the README's exit codes say."""
     import signal
 
-    adapter_bin = str(Path(sys.executable).parent / "adapter")
-    proc = subprocess.Popen(
-        [adapter_bin, "demo", "--serve", "--store", f"sqlite:///{tmp_path / 'd.db'}"],
+    proc = adapter_popen(
+        "demo",
+        "--serve",
+        "--store",
+        f"sqlite:///{tmp_path / 'd.db'}",
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        text=True,
         cwd=tmp_path,
     )
     assert proc.stdout is not None
@@ -180,11 +177,13 @@ def test_a_second_demo_uses_the_one_serving_instead_of_moving_port(tmp_path: Pat
     import signal
 
     store = f"sqlite:///{tmp_path / 'd.db'}"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "adapter", "demo", "--serve", "--store", store],
+    proc = adapter_popen(
+        "demo",
+        "--serve",
+        "--store",
+        store,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        text=True,
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": str(ROOT)},
     )

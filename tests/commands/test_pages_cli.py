@@ -1,7 +1,8 @@
 """`adapter pages` and `pages show`: an operator reads why a page failed without sqlite3.
 
 A real sync of the sync-change fixture site (good pages, a page without a DOI,
-a duplicate DOI, a withdrawn page) into a SQLite file by the real executable,
+a duplicate DOI, a withdrawn page) into a SQLite file by a real `adapter` process (warm:
+tests/support/zygote.py),
 then the entry point lists and shows its pages in the test process.
 """
 
@@ -18,6 +19,7 @@ import pytest
 
 from tests.support.cli import run_in_process
 from tests.support.fixture_server import SiteServer, start_site, stop
+from tests.support.zygote import adapter_popen
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.slow  # the fixture's real sync
@@ -30,14 +32,16 @@ def adapter(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def adapter_process(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [str(ADAPTER), *args],
+    """A real `adapter` process, forked with its imports done (tests/support/zygote.py)."""
+    proc = adapter_popen(
+        *args,
         cwd=cwd,
         env={**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"},
-        capture_output=True,
-        text=True,
-        timeout=120,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
+    out, err = proc.communicate(timeout=120)
+    return subprocess.CompletedProcess([str(ADAPTER), *args], proc.wait(), out, err)
 
 
 @pytest.fixture(scope="module")
