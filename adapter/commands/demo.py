@@ -48,6 +48,9 @@ def demo_node(url: str) -> NodeSettings:
     )
 
 
+PROBE_TIMEOUT = 3.0  # seconds for whoever holds the port to answer as the demo would
+
+
 def running_demo(port: int = DEMO_PORT) -> str | None:
     """The origin of a demo repository another `adapter demo --serve` serves on `port`."""
     import urllib.request  # lazy: only when the port is taken
@@ -55,7 +58,7 @@ def running_demo(port: int = DEMO_PORT) -> str | None:
     url = f"http://127.0.0.1:{port}/robots.txt"
     opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        with opener.open(url, timeout=3) as resp:
+        with opener.open(url, timeout=PROBE_TIMEOUT) as resp:
             server = resp.headers.get("Server", "")
     except OSError:
         return None

@@ -16,6 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from adapter.cli import cli
+from adapter.commands import demo as demo_command
 from adapter.commands.demo import DEMO_NODE, DEMO_PORT
 from adapter.demo.server import DemoServer, demo_site
 from adapter.http.addresses import AddressPolicy
@@ -208,8 +209,10 @@ def test_a_second_demo_uses_the_one_serving_instead_of_moving_port(tmp_path: Pat
 
 @pytest.mark.slow  # a demo sync or a demo process
 def test_a_port_held_by_another_program_is_refused_once_the_store_has_demo_pages(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # the holder never answers: each run's probe waits its whole timeout for it
+    monkeypatch.setattr(demo_command, "PROBE_TIMEOUT", 0.2)
     holder = socket.socket()
     holder.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
