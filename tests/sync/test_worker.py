@@ -40,7 +40,7 @@ from tests.support import stores
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.workersite import NODE_ID, adapter_process, fixture_site, write_config
 
-PAGES = 40
+PAGES = 20  # claims of 7 and 20, leases on 15 of them, a stop after 3: all with pages to spare
 
 
 @pytest.fixture
