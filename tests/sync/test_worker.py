@@ -1,7 +1,7 @@
 """Scale-out workers over real HTTP: claims, leases, kills, clean stops, enqueue-only syncs.
 
 The big case runs four `adapter worker` processes on the real PostgreSQL over
-a 240-page synthetic repository (twelve claims of 20, three per worker) and
+a 120-page synthetic repository (twelve claims of 10, three per worker) and
 kills one of them (SIGKILL) while it holds claims: every page must end up
 processed exactly once in the records and the outbox, the dead worker's pages
 finished by the others. (It had 2,000 pages: 27 CPU-s and a minute and a half
@@ -199,7 +199,7 @@ def test_sigterm_stops_a_worker_after_the_pages_in_flight(tmp_path: Path, site: 
 def test_four_workers_on_postgresql_one_killed_every_page_once(
     tmp_path: Path, postgres_url: str
 ) -> None:
-    pages = 240
+    pages = 120
     port = synthrepo.free_port()
     # nginx's workers run as nobody: the tree must be readable outside pytest's private tmp
     root = Path(tempfile.mkdtemp(prefix="adapter-synth-"))
@@ -218,7 +218,8 @@ def _four_workers(tmp_path: Path, url: str, robots: str, pages: int) -> None:
     path = write_config(tmp_path / "node.yaml", url, robots, rate=2000, concurrency=8)
     cfg = load_config(path)
     assert run_node(cfg, cfg.nodes[0], enqueue_only=True).due == pages
-    args = ("worker", "--config", str(path), "--until-idle", "--lease-seconds", "5")
+    args = ["worker", "--config", str(path), "--until-idle", "--lease-seconds", "5"]
+    args += ["--batch", "10"]
     procs = [adapter_process(*args, "--poll-seconds", "0.5", cwd=tmp_path) for _ in range(4)]
     victim = procs[0]
     store = Store.open(url)
