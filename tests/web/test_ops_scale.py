@@ -61,7 +61,6 @@ def proxied(store: Store) -> Iterator[ServedWeb]:
         trusted_proxy="127.0.0.1",
         trusted_proxy_headers={"x-forwarded-for"},
         clear_untrusted_proxy_headers=True,
-        asyncore_loop_timeout=0.1,
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -186,7 +185,6 @@ def test_on_loopback_ops_needs_no_secret_and_without_one_only_loopback(
         port=0,
         trusted_proxy="127.0.0.1",
         trusted_proxy_headers={"x-forwarded-for"},
-        asyncore_loop_timeout=0.1,
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
