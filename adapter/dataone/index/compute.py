@@ -35,24 +35,28 @@ BOX = ("northBoundCoord", "southBoundCoord", "eastBoundCoord", "westBoundCoord")
 
 
 _PARSING = threading.Lock()
-_parsed: list[tuple[Field, Query]] = []
+_parsed: dict[str, Query] = {}  # field name -> its parsed query
 
 
-def _compiled() -> list[tuple[Field, Query]]:
-    """Every field's query, parsed once per process. rdflib's SPARQL parser (pyparsing)
-    is not thread-safe, and a sync checks pages in threads: one thread parses."""
-    if not _parsed:
+def _query(field: Field) -> Query:
+    """The field's query, parsed the first time a graph could match it (~45 ms of CPU each,
+    pyparsing; a plain Dataset needs about a third of them). rdflib's SPARQL parser is not
+    thread-safe, and a sync checks pages in threads: one thread parses at a time."""
+    query = _parsed.get(field.name)
+    if query is None:
         with _PARSING:
-            if not _parsed:
-                _parsed.extend((f, prepareQuery(f.text)) for f in FIELDS)
-    return _parsed
+            query = _parsed.get(field.name)
+            if query is None:
+                query = _parsed[field.name] = prepareQuery(field.text)
+    return query
 
 
 def parse_queries() -> None:
-    """Parse every field's query now: about 1.5 s of CPU (pyparsing), paid once per process.
-    A parent that forks the processes which check pages parses them before it forks, and no
-    child pays it again."""
-    _compiled()
+    """Parse every field's query now: about 1.5 s of CPU, paid once per process. A parent
+    that forks the processes which check pages parses them before it forks, and no child
+    pays it again."""
+    for field in FIELDS:
+        _query(field)
 
 
 def dataone_index(document: Any) -> IndexFields:
@@ -64,11 +68,11 @@ def index_graph(graph: Graph) -> IndexFields:
     """The fields of an already prepared graph (see `prepare`)."""
     out: IndexFields = {}
     present = {str(p) for p in graph.predicates(unique=True)}
-    for field, query in _compiled():
+    for field in FIELDS:
         if not any(_iri(need) in present for need in field.needs):
             continue  # a predicate every match needs is absent: the query finds nothing
         found: list[str] = []
-        for row in graph.query(query):
+        for row in graph.query(_query(field)):
             term = row[0]  # type: ignore[index]
             if term is None:
                 continue
