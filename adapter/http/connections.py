@@ -18,6 +18,7 @@ import contextlib
 import contextvars
 import heapq
 import itertools
+import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -93,6 +94,16 @@ class Watchdog:
         # (a few reach their deadline first), so at worst a rebuild comes early
         self._finished = 0
 
+    def forked(self) -> None:
+        """In a child forked from this process (`adapter.sync.checkpool`): no thread, no
+        exchange of the parent's (expiring one would shut down the parent's socket, which
+        the child shares), and a fresh lock (the parent's may have been held at the fork)."""
+        self._heap, self._cv, self._thread, self._finished = [], threading.Condition(), None, 0
+
+    def runs_in(self, thread: threading.Thread) -> bool:
+        """Whether `thread` is this watchdog's."""
+        return thread is self._thread
+
     def __len__(self) -> int:
         """Exchanges on the heap, finished ones included."""
         return len(self._heap)
@@ -137,6 +148,19 @@ class Watchdog:
 
 
 WATCHDOG = Watchdog()
+os.register_at_fork(after_in_child=WATCHDOG.forked)
+
+
+def fork_safe() -> bool:
+    """Whether this process may fork a child that goes on running Python: it runs no thread
+    but this one, the main one, and the watchdog, which a child starts afresh. Another
+    thread could hold a lock the child would then wait on forever."""
+    here = threading.current_thread()
+    return here is threading.main_thread() and all(
+        t is here or WATCHDOG.runs_in(t) for t in threading.enumerate()
+    )
+
+
 _CURRENT: contextvars.ContextVar[Exchange | None] = contextvars.ContextVar(
     "adapter_exchange", default=None
 )

@@ -27,6 +27,7 @@ from typing import Any
 from adapter.config.settings import NodeSettings
 from adapter.errors import FetchError, StoreError
 from adapter.fairqueue import FairQueue
+from adapter.http.connections import fork_safe
 from adapter.http.fetcher import Fetcher
 from adapter.models import Fetched
 from adapter.shared import Shared
@@ -238,7 +239,8 @@ class CheckPool:
     def _start(self, index: int, restarts: int = 0) -> _Child:
         tasks = self._ctx.Queue()
         args = (index, self.store_url, self.threads, tasks, self._results)
-        process = self._ctx.Process(target=child_main, args=args, name=f"check-{index}")
+        ctx = multiprocessing.get_context("fork") if fork_safe() else self._ctx  # no re-import
+        process = ctx.Process(target=child_main, args=args, name=f"check-{index}")
         process.start()
         return _Child(index, process, tasks, restarts=restarts)
 

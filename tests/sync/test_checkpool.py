@@ -7,9 +7,12 @@ server, so the test knows the page is in its hands when it dies.
 
 from __future__ import annotations
 
+import json
 import os
 import pickle
 import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -23,6 +26,7 @@ from sqlalchemy import text
 from adapter.config.load import parse_config
 from adapter.config.settings import AdapterConfig, NodeSettings, pool_size
 from adapter.errors import FetchError
+from adapter.http.connections import fork_safe
 from adapter.store.claims import owner_id
 from adapter.store.db import Store
 from adapter.store.frontier import FrontierRow
@@ -173,3 +177,70 @@ def test_a_page_two_children_died_holding_is_an_error_and_the_pool_goes_on(
     assert got and got[0].out.error == "adapter/check-process-died"
     again = check(pool, *args)  # a third child, the page answered this time
     assert again.out.error != "adapter/check-process-died"
+
+
+FORKED = """
+import json, sys
+from adapter.config.load import parse_config
+from adapter.http.connections import fork_safe
+from adapter.store.claims import owner_id
+from adapter.store.db import Store
+from adapter.store.frontier import FrontierRow
+from adapter.sync.checkpool import CheckPool
+from adapter.sync.fetchers import node_fetcher
+
+cfg = parse_config(sys.stdin.read())
+node = cfg.nodes[0]
+store = Store.open(cfg.store_url)
+fetcher, _robots = node_fetcher(store, node, owner_id())
+fetcher.get(sys.argv[1])  # the fetch watchdog's thread runs from here on
+safe = fork_safe()
+pool = CheckPool(cfg.store_url, 2, threads=1)
+kinds = [type(c.process._popen).__module__ for c in pool._children]
+row = FrontierRow(1, node.id, sys.argv[1], None, None, (), None, None, None, None, None, 0)
+checked = pool.start(node, fetcher, row).result(60)
+pool.close()
+print(json.dumps({"safe": safe, "kinds": kinds, "status": checked.out.status,
+                  "series": sorted(c.series_id for c in checked.candidates),
+                  "codes": sorted(f.code for f in checked.out.findings)}))
+"""
+
+
+@pytest.mark.slow  # a fresh interpreter: over 1 s
+def test_children_are_forked_from_a_process_without_other_threads_and_check_alike(
+    tmp_path: Path, serve_site: Callable[[str], SiteServer]
+) -> None:
+    """`adapter sync` runs no other thread when its pool starts: its children are forked
+    from it, skipping the forkserver's imports, and check a page as the forkserver's do.
+    Here, beside the fixture server's threads, the pool keeps the forkserver."""
+    site = serve_site("sp-good")
+    lenient = node("F", site, 50, "    checks: {profile: mnlite}\n")
+    text_cfg = f"store_url: {stores.sqlite_url(tmp_path)}\nnodes:\n" + lenient
+    Store.open(parse_config(text_cfg).store_url).close()
+    page = site.url("/dataset/7")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED, page], input=text_cfg, capture_output=True, text=True,
+        env=env, timeout=120, check=True,
+    )  # fmt: skip
+    forked = json.loads(done.stdout.strip().splitlines()[-1])
+    assert forked["safe"] and forked["kinds"] == ["multiprocessing.popen_fork"] * 2
+    assert not fork_safe()  # this process serves the fixture site from threads
+    cfg = parse_config(text_cfg)
+    store = Store.open(cfg.store_url)
+    fetcher, _robots = node_fetcher(store, cfg.nodes[0], owner_id())
+    row = FrontierRow(1, cfg.nodes[0].id, page, None, None, (), None, None, None, None, None, 0)
+    pool = CheckPool(cfg.store_url, 1, threads=1)
+    try:
+        assert [type(c.process._popen).__module__ for c in pool._children] == [
+            "multiprocessing.popen_forkserver"
+        ]
+        here = check(pool, cfg.nodes[0], fetcher, row)
+    finally:
+        pool.close()
+        fetcher.close()
+        fetcher.pacer.close()
+        store.close()
+    assert forked["status"] == here.out.status == "harvested"
+    assert forked["series"] == sorted(c.series_id for c in here.candidates) != []
+    assert forked["codes"] == sorted(f.code for f in here.out.findings)
