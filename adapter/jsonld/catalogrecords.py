@@ -133,7 +133,9 @@ def secondary_datasets(
             if owners:
                 found[i] = Secondary(i, owners[0], "catalog-record")
     containers: dict[str, list[tuple[int, str]]] = {}
-    for j, node in enumerate(graph):
+    # a Dataset is nested only in another one: a graph of one has none to walk for (and
+    # most pages frame one Dataset, whose walk and `standalone` were most of this cost)
+    for j, node in enumerate(graph if len(graph) > 1 else ()):
         for ref, prop in _embedded(node):
             if ref in first:
                 containers.setdefault(ref, []).append((j, prop))
