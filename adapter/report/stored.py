@@ -17,8 +17,10 @@ MAX_REPORT_FINDINGS = 200
 MAX_REPORT_TEXT = 64_000  # characters of the text report kept for `adapter pages show`
 
 
-def report_summary(report: DatasetReport) -> dict[str, Any]:
-    """The part of a report kept on the frontier row (findings capped)."""
+def report_summary(report: DatasetReport, *, findings: bool = True) -> dict[str, Any]:
+    """The part of a report kept on the frontier row (findings capped). `findings`: False
+    for a sync, whose write adds them with its own (`capped_findings`): made here too, they
+    were made, sent between processes and replaced for nothing."""
     summary = {
         "url": report.url,
         "final_url": report.final_url,
@@ -33,7 +35,7 @@ def report_summary(report: DatasetReport) -> dict[str, Any]:
         ],
         "text": capped_text(render_text(report)),  # what `adapter pages show` prints
     }
-    return capped_findings(summary, report.all_findings())
+    return capped_findings(summary, report.all_findings()) if findings else summary
 
 
 def capped_findings(summary: dict[str, Any], findings: list[Finding]) -> dict[str, Any]:

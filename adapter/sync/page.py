@@ -133,7 +133,7 @@ def _plan(
         "etag": fetched.etag if fetched else None,
         "last_modified": fetched.last_modified if fetched else None,
     }
-    summary = report_summary(report)
+    summary = report_summary(report, findings=False)  # the write adds them
     if report.not_modified:
         out = PageOutcome(row.url, "not-modified", http_status=304)
         # the body is the one we saw last time: its report stays
