@@ -65,23 +65,16 @@ def playwright() -> Iterator[Any]:
         yield pw
 
 
-def launch(pw: Any, profile: Path, **options: Any) -> Any:
-    """Debian's chromium with a fresh profile (--user-data-dir) and the CI flags, as one
-    persistent context (tests/web/test_accessibility.py's)."""
-    return pw.chromium.launch_persistent_context(
-        str(profile),
-        executable_path=CHROMIUM,
-        args=FLAGS,
-        headless=True,
-        viewport=VIEWPORT,
-        **options,
-    )
+def launch(pw: Any) -> Any:
+    """Debian's chromium with the CI flags, on a fresh temporary profile; its contexts are
+    apart from each other (cookies, permissions, JavaScript on or off)."""
+    return pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
 
 
 @pytest.fixture(scope="module")
 def chromium(playwright: Any) -> Iterator[Any]:
-    """One chromium for the module (a fresh temporary profile); each context its own state."""
-    launched = playwright.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
+    """One chromium for the module; each context its own state."""
+    launched = launch(playwright)
     try:
         yield launched
     finally:
