@@ -15,6 +15,7 @@ from adapter.findings import catalogue
 from adapter.web.app import WebApp
 from adapter.web.checking import Checker
 from tests.support.cli import run_in_process
+from tests.support.clock import FakeClock
 from tests.support.fixture_server import start_site, stop
 from tests.web.conftest import MakeWeb, origins
 
@@ -180,8 +181,10 @@ def test_the_checklist_is_the_chosen_profiles(make_web: MakeWeb, sites: Any) -> 
     assert bad.status_code == 400 and "not a requirement profile" in bad.text
 
 
-@pytest.mark.slow  # over 1 s (tests/support/timing.py)
-def test_an_unreachable_page_could_not_be_checked_not_refused(make_web: MakeWeb) -> None:
+def test_an_unreachable_page_could_not_be_checked_not_refused(
+    make_web: MakeWeb, virtual_clock: FakeClock
+) -> None:
+    """The refused connection retried on virtual time (tests/http times the real backoff)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -195,6 +198,7 @@ def test_an_unreachable_page_could_not_be_checked_not_refused(make_web: MakeWeb)
         web.url("/check"), params={"url": url}, headers={"Accept": "application/json"}, timeout=60
     ).json()
     assert as_json["verdict"] == "could-not-check"
+    assert virtual_clock.sleeps  # retried, without waiting for it
 
 
 def test_pasted_content_shows_no_fake_address_or_http_status(make_web: MakeWeb) -> None:
