@@ -236,9 +236,12 @@ def signpost_codes(html: str, href: str) -> list[str]:
     return [a.text_content() for a in row.xpath(".//a[@class='code']")]
 
 
-def test_linked_documents_that_fail_are_reported_under_their_links(make_web: MakeWeb) -> None:
+def test_linked_documents_that_fail_are_reported_under_their_links(
+    make_web: MakeWeb, virtual_clock: FakeClock
+) -> None:
     """A link set that refuses connections, a describedby record that answers 500, one on a
-    host that does not resolve: each under its link, the landing page's fetch untouched."""
+    host that does not resolve: each under its link, the landing page's fetch untouched
+    (the refused connection's retries on virtual time)."""
     with socket.socket() as hole:
         hole.bind(("127.0.0.1", 0))  # bound, not listening: refused
         refused = f"http://127.0.0.1:{hole.getsockname()[1]}"
