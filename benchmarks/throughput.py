@@ -357,7 +357,7 @@ def measure_all(args: argparse.Namespace, tmp: Path, served: list[Any]) -> list[
 
     if args.first_only:  # the naive baseline and the first sync alternate, run by run
         pairs = [(naive(origin, args.naive_pages, 1, tmp)[0], first(i)) for i in range(runs)]
-        return first_only(args, pairs)
+        return first_only(args, pairs, server.kind)
     full, full_runs = median_of(runs, first)
     cfg = tmp / f"first-{runs - 1}.yaml"
 
@@ -407,7 +407,9 @@ def measure_all(args: argparse.Namespace, tmp: Path, served: list[Any]) -> list[
     )  # fmt: skip
 
 
-def first_only(args: argparse.Namespace, pairs: list[tuple[Measure, Measure]]) -> list[str]:
+def first_only(
+    args: argparse.Namespace, pairs: list[tuple[Measure, Measure]], server_kind: str
+) -> list[str]:
     """The naive baseline and the first sync run by run: each pair's ratio, and the median."""
     rows, ratios, cpu_ratios = [], [], []
     for base, full in pairs:
@@ -430,7 +432,7 @@ def first_only(args: argparse.Namespace, pairs: list[tuple[Measure, Measure]]) -
         f"{copies} (as above) and the naive baseline ({args.naive_pages} pages) taking "
         "turns, so each pair saw the same load. Command: "
         f"`.venv/bin/python benchmarks/throughput.py {' '.join(sys.argv[1:])}`; "
-        f"measured {when} on {os.cpu_count()} CPUs shared with other jobs.",
+        f"measured {when} on {os.cpu_count()} CPUs shared with other jobs, server {server_kind}.",
         "",
         "| naive pages/s | first sync pages/s | ratio | CPU ms a page: naive / sync (ratio) "
         "| load: naive / sync |",
