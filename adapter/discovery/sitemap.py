@@ -72,6 +72,8 @@ def check_loc(loc: str, max_length: int) -> FindingType | None:
         return LOC_TOO_LONG
     if loc.startswith(_HTTP_PREFIXES) and len(loc) > 8 and " " not in loc:
         return None
+    if loc[:1] <= " ":  # urlsplit drops leading C0 controls: "\x1bhttps://..." is no URL
+        return LOC_RELATIVE
     try:
         parts = urlsplit(loc)
     except ValueError:

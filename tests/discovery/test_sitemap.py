@@ -148,6 +148,14 @@ def test_plain_text_sitemap() -> None:
     assert codes(items) == ["sitemap/loc-relative", "sitemap/loc-not-http"]
 
 
+def test_a_loc_led_by_a_control_character_is_no_url() -> None:
+    """urlsplit drops leading C0 controls, so the loc must not reach it to be judged a URL."""
+    body = b"\x1bhttps://repo.example/d/1\n\x00https://repo.example/d/2\nhttps://repo.example/d/3"
+    items = parse(body, "https://repo.example/sitemap.txt")
+    assert [e.loc for e in entries(items)] == ["https://repo.example/d/3"]
+    assert codes(items) == ["sitemap/loc-relative", "sitemap/loc-relative"]
+
+
 def test_bad_locs_are_findings_and_skipped() -> None:
     long = "https://repo.example/" + "x" * 2100
     body = urlset(
