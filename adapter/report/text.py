@@ -205,22 +205,31 @@ def _refs(title: str, refs: list[MediaObjectRef]) -> list[str]:
     return out
 
 
-def _findings_lines(report: DatasetReport, many: Many | None = None) -> list[str]:
+def findings_by_stage(
+    report: DatasetReport, many: Many | None = None
+) -> dict[str, list[tuple[str, Finding]]]:
+    """The page's findings and those of each Dataset shown whole, tagged with whose they are,
+    by stage: what the text report and the check page both list."""
     tagged: list[tuple[str, Finding]] = [("", f) for f in report.findings]
     several = len(report.datasets) > 1
-    folded = folded_codes(report.datasets, many) if many is not None else {}
     for i, d in enumerate(report.datasets, start=1):
         if many is None or i in many.whole:
             tagged += [(f"Dataset {i}" if several else "Dataset", f) for f in d.findings]
-    by_stage: dict[str, list[tuple[str, Finding]]] = {}
+    staged: dict[str, list[tuple[str, Finding]]] = {}
     for tag, f in tagged:
-        by_stage.setdefault(f.stage, []).append((tag, f))
-    reached = _reached(report)
+        staged.setdefault(f.stage, []).append((tag, f))
+    return staged
+
+
+def _findings_lines(report: DatasetReport, many: Many | None = None) -> list[str]:
+    staged = findings_by_stage(report, many)
+    folded = folded_codes(report.datasets, many) if many is not None else {}
+    reached = stages_reached(report)
     examples = worked_examples(report)
     out = ["Findings by stage"]
-    order = [*STAGES, *sorted(set(by_stage) - set(STAGES))]
+    order = [*STAGES, *sorted(set(staged) - set(STAGES))]
     for stage in order:
-        items = by_stage.get(stage, [])
+        items = staged.get(stage, [])
         if not items and stage not in folded:
             if stage in STAGES:
                 state = "ok" if stage in reached else "not reached"
@@ -291,7 +300,7 @@ def _grouped(items: Sequence[tuple[str, Finding]]) -> list[str]:
     return out
 
 
-def _reached(report: DatasetReport) -> set[str]:
+def stages_reached(report: DatasetReport) -> set[str]:
     """The stages that ran, so an empty one reads "ok" only when it really checked something.
 
     Without a Dataset, normalize ran only if it said something (it always does when it

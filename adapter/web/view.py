@@ -21,8 +21,10 @@ from adapter.report.text import (
     ORDER,
     STAGES,
     dataset_says,
+    findings_by_stage,
     link_findings,
     row_codes,
+    stages_reached,
     worked_examples,
 )
 from adapter.report.verdicts import blockers, could_not_check, to_fix
@@ -332,16 +334,9 @@ def stages(report: DatasetReport, many: Many | None = None) -> list[StageView]:
     """The findings by stage (the code's first part), errors first; empty stages say why.
 
     With many Datasets, the folded ones' findings are one line per code, not one each."""
-    several = len(report.datasets) > 1
-    tagged: list[tuple[str, Finding]] = [("", f) for f in report.findings]
+    by_stage = findings_by_stage(report, many)
     folded = folded_codes(report.datasets, many) if many is not None else {}
-    for i, d in enumerate(report.datasets, start=1):
-        if many is None or i in many.whole:
-            tagged += [(f"Dataset {i}" if several else "Dataset", f) for f in d.findings]
-    by_stage: dict[str, list[tuple[str, Finding]]] = {}
-    for tag, f in tagged:
-        by_stage.setdefault(f.stage, []).append((tag, f))
-    reached = _reached(report)
+    reached = stages_reached(report)  # the text report's rule, so both say "ok" alike
     examples = worked_examples(report)
     out = []
     for key in [*STAGES, *sorted((set(by_stage) | set(folded)) - set(STAGES))]:
@@ -366,14 +361,6 @@ def _finding(tag: str, f: Finding, example: str = "") -> FindingView:
     if f.code == PROPOSAL.code:  # shown whole in the copy box
         message = "The Link header and <link> elements to publish are in the copy box below."
     return FindingView(str(f.severity), f.code, message, f.where or "", tag, example)
-
-
-def _reached(report: DatasetReport) -> set[str]:
-    if report.fetched is None or not 200 <= (report.status or 0) < 300:
-        return {"fetch"}
-    if not report.datasets:
-        return {"fetch", "extract", "normalize", "signposting"}
-    return set(STAGES)
 
 
 def signpost_rows(report: DatasetReport) -> list[SignpostRow]:
