@@ -33,7 +33,7 @@ from tests.support.hostile import (
     stop,
     store_state,
 )
-from tests.support.zygote import WarmProcess, Zygote, adapter_popen
+from tests.support.zygote import WarmProcess, adapter_popen, shared
 
 # cases run at once by one part: each is judged on its wall time, so at 12 on a slow machine's
 # two cores (beside the suite's other workers) the sync cases took 20-25 s of their 20 s cap for
@@ -123,7 +123,7 @@ def shard(index: int) -> list[dict[str, Any]]:
 def run_corpus(tmp_path_factory: pytest.TempPathFactory, chosen: list[dict[str, Any]]) -> Results:
     """Run `chosen` cases against a corpus server of their own (stopped by `stop_results`)."""
     servers = start_corpus()
-    zygote = Zygote()  # the ~60 processes of a part forked with their imports done
+    zygote = shared()  # the ~60 processes of a part forked with their imports done
     try:
         work = tmp_path_factory.mktemp("hostile")
         template: Path | None = work / "template.db"
@@ -140,8 +140,6 @@ def run_corpus(tmp_path_factory: pytest.TempPathFactory, chosen: list[dict[str, 
     except BaseException:
         stop(servers)
         raise
-    finally:
-        zygote.close()
     return results
 
 

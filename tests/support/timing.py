@@ -10,8 +10,8 @@ server is paid by the first test that uses it). Summarise with
 CPU here is the whole process's (`time.process_time`: every thread, a test's own server
 included) plus the children it waited for (`resource.getrusage(RUSAGE_CHILDREN)`: a spawned
 `adapter`, a checking pool's processes once they are reaped) and those a zygote forked for it.
-A zygote's own imports are counted when it ends (the hostile corpus's, by the module's last
-test; the shared one of `adapter_popen`, at the worker's exit, so in no test).
+A zygote's own imports are counted when it ends (the shared one of `adapter_popen` and the
+hostile corpus, at the worker's exit, so in no test).
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ CPU and peak RSS come from `wait4`, as for the launcher in tests/support/hostile
 
 What differs from `exec`: the imports are done (a child's CPU and wall time leave them out),
 and so is the parse of DataONE search's queries (`PREPARE`: once per process, as an import),
-its peak RSS starts at the zygote's (all three commands' imports, so a little more than a
-fresh `discover` has: stricter, never looser), and the interpreter's hash seed is the
+its peak RSS starts at the zygote's (every command's imports: ~110 MB for the shared one,
+more than a fresh `discover` has: stricter, never looser), and the interpreter's hash seed is the
 zygote's. A child does not tear down the modules it shares with the zygote (`_end`): what
 the command left in them is not finalized (every corpus run's output, exit status and store
 files were the same either way). `random` reseeds in every child (`os.register_at_fork`).
@@ -97,15 +97,23 @@ def pids() -> set[int]:
     return {z.proc.pid for z in list(_alive)}
 
 
-def adapter_popen(*args: str, **kwargs: Any) -> WarmProcess:
-    """`adapter ARGS` as `subprocess.Popen` would start it (text streams), forked from this
-    test process's shared zygote (started at the first call, ended at exit)."""
+def shared() -> Zygote:
+    """This test process's one zygote, with every command's imports and `PREPARE` done
+    (started at the first call, ended at exit). One a process, not one a user: the hostile
+    corpus's parts each started their own (1.3 CPU-s of imports and query parsing apiece)
+    beside this one on the same worker, so a worker paid the same imports up to four times."""
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = Zygote(SERVE)
+            _shared = Zygote((*SERVE, *PREPARE))
             atexit.register(_shared.close)
-    return _shared.popen([ADAPTER, *args], **kwargs)
+        return _shared
+
+
+def adapter_popen(*args: str, **kwargs: Any) -> WarmProcess:
+    """`adapter ARGS` as `subprocess.Popen` would start it (text streams), forked from this
+    test process's shared zygote."""
+    return shared().popen([ADAPTER, *args], **kwargs)
 
 
 @dataclass(frozen=True)
