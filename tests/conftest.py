@@ -11,6 +11,7 @@ import pytest
 from adapter.http import connections
 from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, start_site, stop
+from tests.support.stores import drop_pooled_schemas
 from tests.support.timing import register as register_timings
 
 # Bytecode is cached even where the environment sets PYTHONDONTWRITEBYTECODE (this machine's
@@ -23,6 +24,10 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 def pytest_configure(config: pytest.Config) -> None:
     register_timings(config)  # ADAPTER_TEST_TIMINGS=FILE: each test's wall and CPU (timing.py)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    drop_pooled_schemas()  # the PostgreSQL schemas `store_url` lent and took back (stores.py)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

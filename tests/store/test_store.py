@@ -31,6 +31,7 @@ from tests.support import stores
 from tests.support.stores import sqlite_url
 
 store_url = stores.store_url  # the fixture, over SQLite and PostgreSQL
+blank_store_url = stores.blank_store_url  # a store never opened, for creating one
 NODE = "urn:node:TEST"
 DEFAULTS = RecordDefaults(NODE, "MD5", "http://orcid.org/0000-0002-1825-0097", "CN=rh")
 
@@ -55,13 +56,13 @@ def write(store: Store, *cands: Candidate) -> Applied:
 # -- schema -------------------------------------------------------------------
 
 
-def test_open_creates_the_schema_once_and_checks_it(store_url: str) -> None:
+def test_open_creates_the_schema_once_and_checks_it(blank_store_url: str) -> None:
     with pytest.raises(StoreError, match="adapter db upgrade"):
-        Store.open(store_url, create=False)
-    s = Store.open(store_url)
+        Store.open(blank_store_url, create=False)
+    s = Store.open(blank_store_url)
     assert s.version() == migrations.LATEST
     assert s.upgrade() == []  # nothing left to apply
-    assert Store.open(store_url, create=False).version() == migrations.LATEST
+    assert Store.open(blank_store_url, create=False).version() == migrations.LATEST
 
 
 def test_migrations_run_only_the_missing_steps(
