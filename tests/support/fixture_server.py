@@ -262,7 +262,13 @@ def _reset(h: _Handler, rule: dict[str, Any], body: bytes) -> None:
 
 
 def _hang(h: _Handler, rule: dict[str, Any], body: bytes) -> None:
-    time.sleep(float(rule.get("delay", 30)))
+    """No answer for `delay` seconds, or until the rule's `release` (a `threading.Event` a
+    test sets once it no longer needs the request held) is set."""
+    release = rule.get("release")
+    if release is not None:
+        release.wait(float(rule.get("delay", 30)))
+    else:
+        time.sleep(float(rule.get("delay", 30)))
 
 
 def _trickle_headers(h: _Handler, rule: dict[str, Any], body: bytes) -> None:

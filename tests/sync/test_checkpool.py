@@ -109,9 +109,12 @@ def test_side_by_side_nodes_checked_in_the_pool_write_what_their_threads_would(
 
 @pytest.fixture
 def hanging(serve_site: Callable[[str], SiteServer], tmp_path: Path) -> Iterator[tuple[Any, ...]]:
-    """A page whose link set hangs 1.5 s, its node, fetcher, row and a 1-child pool."""
+    """A page whose link set hangs until the test releases it (`release`), its node,
+    fetcher, row and a 1-child pool. Held, not timed: the page is surely in a child's hands
+    when it is killed, and nobody waits for a fixed hang to end (it was 1.5 s a child)."""
     site = serve_site("sp-good")
-    site.extra_rules["/linkset/7.json"] = {"mode": "hang", "delay": 1.5}
+    release = threading.Event()
+    site.extra_rules["/linkset/7.json"] = {"mode": "hang", "delay": 60, "release": release}
     once = "    limits: {max_retries: 0}\n"  # the hung link set is not asked again
     cfg = config(tmp_path, node("HANG", site, 50, once), processes=1)
     url = cfg.store_url
@@ -121,7 +124,8 @@ def hanging(serve_site: Callable[[str], SiteServer], tmp_path: Path) -> Iterator
     row = FrontierRow(1, cfg.nodes[0].id, site.url("/dataset/7"), None, None, (), None, None,
                       None, None, None, 0)  # fmt: skip
     pool = CheckPool(url, 1, threads=1)
-    yield pool, cfg.nodes[0], fetcher, row
+    yield pool, release, cfg.nodes[0], fetcher, row
+    release.set()
     pool.close()
     fetcher.close()
     fetcher.pacer.close()
@@ -153,9 +157,10 @@ def check_in_thread(pool: CheckPool, *args: Any) -> tuple[threading.Thread, list
 
 
 def test_a_dead_childs_page_is_checked_by_its_replacement(hanging: tuple[Any, ...]) -> None:
-    pool, *args = hanging
+    pool, release, *args = hanging
     thread, got = check_in_thread(pool, *args)
     killed = kill_holder(pool)
+    release.set()  # the replacement's link set answers at once
     thread.join(60)
     assert got and got[0].out.error != "adapter/check-process-died"
     assert got[0].out.status in ("harvested", "not-harvestable")
@@ -165,7 +170,7 @@ def test_a_dead_childs_page_is_checked_by_its_replacement(hanging: tuple[Any, ..
 def test_a_page_two_children_died_holding_is_an_error_and_the_pool_goes_on(
     hanging: tuple[Any, ...],
 ) -> None:
-    pool, *args = hanging
+    pool, release, *args = hanging
     thread, got = check_in_thread(pool, *args)
     first = kill_holder(pool)
     for _ in range(200):  # the replacement takes the page again
@@ -173,6 +178,7 @@ def test_a_page_two_children_died_holding_is_an_error_and_the_pool_goes_on(
             break
         time.sleep(0.05)
     kill_holder(pool)
+    release.set()  # the third child's link set answers at once
     thread.join(60)
     assert got and got[0].out.error == "adapter/check-process-died"
     again = check(pool, *args)  # a third child, the page answered this time
