@@ -40,11 +40,12 @@ from __future__ import annotations
 
 import bisect
 import threading
-import time
 from collections import deque
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
+from adapter.http import connections
+from adapter.http.clock import Clock
 from adapter.http.politeness import Turn, Waiting
 from adapter.store.claims import dead_local_owner
 from adapter.store.db import Store
@@ -77,9 +78,15 @@ class StorePacer:
         concurrency: int = 2,
         *,
         hold_seconds: float = 120.0,
+        clock: Clock | None = None,
     ) -> None:
+        """`clock`: by default the process watchdog's, which the fetcher reads when it tells
+        `sent` a request's time (the two must agree), and which a test makes virtual. On
+        SQLite the schedule's times are this clock's too; on PostgreSQL they are the
+        database's, so a virtual clock paces truly only on SQLite."""
         if requests_per_second <= 0 or concurrency < 1:
             raise ValueError("requests_per_second must be > 0 and concurrency >= 1")
+        self._clock = connections.WATCHDOG.clock if clock is None else clock
         self.owner = owner
         self._interval = 1.0 / requests_per_second
         self._concurrency = concurrency
@@ -141,6 +148,10 @@ class StorePacer:
                 self._wait_turn(host)
             yield
 
+    def _now(self) -> float:
+        """The schedule's time on SQLite (PostgreSQL reads its own clock and ignores it)."""
+        return self._clock.time()
+
     def _free(self, host: str, number: int) -> None:
         self._db.run(
             "UPDATE host_slots SET holder = NULL, until = NULL "
@@ -167,13 +178,15 @@ class StorePacer:
         )
         wait, waited = SLOT_POLL[0], 0.0
         while True:
-            row = self._db.one(sql, me=self.owner, hold=self._hold, host=host, n=self._concurrency)
+            row = self._db.one(
+                sql, me=self.owner, hold=self._hold, host=host, n=self._concurrency, now=self._now()
+            )
             if row is not None:
                 return int(row[0])
             if waited >= DEAD_CHECK_AFTER:
                 self._free_dead(host)
                 waited = 0.0
-            time.sleep(wait)
+            self._clock.sleep(wait)
             waited += wait
             wait = min(wait * 2, SLOT_POLL[1])
 
@@ -213,7 +226,7 @@ class StorePacer:
                 self._local_turn(host)
                 with self._lock:
                     queue = self._starts.setdefault(host, deque())
-                    now = time.monotonic()
+                    now = self._clock.monotonic()
                     while queue and queue[0] < now - late:  # too stale even to move
                         queue.popleft()
                     start = queue.popleft() if queue else None
@@ -225,12 +238,12 @@ class StorePacer:
                     if start is None:
                         continue
                 if start > now:
-                    time.sleep(start - now)
+                    self._clock.sleep(start - now)
                 # overslept (a loaded machine), or this process's previous request left
                 # late: that start is gone, take a new one; a few times at most, so a
                 # busy machine still makes progress
                 retry = oversleeps < MAX_OVERSLEEPS
-                if retry and time.monotonic() - start > late:
+                if retry and self._clock.monotonic() - start > late:
                     oversleeps += 1
                     continue
                 if self._go(host, start, force=not retry):
@@ -249,22 +262,25 @@ class StorePacer:
         """Wait until this process may send to `host`: an interval after its previous request,
         and none let go that is not written yet (at intervals of RESERVE_SPAN and more)."""
         hold = self.interval(host) >= RESERVE_SPAN  # at high rates a gap is no one's burden
-        with self._turns:
-            while True:
+        while True:
+            with self._turns:
                 floor = self._last.get(host, float("-inf")) + self.interval(host)
-                if hold and self._unwritten.get(host):
-                    self._turns.wait(UNWRITTEN_WAIT)
-                elif (now := time.monotonic()) < floor - LATE:
-                    self._turns.wait(floor - now)
-                else:
+                if hold and self._unwritten.get(host):  # `_written` notifies
+                    until = self._clock.monotonic() + UNWRITTEN_WAIT
+                    self._clock.wait_until(self._turns, until)
+                    continue
+                if (now := self._clock.monotonic()) >= floor - LATE:
                     return
+            # the floor only ever moves on, so a sleep (outside the lock) waits for it as well
+            # as a wait on the condition would; and a virtual clock's sleep needs no other thread
+            self._clock.sleep(floor - now)
 
     def _go(self, host: str, start: float, *, force: bool) -> bool:
         """Use the start now if this process's own pace allows it (or `force`: a few dropped)."""
         hold = self.interval(host) >= RESERVE_SPAN
         with self._turns:
             while True:
-                now = time.monotonic()
+                now = self._clock.monotonic()
                 floor = self._last.get(host, float("-inf")) + self.interval(host)
                 blocked = (hold and self._unwritten.get(host)) or now < floor - LATE
                 if not blocked or force:  # forced: as late as it is, like an overslept start
@@ -295,7 +311,7 @@ class StorePacer:
         """The host asked for a pause (Retry-After): no process starts a request before it ends."""
         with self._turns:
             self._starts.pop(host, None)  # starts reserved before the pause are void
-            until = time.monotonic() + seconds
+            until = self._clock.monotonic() + seconds
             self._last[host] = max(self._last.get(host, float("-inf")), until - self.interval(host))
         self._push(host, until - self.interval(host))
 
@@ -311,7 +327,7 @@ class StorePacer:
     def _push(self, host: str, started: float) -> None:
         """No reserved start of `host` earlier than an interval after `started` (monotonic)."""
         greatest = "GREATEST" if self._db.pg else "MAX"
-        ago = time.monotonic() - started
+        ago = self._clock.monotonic() - started
         after = self.interval(host) - ago
         self._move_next(host, f"{greatest}(next_at, {self._db.now} + :after)", after=after)
 
@@ -322,7 +338,10 @@ class StorePacer:
         if tail is not None and self._move_ours(host, tail, value, **params):
             return
         self._db.run(
-            f"UPDATE host_rate SET next_at = {value} WHERE host = :host", host=host, **params
+            f"UPDATE host_rate SET next_at = {value} WHERE host = :host",
+            host=host,
+            now=self._now(),
+            **params,
         )
 
     def _move_ours(self, host: str, tail: float, value: str, **params: object) -> bool:
@@ -333,6 +352,7 @@ class StorePacer:
             "WHERE host = :host AND next_at = :tail RETURNING next_at",
             host=host,
             tail=tail,
+            now=self._now(),
             **params,
         )
         if row is None:
@@ -357,12 +377,12 @@ class StorePacer:
             floor = self._last.get(host, float("-inf")) + self.interval(host)
             tail = self._tail.get(host)
             unwritten = self._unwritten.get(host)
-        floor = max(floor, time.monotonic())
+        floor = max(floor, self._clock.monotonic())
         if unwritten or tail is None or not start < floor <= start + late:
             return None
         greatest = "GREATEST" if self._db.pg else "MAX"
         value = f"{greatest}(next_at, {self._db.now} + :after)"
-        after = floor - time.monotonic() + self.interval(host)
+        after = floor - self._clock.monotonic() + self.interval(host)
         # another process reserved after ours: its start stands, ours is dropped
         return floor if self._move_ours(host, tail, value, after=after) else None
 
@@ -380,10 +400,11 @@ class StorePacer:
             lead=min(LEAD, interval / 2),  # slack, but never longer than the pace itself
             span=span,
             host=host,
+            now=self._now(),
         )
         assert row is not None  # the row was inserted before the first slot
         first, db_now = float(row[0]), float(row[1])
-        local = time.monotonic() + (first - db_now)
+        local = self._clock.monotonic() + (first - db_now)
         with self._lock:
             self._tail[host] = float(row[2])
             queue = self._starts.setdefault(host, deque())
