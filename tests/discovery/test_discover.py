@@ -18,6 +18,7 @@ from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import SitemapEntry
+from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer
 
 Item = SitemapEntry | Finding
@@ -333,7 +334,9 @@ def test_robots_served_as_html_and_past_the_size_cap(
 
 
 def test_every_discovery_finding_code_is_triggered(
-    serve_site: Callable[[str], SiteServer], fetcher_for: Callable[[SiteServer], Fetcher]
+    serve_site: Callable[[str], SiteServer],
+    fetcher_for: Callable[[SiteServer], Fetcher],
+    virtual_clock: FakeClock,  # a host's pace and a 5xx's retries cost no real time
 ) -> None:
     """Each robots/, sitemap/ and discover/ code declared anywhere comes out of some run here."""
     from adapter.discovery.robots import RobotsCache
