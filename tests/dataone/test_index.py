@@ -389,3 +389,67 @@ def test_only_the_queries_a_graph_can_match_are_parsed(monkeypatch: pytest.Monke
     parsed = set(compute._parsed)
     assert {"title", "abstract"} <= parsed
     assert 0 < len(parsed) <= len(FIELDS) // 2
+
+
+NESTED = {
+    "@context": CTX,
+    "@type": "Dataset",
+    "@id": "https://repo.example/whole",
+    "name": ["Whole", "Also whole"],
+    "description": ["Second", "First"],
+    "keywords": ["b", "a", {"@type": "DefinedTerm", "name": "node"}],
+    "creator": [{"@type": "Person", "name": "Zed"}, {"@type": "Person", "name": "Amy"}],
+    "license": ["https://l.example/2", {"@type": "CreativeWork", "name": "Named"}],
+    "isBasedOn": "https://d.example/1",
+    "http://www.w3.org/ns/prov#wasDerivedFrom": {"@id": "https://d.example/1"},
+    "spatialCoverage": [
+        {"@type": "Place", "geo": {"@type": "GeoShape", "box": "1 2 3 4"}},
+        {"@type": "Place", "geo": {"@type": "GeoShape", "box": "0, 1, 2, 3"}},
+    ],
+    "temporalCoverage": ["2019/2020", "2018"],
+    "hasPart": {
+        "@type": "Dataset",
+        "name": "Part",
+        "description": "A part",
+        "keywords": "a",
+        "license": "https://l.example/0",
+        "creator": {"@type": "Person", "name": "Bob"},
+        "isBasedOn": "https://d.example/0",
+        "spatialCoverage": {"@type": "Place", "geo": {"@type": "GeoShape", "box": "-1 0 0 1"}},
+        "temporalCoverage": "2000/2001",
+    },
+}
+# one field of each kind of outer step: TOP, ?sub first or after ?pos, DISTINCT, LIMIT 1,
+# the box's and the coverage's own keys
+EVALUATED = (
+    "abstract",
+    "title",
+    "author",
+    "origin",
+    "keywords",
+    "licenseUrl",
+    "prov_wasDerivedFrom",
+    "southBoundCoord",
+    "beginDate",
+)
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [NESTED, page_jsonld(ROOT / "sites/page-index/dataset/soso-full-example.html")],
+    ids=["nested", "soso-full-example"],
+)
+def test_the_outer_steps_done_in_python_give_what_rdflib_gives(doc: Any) -> None:
+    """rdflib runs each field's pattern and `compute` does its filters, ORDER BY, DISTINCT
+    and LIMIT: the same terms in the same order as rdflib's evaluation of the whole query."""
+    from rdflib.plugins.sparql import prepareQuery
+
+    from adapter.dataone.index import compute
+
+    graph = prepare.to_graph(prepare.prepared(doc))
+    compared = 0
+    for field in (f for f in FIELDS if f.name in EVALUATED):
+        whole = [row[0] for row in graph.query(prepareQuery(field.sparql))]  # type: ignore[index]
+        assert compute._values(graph, field, {}) == whole, field.name
+        compared += bool(whole)
+    assert compared >= 6

@@ -13,17 +13,21 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
-from rdflib import Graph
+from rdflib import Graph, Literal, URIRef, Variable
 from rdflib.plugins.sparql import prepareQuery
+from rdflib.plugins.sparql.evalutils import _val
 from rdflib.plugins.sparql.sparql import Query
+from rdflib.term import Node
 
 from adapter.dataone.index import convert
 from adapter.dataone.index.prepare import SCHEMA, prepared, to_graph
 from adapter.dataone.index.queries import FIELDS, Field
 
 IndexFields = dict[str, str | list[str]]
+HAS_PART = URIRef(SCHEMA + "hasPart")
 MAX_VALUES = 200  # values kept per field: a report needs no more
 
 _CONVERTERS: dict[str, Callable[[str], str | None]] = {
@@ -68,14 +72,12 @@ def index_graph(graph: Graph) -> IndexFields:
     """The fields of an already prepared graph (see `prepare`)."""
     out: IndexFields = {}
     present = {str(p) for p in graph.predicates(unique=True)}
+    sub: dict[Node, Literal] = {}  # each Dataset's ?sub: whether another one lists it
     for field in FIELDS:
         if not any(_iri(need) in present for need in field.needs):
             continue  # a predicate every match needs is absent: the query finds nothing
         found: list[str] = []
-        for row in graph.query(_query(field)):
-            term = row[0]  # type: ignore[index]
-            if term is None:
-                continue
+        for term in _values(graph, field, sub):
             text = convert.jena_text(term)
             if field.converter is not None:
                 converted = _CONVERTERS[field.converter](text)
@@ -89,6 +91,51 @@ def index_graph(graph: Graph) -> IndexFields:
             out[field.name] = found if field.many else found[0]
     out.update(_geohashes(out))
     return out
+
+
+def _values(graph: Graph, field: Field, sub: dict[Node, Literal]) -> list[Node]:
+    """The ?value column of the field's whole query (`Field.sparql`), term for term and in
+    its order: rdflib runs the pattern (`Field.text`); the rest is rdflib's evaluation of
+    the query's outer parts, step for step. The group's filter (BOUND(?value), and `TOP`)
+    keeps the rows in order; ORDER BY is one stable sort a key, last key first, on the key
+    rdflib sorts by (`_val`, an unbound variable as itself); DISTINCT keeps the first of
+    each projected row; LIMIT 1 the first row."""
+    rows: list[tuple[Node, Literal, Any]] = []
+    for row in graph.query(_query(field)):
+        value, ds = row[0], row[1]  # type: ignore[index]
+        if value is None:
+            continue  # FILTER(BOUND(?value))
+        listed = sub.get(ds)
+        if listed is None:  # BIND(EXISTS { ?other SO:hasPart ?ds . } AS ?sub)
+            listed = sub[ds] = Literal((None, HAS_PART, ds) in graph)
+        if field.top and listed:
+            continue  # FILTER NOT EXISTS { ?other SO:hasPart ?ds . }
+        rows.append((value, listed, row))
+    for key in reversed(field.keys):
+        rows.sort(key=partial(_order_key, key))
+    values = _distinct(rows) if field.distinct else [value for value, _, _ in rows]
+    return values if field.many else values[:1]
+
+
+def _distinct(rows: list[tuple[Node, Literal, Any]]) -> list[Node]:
+    """SELECT DISTINCT ?value ?sub: the first row of each (?value, ?sub), in order."""
+    seen: set[tuple[Node, Literal]] = set()
+    out: list[Node] = []
+    for value, listed, _ in rows:
+        if (value, listed) not in seen:
+            seen.add((value, listed))
+            out.append(value)
+    return out
+
+
+def _order_key(key: str, row: tuple[Node, Literal, Any]) -> Any:
+    """rdflib's ORDER BY key of one solution for one variable."""
+    if key == "value":
+        return _val(row[0])
+    if key == "sub":
+        return _val(row[1])
+    term = row[2][key]
+    return _val(Variable(key) if term is None else term)
 
 
 def _iri(term: str) -> str:
