@@ -20,7 +20,7 @@ from rdflib import Graph, Literal, URIRef, Variable
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.evaluate import evalQuery
 from rdflib.plugins.sparql.evalutils import _val
-from rdflib.plugins.sparql.sparql import Query
+from rdflib.plugins.sparql.sparql import FrozenBindings, Query
 from rdflib.term import Node
 
 from adapter.dataone.index import convert
@@ -42,6 +42,7 @@ BOX = ("northBoundCoord", "southBoundCoord", "eastBoundCoord", "westBoundCoord")
 
 _PARSING = threading.Lock()
 _parsed: dict[str, Query] = {}  # field name -> its parsed query
+_by_text: dict[str, Query] = {}  # query text -> its parse
 
 
 def _query(field: Field) -> Query:
@@ -53,7 +54,10 @@ def _query(field: Field) -> Query:
         with _PARSING:
             query = _parsed.get(field.name)
             if query is None:
-                query = _parsed[field.name] = prepareQuery(field.text)
+                # fields whose patterns are alike (author and origin, authorLastName and
+                # investigator) share one parse
+                query = _by_text.get(field.text) or prepareQuery(field.text)
+                _parsed[field.name] = _by_text[field.text] = query
     return query
 
 
@@ -75,11 +79,16 @@ def index_graph(graph: Graph) -> IndexFields:
     out: IndexFields = {}
     present = {str(p) for p in graph.predicates(unique=True)}
     sub: dict[Node, Literal] = {}  # each Dataset's ?sub: whether another one lists it
+    solved: dict[str, list[FrozenBindings]] = {}  # query text -> its solutions
     for field in FIELDS:
-        if not any(_iri(need) in present for need in field.needs):
+        if not any(_iri(need) in present for need in field.needs) or not all(
+            _iri(need) in present for need in field.also
+        ):
             continue  # a predicate every match needs is absent: the query finds nothing
+        if field.text not in solved:  # author and origin, say, order the same solutions
+            solved[field.text] = solutions(graph, field)
         found: list[str] = []
-        for term in _values(graph, field, sub):
+        for term in _values(graph, field, solved[field.text], sub):
             text = convert.jena_text(term)
             if field.converter is not None:
                 converted = _CONVERTERS[field.converter](text)
@@ -95,7 +104,16 @@ def index_graph(graph: Graph) -> IndexFields:
     return out
 
 
-def _values(graph: Graph, field: Field, sub: dict[Node, Literal]) -> list[Node]:
+def solutions(graph: Graph, field: Field) -> list[FrozenBindings]:
+    """The solutions of the field's pattern (`Field.text`), in rdflib's order. evalQuery is
+    what graph.query runs, without the graph's namespaces that query collects first for a
+    query given as text (a tenth of the index's CPU)."""
+    return list(evalQuery(graph, _query(field), {})["bindings"])
+
+
+def _values(
+    graph: Graph, field: Field, solutions: list[FrozenBindings], sub: dict[Node, Literal]
+) -> list[Node]:
     """The ?value column of the field's whole query (`Field.sparql`), term for term and in
     its order: rdflib runs the pattern (`Field.text`); the rest is rdflib's evaluation of
     the query's outer parts, step for step. The group's filter (BOUND(?value), and `TOP`)
@@ -103,10 +121,8 @@ def _values(graph: Graph, field: Field, sub: dict[Node, Literal]) -> list[Node]:
     rdflib sorts by (`_val`, an unbound variable as itself); DISTINCT keeps the first of
     each projected row; LIMIT 1 the first row."""
     rows: list[tuple[Node, Literal, Any]] = []
-    # evalQuery is what graph.query runs, without the graph's namespaces that query collects
-    # first for a query given as text (a tenth of the index's CPU; these are parsed already)
-    for row in evalQuery(graph, _query(field), {})["bindings"]:
-        value, ds = row.get(_VALUE), row.get(_DS)
+    for row in solutions:
+        value, ds = row.get(_VALUE), row[_DS]
         if value is None:
             continue  # FILTER(BOUND(?value))
         listed = sub.get(ds)

@@ -59,6 +59,7 @@ BOX = """
     BIND(STRAFTER(?rest2, " ") AS ?east)
 """
 BOX_ORDER = "?sub ?box"  # the four coordinates come from one box
+BOX_ALSO = ("spatialCoverage", "geo")  # what a box needs besides `box`
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +75,9 @@ class Field:
     # the query can match only if the graph has one of these predicates (schema.org terms or
     # full IRIs); none there, it is not run: most pages lack most of them
     needs: tuple[str, ...] = ()
+    # and each of these: a predicate of a triple pattern every solution of the query matches
+    # (a plain creator has a `name`, seldom a `givenName` or `familyName`)
+    also: tuple[str, ...] = ()
 
     @property
     def sparql(self) -> str:
@@ -140,6 +144,7 @@ FIELDS: tuple[Field, ...] = (
         f"?ds SO:creator ?list . {MEMBERS} ?member SO:name ?value .",
         order="?pos ?sub ?value",
         needs=("creator",),
+        also=("name",),
     ),
     Field(
         "pubDate",
@@ -153,6 +158,7 @@ FIELDS: tuple[Field, ...] = (
         f"?ds SO:creator ?list . {MEMBERS} ?member SO:givenName ?value .",
         order="?pos ?sub ?value",
         needs=("creator",),
+        also=("givenName",),
     ),
     Field(
         "authorLastName",
@@ -160,20 +166,29 @@ FIELDS: tuple[Field, ...] = (
         many=True,
         order="?sub ?pos ?value",
         needs=("creator",),
+        also=("familyName",),
     ),
     Field(
         "funderIdentifier",
         "?ds SO:funder ?f . ?f SO:identifier ?value .",
         many=True,
         needs=("funder",),
+        also=("identifier",),
     ),
-    Field("funderName", "?ds SO:funder ?f . ?f SO:name ?value .", many=True, needs=("funder",)),
+    Field(
+        "funderName",
+        "?ds SO:funder ?f . ?f SO:name ?value .",
+        many=True,
+        needs=("funder",),
+        also=("name",),
+    ),
     Field(
         "origin",
         f"?ds SO:creator ?list . {MEMBERS} ?member SO:name ?value .",
         many=True,
         order="?sub ?pos ?value",
         needs=("creator",),
+        also=("name",),
     ),
     Field(
         "hasPart",
@@ -205,6 +220,7 @@ FIELDS: tuple[Field, ...] = (
         converter="latitude",
         order=BOX_ORDER,
         needs=("box",),
+        also=BOX_ALSO,
     ),
     Field(
         "westBoundCoord",
@@ -212,6 +228,7 @@ FIELDS: tuple[Field, ...] = (
         converter="longitude",
         order=BOX_ORDER,
         needs=("box",),
+        also=BOX_ALSO,
     ),
     Field(
         "northBoundCoord",
@@ -219,6 +236,7 @@ FIELDS: tuple[Field, ...] = (
         converter="latitude",
         order=BOX_ORDER,
         needs=("box",),
+        also=BOX_ALSO,
     ),
     Field(
         "eastBoundCoord",
@@ -226,6 +244,7 @@ FIELDS: tuple[Field, ...] = (
         converter="longitude",
         order=BOX_ORDER,
         needs=("box",),
+        also=BOX_ALSO,
     ),
     Field(
         "investigator",
@@ -233,6 +252,7 @@ FIELDS: tuple[Field, ...] = (
         many=True,
         order="?sub ?pos ?value",
         needs=("creator",),
+        also=("familyName",),
     ),
     Field(
         "prov_hasDerivations",
@@ -259,6 +279,7 @@ FIELDS: tuple[Field, ...] = (
         "?ds PROV:wasUsedBy ?e . ?e PROV:hadPlan ?p . FILTER(!isBlank(?p)) BIND(STR(?p) AS ?value)",
         many=True,
         needs=(PROV + "wasUsedBy",),
+        also=(PROV + "hadPlan",),
     ),
     Field(
         "prov_wasDerivedFrom",
@@ -280,6 +301,7 @@ FIELDS: tuple[Field, ...] = (
         "BIND(STR(?p) AS ?value)",
         many=True,
         needs=(PROV + "wasGeneratedBy",),
+        also=(PROV + "hadPlan",),
     ),
     Field(
         "namedLocation",
