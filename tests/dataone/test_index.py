@@ -362,7 +362,7 @@ def test_the_sync_computes_it_only_when_the_node_asks(serve_site: Any) -> None:
 
 def test_the_queries_parsed_ahead_are_not_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
     """`parse_queries` is what a parent that forks checkers (tests/support/zygote.py) runs
-    first: ~1.5 s of CPU each child would otherwise pay for its first harvestable page."""
+    first: ~0.5 s of CPU each child would otherwise pay for its first harvestable page."""
     from adapter.dataone.index import compute
 
     monkeypatch.setattr(compute, "_parsed", {})
@@ -378,7 +378,7 @@ def test_the_queries_parsed_ahead_are_not_parsed_again(monkeypatch: pytest.Monke
 
 
 def test_only_the_queries_a_graph_can_match_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A query is parsed (~45 ms of CPU) the first time a graph has a predicate it needs: a
+    """A query is parsed (~15 ms of CPU) the first time a graph has a predicate it needs: a
     plain Dataset pays for a third of them, not all 34; the fields come out the same."""
     from adapter.dataone.index import compute
 

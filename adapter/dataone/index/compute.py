@@ -46,7 +46,7 @@ _by_text: dict[str, Query] = {}  # query text -> its parse
 
 
 def _query(field: Field) -> Query:
-    """The field's query, parsed the first time a graph could match it (~45 ms of CPU each,
+    """The field's query, parsed the first time a graph could match it (~15 ms of CPU each,
     pyparsing; a plain Dataset needs about a third of them). rdflib's SPARQL parser is not
     thread-safe, and a sync checks pages in threads: one thread parses at a time."""
     query = _parsed.get(field.name)
@@ -62,7 +62,7 @@ def _query(field: Field) -> Query:
 
 
 def parse_queries() -> None:
-    """Parse every field's query now: about 1.5 s of CPU, paid once per process. A parent
+    """Parse every field's query now: about 0.5 s of CPU, paid once per process. A parent
     that forks the processes which check pages parses them before it forks, and no child
     pays it again."""
     for field in FIELDS:
