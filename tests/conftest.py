@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from adapter.http import connections
+from tests.support import zygote
 from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.stores import drop_pooled_schemas
@@ -24,6 +25,11 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 def pytest_configure(config: pytest.Config) -> None:
     register_timings(config)  # ADAPTER_TEST_TIMINGS=FILE: each test's wall and CPU (timing.py)
+    workers = getattr(config.option, "numprocesses", None)
+    if isinstance(workers, int) and workers > 0 and not hasattr(config, "workerinput"):
+        # xdist's controller: one zygote for every worker's `adapter` processes, not one
+        # each (1.8 CPU-s of imports apiece; tests/support/zygote.py)
+        config.add_cleanup(zygote.serve_workers())
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

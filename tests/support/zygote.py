@@ -22,19 +22,30 @@ Nothing the commands read from the environment is read at import (limits are rea
 command starts).
 
 The zygote has no threads, so forking is safe; it watches its children with pidfds.
+
+One zygote serves a whole run: under xdist the controller starts it (`serve_workers`, from
+tests/conftest.py) listening on a socket whose address the workers inherit, and each
+worker's `shared()` connects to it; requests and the news of their children travel on the
+worker's own connection. Without xdist a process starts its own. Four workers each starting
+one paid the same 1.8 CPU-s of imports four times.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import json
 import os
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -75,6 +86,8 @@ SERVE = (
 # harvestable page's report parses DataONE search's 32 SPARQL patterns, ~0.5 s of CPU
 # (pyparsing) that every corpus `check-dataset` paid again after its imports
 PREPARE = ("adapter.dataone.index.compute:parse_queries",)
+SHARED = (*SERVE, *PREPARE)  # the shared zygote's: every command's
+ADDRESS = "ADAPTER_TEST_ZYGOTE"  # where the run's shared zygote listens (`serve_workers`)
 
 # CPU of the ended children of every zygote not yet closed, for tests/support/timing.py: they
 # are the zygote's children, so RUSAGE_CHILDREN here counts them only once the zygote itself
@@ -94,20 +107,53 @@ def _count_children(seconds: float) -> None:
 
 def pids() -> set[int]:
     """The zygotes this process started and has not closed (their children are not its)."""
-    return {z.proc.pid for z in list(_alive)}
+    return {z.proc.pid for z in list(_alive) if z.proc is not None}
 
 
 def shared() -> Zygote:
     """This test process's one zygote, with every command's imports and `PREPARE` done
-    (started at the first call, ended at exit). One a process, not one a user: the hostile
-    corpus's parts each started their own (1.3 CPU-s of imports and query parsing apiece)
-    beside this one on the same worker, so a worker paid the same imports up to four times."""
+    (connected at the first call, closed at exit): the run's own when `serve_workers`
+    started one (`ADDRESS` in the environment), else one of this process's. One a run, not
+    one a user: the hostile corpus's parts each started their own (1.3 CPU-s of imports and
+    query parsing apiece) beside every xdist worker's (1.8 CPU-s with `PREPARE`)."""
     global _shared
     with _shared_lock:
         if _shared is None:
-            _shared = Zygote((*SERVE, *PREPARE))
+            address = os.environ.get(ADDRESS)
+            _shared = Zygote(SHARED) if address is None else Zygote(address=address)
             atexit.register(_shared.close)
         return _shared
+
+
+def serve_workers() -> Callable[[], None]:
+    """Start the zygote a run's xdist workers share (before they start: they find it by
+    `ADDRESS` in the environment they inherit); returns what ends it once they have. It does
+    its imports at the first connection, so a run that starts no command pays none of it."""
+    folder = tempfile.mkdtemp(prefix="zygote-")
+    address = os.path.join(folder, "socket")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.zygote", "--listen", address, *SHARED],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        env=_zygote_env(),
+        cwd=ROOT,
+    )
+    while not os.path.exists(address) and proc.poll() is None:
+        time.sleep(0.01)
+    os.environ[ADDRESS] = address
+
+    def end() -> None:
+        os.environ.pop(ADDRESS, None)
+        assert proc.stdin is not None
+        proc.stdin.close()  # no new clients; it ends when its children have
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        shutil.rmtree(folder, ignore_errors=True)
+
+    return end
 
 
 def adapter_popen(*args: str, **kwargs: Any) -> WarmProcess:
@@ -196,20 +242,26 @@ class WarmProcess:
 class Zygote:
     """One warm interpreter; `run` may be called from several threads at once."""
 
-    def __init__(self, modules: tuple[str, ...] = (*WARM, *PREPARE)) -> None:
-        """`modules` imported, then each "module:function" called, before any fork."""
-        env = {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
-        self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        self.proc = subprocess.Popen(
-            [sys.executable, "-u", "-m", "tests.support.zygote", str(theirs.fileno()), *modules],
-            stdout=subprocess.PIPE,
-            env=env,
-            cwd=ROOT,
-            text=True,
-            pass_fds=[theirs.fileno()],
-        )
-        theirs.close()
-        _alive.add(self)
+    def __init__(
+        self, modules: tuple[str, ...] = (*WARM, *PREPARE), *, address: str | None = None
+    ) -> None:
+        """`modules` imported, then each "module:function" called, before any fork. With
+        `address`, the zygote listening there (`serve_workers`) forks ours instead."""
+        self.proc: subprocess.Popen[bytes] | None = None
+        if address is not None:
+            self._control = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self._control.connect(address)
+        else:
+            self._control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "tests.support.zygote", str(theirs.fileno()), *modules],
+                stdout=subprocess.DEVNULL,
+                env=_zygote_env(),
+                cwd=ROOT,
+                pass_fds=[theirs.fileno()],
+            )
+            theirs.close()
+            _alive.add(self)
         self._send_lock = threading.Lock()
         self._cond = threading.Condition()
         self._started: dict[str, int] = {}  # request id -> child pid
@@ -311,21 +363,29 @@ class Zygote:
             return self._exited[pid]
 
     def close(self) -> None:
+        """No more requests; returns once the zygote has said how every child ended."""
         _alive.discard(self)
-        self._control.close()  # the zygote ends when its children have
-        self.proc.wait(60)
-        self._reader.join(10)
-        # reaped, the zygote's RUSAGE_CHILDREN (its own CPU and its children's) is now in
-        # ours: its children are no longer counted apart, or they would count twice
-        _count_children(-self._children_cpu)
+        self._control.shutdown(socket.SHUT_WR)  # the zygote hangs up once they have
+        self._reader.join(60)
+        self._control.close()
+        if self.proc is not None:
+            self.proc.wait(60)
+            # reaped, the zygote's RUSAGE_CHILDREN (its own CPU and its children's) is now
+            # in ours: its children are no longer counted apart, or they would count twice
+            _count_children(-self._children_cpu)
 
     def _send(self, message: dict[str, object], fds: list[int] | None = None) -> None:
         socket.send_fds(self._control, [json.dumps(message).encode()], fds or [])
 
     def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            message = json.loads(line)
+        while True:
+            try:
+                data = self._control.recv(1 << 16)
+            except OSError:
+                return
+            if not data:  # the zygote hung up
+                return
+            message = json.loads(data)
             with self._cond:
                 if "started" in message:
                     self._started[message["started"]] = message["pid"]
@@ -336,6 +396,10 @@ class Zygote:
                     self._children_cpu += message["cpu_seconds"]
                     _count_children(message["cpu_seconds"])
                 self._cond.notify_all()
+
+
+def _zygote_env() -> dict[str, str]:
+    return {**os.environ, "PYTHONPATH": str(ROOT), "PYTHONUNBUFFERED": "1"}
 
 
 # -- the zygote's side ---------------------------------------------------------
@@ -423,7 +487,7 @@ def _end(code: int) -> None:
     os._exit(code)
 
 
-def _serve(control_fd: int, modules: list[str]) -> None:
+def _warm(modules: list[str]) -> None:
     import gc
     import importlib
 
@@ -435,24 +499,72 @@ def _serve(control_fd: int, modules: list[str]) -> None:
     # the imported modules to the permanent generation: no child's collection (its last one,
     # at shutdown, included) walks them and copies every page on write (0.3 s of CPU a child)
     gc.freeze()
-    inbox = socket.socket(fileno=control_fd)
+
+
+class _Client:
+    """A connection a test process sends requests on; its children's news go back on it."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.children = 0  # started and not yet reported ended
+        self.done = False  # it sends no more requests
+
+    def say(self, message: dict[str, object]) -> None:
+        with contextlib.suppress(OSError):  # it has gone: nobody waits for the news
+            self.conn.send(json.dumps(message).encode())
+
+
+def _serve(control_fd: int | None, listen: str | None, modules: list[str]) -> None:
+    """Fork a child per request of the client on `control_fd`, or of every client that
+    connects to `listen` (until standard input ends); the imports done first (at the first
+    connection, for `listen`: a run whose tests start no command pays none of it)."""
     selector = selectors.DefaultSelector()
-    selector.register(inbox, selectors.EVENT_READ, None)
-    children: dict[int, int] = {}  # pidfd -> pid
-    closed = False
+    clients: dict[int, _Client] = {}  # connection fd -> client
+    children: dict[int, tuple[int, _Client]] = {}  # pidfd -> pid, client
+    listener: socket.socket | None = None
+    warm = False
+    if control_fd is not None:
+        _warm(modules)
+        warm = True
+        inbox = socket.socket(fileno=control_fd)
+        clients[inbox.fileno()] = _Client(inbox)
+        selector.register(inbox, selectors.EVENT_READ, "client")
+    if listen is not None:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        listener.bind(listen)
+        listener.listen(64)
+        selector.register(listener, selectors.EVENT_READ, "listen")
+        selector.register(sys.stdin, selectors.EVENT_READ, "stdin")
 
-    def say(message: dict[str, object]) -> None:
-        sys.stdout.write(json.dumps(message) + "\n")
-        sys.stdout.flush()
+    def hang_up(client: _Client) -> None:
+        if client.done and not client.children:
+            clients.pop(client.conn.fileno(), None)
+            client.conn.close()
 
-    while not closed or children:
+    while listener is not None or clients or children:
         for key, _ in selector.select():
-            if key.data is not None:  # a child's pidfd: it has ended
-                pid = children.pop(key.fd)
+            if key.data == "stdin":  # the run is over: no new clients
+                assert listener is not None
+                selector.unregister(sys.stdin)
+                selector.unregister(listener)
+                listener.close()
+                listener = None
+                continue
+            if key.data == "listen":
+                assert listener is not None
+                conn, _ = listener.accept()
+                if not warm:
+                    _warm(modules)
+                    warm = True
+                clients[conn.fileno()] = _Client(conn)
+                selector.register(conn, selectors.EVENT_READ, "client")
+                continue
+            if key.data != "client":  # a child's pidfd: it has ended
+                pid, owner = children.pop(key.fd)
                 selector.unregister(key.fd)
                 os.close(key.fd)
                 _, status, usage = os.wait4(pid, 0)
-                say(
+                owner.say(
                     {
                         "pid": pid,
                         "exit_code": os.waitstatus_to_exitcode(status),
@@ -460,32 +572,44 @@ def _serve(control_fd: int, modules: list[str]) -> None:
                         "cpu_seconds": usage.ru_utime + usage.ru_stime,
                     }
                 )
+                owner.children -= 1
+                hang_up(owner)
                 continue
-            data, fds, _, _ = socket.recv_fds(inbox, 1 << 20, 3)
-            if not data:
-                selector.unregister(inbox)
-                closed = True
+            client = clients[key.fd]
+            try:
+                data, fds, _, _ = socket.recv_fds(client.conn, 1 << 20, 3)
+            except OSError:
+                data, fds = b"", []
+            if not data:  # it is closing: its children's ends still go to it
+                selector.unregister(client.conn)
+                client.done = True
+                hang_up(client)
                 continue
             request = json.loads(data)
             if "kill" in request:
                 target = int(request["kill"])
-                if target in children.values():
+                if target in (pid for pid, _ in children.values()):
                     try:
                         os.killpg(target, signal.SIGKILL)  # its session: it and its children
                     except ProcessLookupError:  # not yet a session leader
                         os.kill(target, signal.SIGKILL)
                 continue
+            keep = [*clients, *children] + ([listener.fileno()] if listener is not None else [])
             pid = os.fork()
             if pid == 0:
                 selector.close()
-                _child(request, fds, [inbox.fileno(), *children])
+                _child(request, fds, keep)
             for fd in fds:
                 os.close(fd)
             pidfd = os.pidfd_open(pid)
-            children[pidfd] = pid
-            selector.register(pidfd, selectors.EVENT_READ, pid)
-            say({"started": request["id"], "pid": pid})
+            children[pidfd] = (pid, client)
+            client.children += 1
+            selector.register(pidfd, selectors.EVENT_READ, "child")
+            client.say({"started": request["id"], "pid": pid})
 
 
 if __name__ == "__main__":
-    _serve(int(sys.argv[1]), sys.argv[2:])
+    if sys.argv[1] == "--listen":
+        _serve(None, sys.argv[2], sys.argv[3:])
+    else:
+        _serve(int(sys.argv[1]), None, sys.argv[2:])
