@@ -11,8 +11,11 @@ wall), where emptying a used one takes ~0.01 s. A lent schema comes back to
 the worker's pool only when its tables, columns, indexes, constraints,
 triggers, functions and schema_version rows are as lent (a test that migrates,
 drops or adds anything gets its schema dropped, as before), and emptied: rows
-deleted, sequences restarted. `blank_store_url` is the never-opened store, for
-the tests of creating and upgrading one.
+deleted, sequences restarted. A lent PostgreSQL store also holds the host
+schedule's two tables (adapter.store.hostrate_db), as every store a sync has
+used does: made on first use, they would change its shape and cost it the pool.
+`blank_store_url` is the never-opened store, for the tests of creating and
+upgrading one.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import pytest
 from sqlalchemy import Connection
 
 from adapter.store.db import Store
+from adapter.store.hostrate_db import ScheduleDb, host_rate, host_slots
 from adapter.store.migrations import LOG_TRIGGERS, MIGRATIONS
 from adapter.store.schema import metadata, schema_version
 
@@ -152,7 +156,11 @@ class _SchemaPool:
         with psycopg.connect(base_url, autocommit=True) as conn:
             conn.execute(f"CREATE SCHEMA {schema}")
         self._made.add(schema)
-        Store.open(_schema_url(base_url, schema)).close()
+        store = Store.open(_schema_url(base_url, schema))
+        try:
+            ScheduleDb(store).close()  # the host schedule's tables, as a sync's first use makes
+        finally:
+            store.close()
         if self._shape is None:
             with psycopg.connect(base_url, autocommit=True) as conn:
                 self._shape = _fingerprint(conn, schema)
@@ -167,7 +175,9 @@ class _SchemaPool:
                     return False
                 with conn.transaction():
                     conn.execute("SET LOCAL lock_timeout = '2s'")
-                    for table in reversed(metadata.sorted_tables):
+                    # the store's trigger functions name their tables unqualified
+                    conn.execute(f"SET LOCAL search_path = {schema}")
+                    for table in [*reversed(metadata.sorted_tables), host_rate, host_slots]:
                         if table.name != schema_version.name:
                             conn.execute(f"DELETE FROM {schema}.{table.name}")
                     sequences = conn.execute(
