@@ -20,6 +20,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
@@ -332,10 +333,17 @@ class _QuietHandler(WSGIRequestHandler):
         return
 
 
-def serve_in_background(app: OpsApp, host: str, port: int) -> WSGIServer:
-    """The metrics endpoint of `adapter schedule`, in a daemon thread; the server (to close)."""
+def serve_in_background(
+    app: OpsApp, host: str, port: int, *, poll_interval: float = 0.5
+) -> WSGIServer:
+    """The metrics endpoint of `adapter schedule`, in a daemon thread; the server (to close).
+
+    `poll_interval`: how often the serving loop looks whether `shutdown` was asked, so how
+    long `shutdown` may wait (the standard library's 0.5 s; tests, which stop many, ask less).
+    """
     server = make_server(host, port, app, handler_class=_QuietHandler)
-    thread = threading.Thread(target=server.serve_forever, name="metrics", daemon=True)
+    serve = partial(server.serve_forever, poll_interval=poll_interval)
+    thread = threading.Thread(target=serve, name="metrics", daemon=True)
     thread.start()
     log.info(
         "metrics at http://%s:%d/metrics (%s)",

@@ -63,7 +63,7 @@ def ops(store: Store) -> Iterator[tuple[str, Metrics]]:
     metrics = Metrics()
     metrics.collect_store(store)
     api = MemberNodeApp(store, [])
-    server = serve_in_background(OpsApp(metrics, store, api), "127.0.0.1", 0)
+    server = serve_in_background(OpsApp(metrics, store, api), "127.0.0.1", 0, poll_interval=0.05)
     origin = f"http://127.0.0.1:{server.server_port}"
     api.serve_nodes([member_node(node, origin)])
     try:
@@ -169,7 +169,7 @@ def test_readiness_says_when_the_store_does_not_answer(tmp_path: Path) -> None:
     (tmp_path / "store.db").unlink()
     (tmp_path / "store.db").mkdir()  # the path is now a folder: SQLite cannot open it
     app = OpsApp(Metrics(), store)
-    server = serve_in_background(app, "127.0.0.1", 0)
+    server = serve_in_background(app, "127.0.0.1", 0, poll_interval=0.05)
     try:
         answer = requests.get(f"http://127.0.0.1:{server.server_port}/readyz", timeout=10)
     finally:

@@ -11,6 +11,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -51,7 +52,9 @@ class LdnInbox:
                 pass
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # shutdown() waits for the loop's next look at its flag: 0.5 s at the default interval
+        serve = partial(self._httpd.serve_forever, poll_interval=0.05)
+        self._thread = threading.Thread(target=serve, daemon=True)
         self._thread.start()
         return self
 
