@@ -19,6 +19,7 @@ from adapter.web.app import WebApp
 from adapter.web.checking import Checker
 from adapter.web.ratelimit import RateLimit
 from tests.support import stores
+from tests.support.browser import launch, playwright_driver
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.web import ServedWeb, serve_wsgi
 
@@ -60,6 +61,26 @@ def make_web(tmp_path: Path) -> Iterator[MakeWeb]:
     for context, rate in reversed(stack):
         context.__exit__(None, None, None)  # type: ignore[attr-defined]
         rate.close()
+
+
+@pytest.fixture(scope="package")
+def playwright() -> Iterator[Any]:
+    """One Playwright driver for the browser tests of tests/web a worker runs (its sync API
+    cannot nest). Package scope, not session: while it runs `asyncio.run` refuses in this
+    thread, so it ends when the worker leaves tests/web (no test here uses asyncio)."""
+    with playwright_driver() as pw:
+        yield pw
+
+
+@pytest.fixture(scope="package")
+def chromium(playwright: Any) -> Iterator[Any]:
+    """One chromium for test_browser.py and test_accessibility.py; each test opens contexts
+    of its own in it (tests/support/browser.py's `fresh_context`): no state passes on."""
+    launched = launch(playwright)
+    try:
+        yield launched
+    finally:
+        launched.close()
 
 
 def origins(servers: list[SiteServer]) -> list[str]:

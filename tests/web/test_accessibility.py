@@ -19,8 +19,8 @@ from urllib.parse import quote
 
 import pytest
 
+from tests.support.browser import CHROMIUM, CRUISE, NO_CHROMIUM, fresh_context, shot
 from tests.web.conftest import NODE_ID, MakeWeb, World, origins
-from tests.web.test_browser import CHROMIUM, CRUISE, VIEWPORT, launch, shot
 
 ROOT = Path(__file__).resolve().parents[2]
 AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"
@@ -28,51 +28,26 @@ BLOCKING = ("serious", "critical")
 CONTROLS = "button, input:not([type=hidden]), select, textarea, summary, .pager a"
 
 pytestmark = [
-    pytest.mark.skipif(
-        CHROMIUM is None, reason="no chromium installed (apt-get install chromium; .ci/run does)"
-    ),
+    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
     pytest.mark.skipif(not AXE.exists(), reason="axe-core is not installed: run `npm ci`"),
     pytest.mark.slow,  # a real chromium: seconds a test
 ]
 
 
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Any]:
-    from playwright import sync_api
-
-    with sync_api.sync_playwright() as pw:
-        yield pw
-
-
-@pytest.fixture(scope="module")
-def chromium(playwright: Any) -> Iterator[Any]:
-    """One chromium for the module: the desktop context and the phone's are two of its."""
-    launched = launch(playwright)
-    try:
-        yield launched
-    finally:
-        launched.close()
-
-
-@pytest.fixture(scope="module")
+@pytest.fixture
 def browser(chromium: Any) -> Iterator[Any]:
+    """A desktop-sized context of the worker's chromium, this test's alone."""
     # axe's script is injected inline: the pages' CSP (rightly) allows no inline script
-    context = chromium.new_context(viewport=VIEWPORT, bypass_csp=True)
-    try:
-        yield context
-    finally:
-        context.close()
+    with fresh_context(chromium, bypass_csp=True) as opened:
+        yield opened
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def narrow(chromium: Any) -> Iterator[Any]:
     """A phone: 390 px wide."""
-    context = chromium.new_context(viewport=VIEWPORT)
-    context.set_default_timeout(30_000)
-    try:
-        yield context
-    finally:
-        context.close()
+    with fresh_context(chromium) as opened:
+        opened.set_default_timeout(30_000)
+        yield opened
 
 
 def violations(page: Any) -> list[dict[str, Any]]:

@@ -9,93 +9,36 @@ screenshot of every page under `test-output/screenshots/` (listed in
 from __future__ import annotations
 
 import re
-import shutil
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from adapter.findings import catalogue
 from adapter.manydatasets import FEW, FIRST, ODD_ONES
+from tests.support.browser import (
+    CASTS,
+    CHROMIUM,
+    CRUISE,
+    NO_CHROMIUM,
+    NO_DOI,
+    SCREENSHOTS,
+    fresh_context,
+    shot,
+)
 from tests.web.conftest import NODE_ID, MakeWeb, World, origins
 
-ROOT = Path(__file__).resolve().parents[2]
-SCREENSHOTS = ROOT / "test-output" / "screenshots"
-# the headless shell when installed (Playwright's own headless default: the same Blink without
-# the desktop browser, about half the CPU a page), else the desktop chromium in headless mode
-CHROMIUM = next(
-    (
-        p
-        for p in (
-            "/usr/bin/chromium-headless-shell",
-            "/usr/bin/chromium",
-            shutil.which("chromium") or "",
-        )
-        if p and Path(p).exists()
-    ),
-    None,
-)
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-
-VIEWPORT = {"width": 1100, "height": 900}
 pytestmark = [
-    pytest.mark.skipif(
-        CHROMIUM is None, reason="no chromium installed (apt-get install chromium; .ci/run does)"
-    ),
+    pytest.mark.skipif(CHROMIUM is None, reason=NO_CHROMIUM),
     pytest.mark.slow,  # a real chromium: seconds a test
 ]
 
 
-@pytest.fixture(scope="module")
-def playwright() -> Iterator[Any]:
-    """One Playwright driver per module: its sync API cannot nest."""
-    from playwright import sync_api  # the test extra; only a missing chromium skips
-
-    with sync_api.sync_playwright() as pw:
-        yield pw
-
-
-def launch(pw: Any) -> Any:
-    """Debian's chromium with the CI flags, on a fresh temporary profile; its contexts are
-    apart from each other (cookies, permissions, JavaScript on or off)."""
-    return pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS, headless=True)
-
-
-@pytest.fixture(scope="module")
-def chromium(playwright: Any) -> Iterator[Any]:
-    """One chromium for the module; each context its own state."""
-    launched = launch(playwright)
-    try:
-        yield launched
-    finally:
-        launched.close()
-
-
-@pytest.fixture(scope="module")
+@pytest.fixture
 def browser(chromium: Any) -> Iterator[Any]:
-    """The context the tests that only read share: pages opened and closed in it."""
-    context = chromium.new_context(viewport=VIEWPORT)
-    try:
-        yield context
-    finally:
-        context.close()
-
-
-def shot(page: Any, name: str, full_page: bool = True) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / f"{name}.png"
-    page.screenshot(path=str(path), full_page=full_page)
-    return path
+    """A desktop-sized context of the worker's chromium, this test's alone."""
+    with fresh_context(chromium) as opened:
+        yield opened
 
 
 def test_form_check_reads_verdict_findings_and_catalogue(
@@ -246,9 +189,8 @@ def test_operator_drills_down_from_a_run_to_a_pages_report(browser: Any, world: 
 def test_everything_works_without_javascript(chromium: Any, make_web: MakeWeb, sites: Any) -> None:
     site = sites("real-shapes")  # a CKAN-style page with no identifier and no DOI
     web = make_web(origins(site))
-    context = chromium.new_context(viewport=VIEWPORT, java_script_enabled=False)
-    try:
-        page = context.new_page()
+    with fresh_context(chromium, java_script_enabled=False) as without:
+        page = without.new_page()
         page.goto(web.url("/check"))
         page.fill("#url", site[0].url("/dataset/ckan-no-identifier.html"))
         page.click("form.by-url button[type=submit]")
@@ -259,23 +201,6 @@ def test_everything_works_without_javascript(chromium: Any, make_web: MakeWeb, s
         page.click("#stage-dataone a.code:text-is('dataone/identifier-missing')")
         page.wait_for_url("**/findings#dataone/identifier-missing")
         shot(page, "check-report-without-javascript")
-    finally:
-        context.close()
-
-
-# The cruise page's casts (tests/web/test_check_page.py checks all 214 of them), fewer: the
-# same folding (more than FEW Datasets: the FIRST shown whole, and the ones without a DOI as
-# odd ones out, being at most ODD_ONES), checked in a tenth of the time, in a tenth the DOM
-CASTS = 24
-NO_DOI = (7, 13, 21)
-CRUISE = {
-    "/cruise/at50-12-short.html": {
-        "generate": "many_datasets",
-        "count": CASTS,
-        "no_doi": list(NO_DOI),
-        "content_type": "text/html; charset=utf-8",
-    }
-}
 
 
 def test_a_page_of_many_datasets_totals_first_the_rest_folded(
