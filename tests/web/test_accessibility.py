@@ -71,8 +71,8 @@ def violations(page: Any) -> list[dict[str, Any]]:
     ]
 
 
-def assert_accessible(page: Any, name: str) -> None:
-    shot(page, f"a11y-{name}")
+def assert_accessible(page: Any, name: str, full_page: bool = True) -> None:
+    shot(page, f"a11y-{name}", full_page)
     found = violations(page)
     assert found == [], json.dumps(found, indent=1)
 
@@ -128,9 +128,9 @@ def test_every_ops_page_has_no_serious_violation(browser: Any, world: World) -> 
     page.close()
 
 
-def fits(page: Any, name: str) -> None:
+def fits(page: Any, name: str, full_page: bool = True) -> None:
     """Nothing wider than the screen, and every control at least 24 px high."""
-    shot(page, f"390-{name}")
+    shot(page, f"390-{name}", full_page)
     wide = page.evaluate("document.documentElement.scrollWidth")
     assert wide <= 390, (name, wide)
     small = page.evaluate(
@@ -184,8 +184,10 @@ def test_a_page_of_many_datasets_has_no_serious_violation_and_fits_390_px(
         page.wait_for_selector("#verdict", timeout=120_000)
         assert page.locator("section.folded-datasets details").count() > 0
         page.locator("#dataset-10 summary").click()  # one folded Dataset opened, too
+        # what the manager sees first, as test_browser.py keeps it: the page is 16,000 px
+        # tall (30,000 at 390 px) of the same few shapes, 3-8 s a full shot
         if check == "axe":
-            assert_accessible(page, "check-many-datasets")
+            assert_accessible(page, "check-many-datasets", full_page=False)
         else:
-            fits(page, "check-many-datasets")
+            fits(page, "check-many-datasets", full_page=False)
         page.close()

@@ -198,9 +198,11 @@ def test_everything_works_without_javascript(chromium: Any, make_web: MakeWeb, s
         assert page.inner_text("#verdict .word") == "NOT HARVESTABLE"
         assert page.locator("button.copy-button").count() == 0  # no script ran
         assert page.input_value("#link-header").startswith("Link: ")
+        shot(page, "check-report-without-javascript")  # the report, as its name says
         page.click("#stage-dataone a.code:text-is('dataone/identifier-missing')")
         page.wait_for_url("**/findings#dataone/identifier-missing")
-        shot(page, "check-report-without-javascript")
+        # the entry, scrolled to: the whole catalogue is 21,000 px tall, 2-5 s to shoot
+        shot(page, "findings-catalogue-entry-without-javascript", full_page=False)
 
 
 def test_a_page_of_many_datasets_totals_first_the_rest_folded(
