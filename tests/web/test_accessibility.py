@@ -182,8 +182,8 @@ def test_a_page_of_many_datasets_has_no_serious_violation_and_fits_390_px(
     page.wait_for_selector("#verdict", timeout=120_000)
     assert page.locator("section.folded-datasets details").count() > 0
     page.locator("#dataset-10 summary").click()  # one folded Dataset opened, too
-    # what the manager sees first, as test_browser.py keeps it: the page is 16,000 px
-    # tall (30,000 at 390 px) of the same few shapes, 3-8 s a full shot
+    # shot by the viewport, at the Dataset just opened, as test_browser.py keeps this page:
+    # it is 16,000 px tall (30,000 at 390 px) of the same few shapes, 3-8 s a full shot
     assert_accessible(page, "check-many-datasets", full_page=False)
     page.set_viewport_size({"width": 390, "height": 844})  # the phone, the page laid out anew
     fits(page, "check-many-datasets", full_page=False)
