@@ -18,7 +18,8 @@ exception travels in headers.
 from __future__ import annotations
 
 import http.client
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
@@ -56,6 +57,7 @@ class Node:
         return http.client.HTTPConnection(host, int(port), timeout=20)
 
 
+@contextmanager
 def build(url: str) -> Iterator[Node]:
     store = Store.open(url)
     node = node_settings()
@@ -71,12 +73,28 @@ def build(url: str) -> Iterator[Node]:
     store.close()
 
 
+@pytest.fixture(scope="module")
+def nodes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], Node]]:
+    """`nodes(engine)`: the module's one served store on that engine, built when first asked
+    for. Each case of the parametrized test below is a parameter set of its own, so a
+    module-scoped fixture parametrized through it (indirect) was built again for every case:
+    19 stores, schemas and servers where two serve."""
+    built: dict[str, Node] = {}
+    with ExitStack() as stack:
+
+        def node(engine: str) -> Node:
+            if engine not in built:
+                folder = tmp_path_factory.mktemp("fuzz")
+                url = stack.enter_context(stores.engine_url(engine, folder))
+                built[engine] = stack.enter_context(build(url))
+            return built[engine]
+
+        yield node
+
+
 @pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def served_node(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Node]:
-    with stores.engine_url(request.param, tmp_path_factory.mktemp("fuzz")) as url:
-        yield from build(url)
+def served_node(request: pytest.FixtureRequest, nodes: Callable[[str], Node]) -> Node:
+    return nodes(request.param)
 
 
 # (verb, resource, takes an id, DataONE method, its parameters)
@@ -362,15 +380,12 @@ CASES = [
 
 
 @pytest.mark.slow  # 1,700 requests; the quick loop has the real-server test below
-@pytest.mark.parametrize(
-    ("served_node", "verb", "resource", "takes_id", "method", "names"),
-    CASES,
-    indirect=["served_node"],
-)
+@pytest.mark.parametrize(("engine", "verb", "resource", "takes_id", "method", "names"), CASES)
 @FUZZ
 @given(data=st.data())
 def test_no_query_string_or_identifier_is_a_server_error(
-    served_node: Node,
+    nodes: Callable[[str], Node],
+    engine: str,
     verb: str,
     resource: str,
     takes_id: bool,
@@ -378,6 +393,7 @@ def test_no_query_string_or_identifier_is_a_server_error(
     names: tuple[str, ...],
     data: st.DataObject,
 ) -> None:
+    served_node = nodes(engine)
     raw = draw_request(data, served_node, verb, resource, takes_id, names)
     check(call_app(served_node, raw, verb), verb, method)
 
