@@ -12,6 +12,7 @@ from adapter.http import connections
 from tests.support import zygote
 from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, start_site, stop
+from tests.support.hypothesis_caches import warm_unicode_tables
 from tests.support.stores import drop_pooled_schemas
 from tests.support.timing import register as register_timings
 
@@ -25,6 +26,7 @@ os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 def pytest_configure(config: pytest.Config) -> None:
     register_timings(config)  # ADAPTER_TEST_TIMINGS=FILE: each test's wall and CPU (timing.py)
+    warm_unicode_tables(config)  # once in the controller, not in every worker
     workers = getattr(config.option, "numprocesses", None)
     if isinstance(workers, int) and workers > 0 and not hasattr(config, "workerinput"):
         # xdist's controller: one zygote for every worker's `adapter` processes, not one
