@@ -276,7 +276,14 @@ def test_impossible_pids_are_not_found(raw: str) -> None:
     assert (caught.value.status, caught.value.detail_code) == (404, "1060")
 
 
-@given(st.text(min_size=1, max_size=200).filter(valid_identifier))
+# str.isprintable, and so valid_identifier, refuses the categories C (controls, format,
+# surrogates, private use, unassigned) and Z (separators, the space included): identifiers are
+# drawn from the rest, not filtered out of any text, of which more than half the draws were
+# thrown away (a long text almost always holds an unassigned code point).
+IDENTIFIER_CHARS = st.characters(exclude_categories=("C", "Z"))
+
+
+@given(st.text(IDENTIFIER_CHARS, min_size=1, max_size=200).filter(valid_identifier))
 def test_any_identifier_survives_the_client_encoding(pid: str) -> None:
     assert decode_pid(quote(pid, safe=""), "get") == pid
 
