@@ -31,7 +31,7 @@ from rdflib.namespace import NamespaceManager
 from adapter import USER_AGENT
 from adapter.dataone import resourcemap as rm
 from adapter.dataone.records import METADATA_FORMATS, metadata_series_id
-from tests.support.packages import read
+from tests.support.packages import ResourceMap, read
 
 ROOT = Path(__file__).resolve().parents[2]
 DATASET = "sha256:" + "a" * 64
@@ -52,7 +52,7 @@ SHAPES = {  # name -> (map PID, metadata PID, documented PIDs): every map the ad
 
 def d1_graph(map_pid: str, package: rm.Package) -> d1_common.resource_map.ResourceMap:
     """The map as DataONE's library builds it, through its public constructor."""
-    return d1_common.resource_map.ResourceMap(
+    return ResourceMap(
         map_pid, package.metadata_pid, list(package.documented), ore_software_id=USER_AGENT
     )
 
@@ -77,7 +77,7 @@ def reference_bytes(map_pid: str, package: rm.Package) -> bytes:
 
 
 def d1_read(body: bytes) -> d1_common.resource_map.ResourceMap:
-    ore = d1_common.resource_map.ResourceMap()
+    ore = ResourceMap()
     ore.parseDoc(body)
     return ore
 

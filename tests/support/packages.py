@@ -7,8 +7,12 @@ by comparing our own bytes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
+from typing import Any
 
 import d1_common.resource_map
+from rdflib.plugins.sparql import prepareQuery
+from rdflib.plugins.sparql.sparql import Query
 
 from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT, SID_SUFFIX
 from adapter.models import SyncRecord
@@ -25,9 +29,28 @@ class ReadMap:
     documented: frozenset[str]  # objects documented by others (cito:isDocumentedBy)
 
 
+@cache
+def _prepared(text: str) -> Query:
+    return prepareQuery(text)
+
+
+class ResourceMap(d1_common.resource_map.ResourceMap):  # type: ignore[misc]
+    """DataONE's `ResourceMap`, its SPARQL texts parsed once per process.
+
+    The library's getters hand rdflib the same three query strings on every call, and rdflib
+    parses a string anew each time (pyparsing, most of the CPU of reading a small map): the
+    parsed query is what it would have run. Its queries declare their prefixes, so the graph's
+    own bindings (rdflib's `initNs` for a string) change nothing."""
+
+    def query(self, query_object: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(query_object, str) and not args and not kwargs:
+            query_object = _prepared(query_object)
+        return super().query(query_object, *args, **kwargs)
+
+
 def read(body: bytes) -> ReadMap:
     """Parse a map with `d1_common.resource_map` (raises on a document that is not one)."""
-    ore = d1_common.resource_map.ResourceMap()
+    ore = ResourceMap()
     ore.parseDoc(body)
     return ReadMap(
         pid=ore.getResourceMapPid(),
