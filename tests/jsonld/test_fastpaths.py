@@ -362,19 +362,10 @@ _DOCUMENTS = st.builds(
 @pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @FUZZ
 @given(_DOCUMENTS)
-def test_generated_documents_expand_as_pyld(doc: Any) -> None:
+def test_generated_documents_expand_frame_and_normalize_as_pyld(doc: Any) -> None:
+    """The three checks on each of the 200 documents, as on the fixture blocks above: drawing
+    a document costs Hypothesis several times what checking it does, and three tests drew
+    three sets of 200 from this one strategy."""
     check_expand(doc, BASE)
-
-
-@pytest.mark.slow  # over 1 s (tests/support/timing.py)
-@FUZZ
-@given(_DOCUMENTS)
-def test_generated_documents_frame_as_pyld(doc: Any) -> None:
     check_frame(doc, BASE)
-
-
-@pytest.mark.slow  # over 1 s (tests/support/timing.py)
-@FUZZ
-@given(_DOCUMENTS)
-def test_generated_documents_normalize_as_pyld(doc: Any) -> None:
     check_normalize(doc, BASE)
