@@ -159,18 +159,22 @@ _rel = st.sampled_from(
 )
 _type = st.none() | st.sampled_from(["text/csv", "application/ld+json", "application/xml"])
 _text = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Cc")), max_size=20)
+# built once: a strategy made inside the composite is made and validated again for every link
+_title = st.none() | _text
+_anchor = st.sampled_from([PAGE, "https://other.org/x"])
+_profile = st.none() | _url
 
 
 @st.composite
 def links(draw: st.DrawFn) -> Link:
-    title = draw(st.none() | _text)
+    title = draw(_title)
     return Link(
         href=draw(_url),
         rel=draw(_rel),
-        anchor=draw(st.sampled_from([PAGE, "https://other.org/x"])),
+        anchor=draw(_anchor),
         source="header",
         type=draw(_type),
-        profile=draw(st.none() | _url),
+        profile=draw(_profile),
         extra=(("title", title),) if title else (),
     )
 
