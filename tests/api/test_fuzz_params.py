@@ -21,6 +21,7 @@ import http.client
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import cache
 from types import SimpleNamespace
 from typing import Any
 from urllib.parse import quote
@@ -215,6 +216,9 @@ values = st.one_of(
 )
 
 
+# A strategy is validated and sized up by Hypothesis the first time it is drawn from, so the
+# ones below are built once (module level or cached by their arguments), not per example.
+@cache
 def good(name: str) -> st.SearchStrategy[str]:
     """Values a client could well send for this parameter."""
     if name in ("fromDate", "toDate"):
@@ -234,27 +238,52 @@ def good(name: str) -> st.SearchStrategy[str]:
     return st.just("urn:node:TESTREPO")
 
 
-@st.composite
+@cache
+def mostly_good(name: str) -> st.SearchStrategy[str]:
+    """Mostly good values, so a hostile one is not hidden behind another's error."""
+    return st.one_of(good(name), good(name), values)
+
+
+# a raw `?` would start the query, and only slashes would name no object
+made_up = values.map(lambda v: v.replace("?", "%3F")).filter(lambda v: v.strip("/"))
+shapes = st.sampled_from(["plain", "plain", "bare name", "repeated", "junk", "empty"])
+junk_names = raw_text | escaped
+
+
+@cache
+def object_ids(pids: tuple[str, ...]) -> st.SearchStrategy[str]:
+    return st.sampled_from(pids).map(lambda pid: quote(pid, safe=":+")) | made_up
+
+
+@cache
+def chosen_names(names: tuple[str, ...]) -> st.SearchStrategy[list[str]]:
+    return st.lists(st.sampled_from(names or ("x",)), max_size=4, unique=True)
+
+
+@cache
 def requests_for(
-    draw: st.DrawFn, resource: str, takes_id: bool, names: tuple[str, ...], pids: list[str]
-) -> tuple[str, str]:
+    resource: str, takes_id: bool, names: tuple[str, ...], pids: tuple[str, ...]
+) -> st.SearchStrategy[tuple[str, str]]:
     """(raw path after /v2, raw query string): mostly the method's own parameters."""
+    return _requests_for(resource, takes_id, names, pids)
+
+
+@st.composite
+def _requests_for(
+    draw: st.DrawFn, resource: str, takes_id: bool, names: tuple[str, ...], pids: tuple[str, ...]
+) -> tuple[str, str]:
     path = resource
     if takes_id:
-        known = st.sampled_from(pids).map(lambda pid: quote(pid, safe=":+"))
-        # a raw `?` would start the query, and only slashes would name no object
-        made_up = values.map(lambda v: v.replace("?", "%3F")).filter(lambda v: v.strip("/"))
-        path = f"{resource}/{draw(known | made_up)}"
-    chosen = draw(st.lists(st.sampled_from(names or ("x",)), max_size=4, unique=True))
-    # mostly good values, so a hostile one is not hidden behind another's error
-    parts = [f"{name}={draw(st.one_of(good(name), good(name), values))}" for name in chosen]
-    shape = draw(st.sampled_from(["plain", "plain", "bare name", "repeated", "junk", "empty"]))
+        path = f"{resource}/{draw(object_ids(pids))}"
+    chosen = draw(chosen_names(names))
+    parts = [f"{name}={draw(mostly_good(name))}" for name in chosen]
+    shape = draw(shapes)
     if shape == "bare name" and parts:
         parts[0] = parts[0].partition("=")[0]
     elif shape == "repeated" and parts:
         parts.append(parts[0])
     elif shape == "junk":
-        parts.append(f"{draw(raw_text | escaped)}={draw(values)}")
+        parts.append(f"{draw(junk_names)}={draw(values)}")
     elif shape == "empty":
         parts.insert(draw(st.integers(0, len(parts))), "")  # `&&`, a leading or trailing `&`
     return path, "&".join(parts)
@@ -357,13 +386,17 @@ def check(answer: Answer, verb: str, method: str) -> None:
     assert root.get("detailCode") in expected, (method, root.get("detailCode"))
 
 
+APIS = st.sampled_from(["v2", "v1"])
+BODIES = st.binary(max_size=300)
+
+
 def draw_request(
     data: st.DataObject, node: Node, verb: str, resource: str, takes_id: bool, names: Any
 ) -> bytes:
-    path, query = data.draw(requests_for(resource, takes_id, names, node.pids))
-    api = data.draw(st.sampled_from(["v2", "v1"]))
+    path, query = data.draw(requests_for(resource, takes_id, names, tuple(node.pids)))
+    api = data.draw(APIS)
     target = f"/{node.node.short_name}/{api}/{path}" + (f"?{query}" if query else "")
-    body = data.draw(st.binary(max_size=300)) if verb == "POST" else None
+    body = data.draw(BODIES) if verb == "POST" else None
     return write_request(node, verb, target, body)
 
 
@@ -398,12 +431,15 @@ def test_no_query_string_or_identifier_is_a_server_error(
     check(call_app(served_node, raw, verb), verb, method)
 
 
+ANY_METHOD = st.sampled_from(METHODS)
+
+
 @pytest.mark.slow  # over 1 s (tests/support/timing.py)
 @settings(FUZZ, max_examples=40)
 @given(data=st.data())
 def test_over_waitress_no_request_is_a_server_error(served_node: Node, data: st.DataObject) -> None:
     """The real server, on every method: what it reads is what the app was handed above."""
-    verb, resource, takes_id, method, names = data.draw(st.sampled_from(METHODS))
+    verb, resource, takes_id, method, names = data.draw(ANY_METHOD)
     raw = draw_request(data, served_node, verb, resource, takes_id, names)
     answer = over_waitress(served_node, raw)
     check(answer, verb, method)
