@@ -45,7 +45,9 @@ from adapter.store.listing import ListedObject, Window
 
 DEFAULT_COUNT = 100  # d1_common.const.DEFAULT_SLICE_SIZE, GMN's default page
 MAX_COUNT = 1000  # objectInfo per page; the CN pages on with start += len(page)
-MAX_START = 10**12
+# A larger start is lowered to this: the slice's start attribute is an xs:int in D1-XSD (an
+# objectList or log of no entries echoes it, and 2**31 broke the schema)
+MAX_START = 2**31 - 1
 WITHHELD = "withheld"  # what a caller other than the CN sees of an entry's IP address and subject
 # D1-XSD Event
 EVENTS = (
