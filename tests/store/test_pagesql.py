@@ -35,7 +35,7 @@ from adapter.store import statements as pagesql
 from adapter.store.db import Store
 from adapter.store.ledger import RecordDefaults
 from adapter.store.prepared import Prepared
-from tests.support.stores import postgres_schema, sqlite_url
+from tests.support.stores import engine_url, sqlite_url
 
 NODE = "urn:node:PREP"
 DEFAULTS = RecordDefaults(NODE, "SHA-1", "http://orcid.org/0000-0002-1825-0097", "CN=rh")
@@ -53,15 +53,8 @@ GMD = "http://www.isotc211.org/2005/gmd"
 @pytest.fixture(params=["sqlite", "postgres"])
 def two_stores(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Store, Store]]:
     """Two fresh, empty stores on one engine: one for the prepared path, one for Core's."""
-    if request.param == "sqlite":
-        urls = [sqlite_url(tmp_path, "fast.db"), sqlite_url(tmp_path, "core.db")]
-        pair = Store.open(urls[0]), Store.open(urls[1])
-        yield pair
-        for s in pair:
-            s.close()
-        return
-    base = request.getfixturevalue("postgres_url")
-    with postgres_schema(base) as a, postgres_schema(base) as b:
+    engine = request.param  # "postgres" is skipped without ADAPTER_TEST_POSTGRES_URL
+    with engine_url(engine, tmp_path, "fast.db") as a, engine_url(engine, tmp_path, "core.db") as b:
         pair = Store.open(a), Store.open(b)
         yield pair
         for s in pair:

@@ -57,16 +57,17 @@ def postgres_schema(base_url: str) -> Iterator[str]:
 
 
 @contextmanager
-def engine_url(engine: str, folder: Path) -> Iterator[str]:
-    """A fresh store URL on `engine` ("sqlite" in `folder`, or "postgres", skipped when
-    ADAPTER_TEST_POSTGRES_URL is unset): for fixtures of a wider scope than `store_url`."""
+def engine_url(engine: str, folder: Path, name: str = "store.db") -> Iterator[str]:
+    """An empty store at the current schema on `engine` (SQLite: `name` in `folder`;
+    "postgres": a pooled schema, skipped when ADAPTER_TEST_POSTGRES_URL is unset), as
+    `store_url` lends: for fixtures of a wider scope, or tests wanting two stores."""
     if engine == "sqlite":
-        yield sqlite_url(folder)
+        yield _sqlite_from_template(folder, name)
         return
     base = os.environ.get("ADAPTER_TEST_POSTGRES_URL")
     if not base:
         pytest.skip("ADAPTER_TEST_POSTGRES_URL is not set (CI sets it; see .ci/run)")
-    with postgres_schema(base) as url:
+    with _POOL.lend(base) as url:
         yield url
 
 
