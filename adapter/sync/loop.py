@@ -32,6 +32,13 @@ GROW_AFTER = 1.0
 # a drain waiting for its host's turn is looked at again at least this often, so a stop
 # is seen within it even behind a long pause (Retry-After)
 LOOK_AT_LEAST = 1.0
+# pages that finished while others of their node are in flight are written together once
+# this many have gathered or the first has waited this long: a transaction (its BEGIN, the
+# run's counts, the COMMIT) cost about as much as a page's own statements, and a writer
+# that keeps up wrote groups of one or two (1,500 pages: 2.9 ms of CPU a page written
+# alone, 2.2 in fours, 1.7 in sixteens)
+GROUP = 8
+GROUP_WAIT = 0.025
 
 
 @dataclass(eq=False, slots=True)
@@ -40,6 +47,7 @@ class _Entry:
     done: Future[int] = field(default_factory=Future)
     wake: float | None = 0.0  # monotonic time of the next look; None: when a page finishes
     finished: list[Future[CheckedPage]] = field(default_factory=list)
+    since: float = 0.0  # monotonic time the oldest of `finished` was taken
 
 
 class DrainLoop:
@@ -122,10 +130,12 @@ class DrainLoop:
                 entries.append(event)
                 pool.floor = max(pool.floor, event.drain.size)
             elif event[0].drain.starts.take(event[1]):
+                if not event[0].finished:
+                    event[0].since = time.monotonic()
                 event[0].finished.append(event[1])
         now = time.monotonic()
         for entry in [e for e in entries if e.finished or (e.wake is not None and e.wake <= now)]:
-            if not _step(entry, submit(entry)):
+            if not _step(entry, submit(entry), now):
                 entries.remove(entry)
 
 
@@ -140,11 +150,13 @@ def _settle(page: Future[CheckedPage], done: Future[Any]) -> None:
         page.set_result(result)
 
 
-def _step(entry: _Entry, submit: Submit) -> bool:
-    """Write what finished, start what may; False once the drain has ended (and was told)."""
-    finished, entry.finished = entry.finished, []
+def _step(entry: _Entry, submit: Submit, now: float) -> bool:
+    """Write what finished (once a group has gathered), start what may; False once the
+    drain has ended (and was told)."""
     try:
-        entry.drain.write(finished)
+        if entry.finished and _group_ready(entry, now):
+            finished, entry.finished = entry.finished, []
+            entry.drain.write(finished)
         timeout = entry.drain.start_ready(submit)
     except Exception as exc:  # the node's run fails; its pages in flight are not written
         _end(entry, exc)
@@ -152,8 +164,24 @@ def _step(entry: _Entry, submit: Submit) -> bool:
     if entry.drain.ended:
         _end(entry, None)
         return False
-    entry.wake = None if timeout is None else time.monotonic() + min(timeout, LOOK_AT_LEAST)
+    now = time.monotonic()
+    wake = None if timeout is None else now + min(timeout, LOOK_AT_LEAST)
+    if entry.finished:  # a group gathering: written by its deadline at the latest
+        deadline = entry.since + GROUP_WAIT
+        wake = deadline if wake is None else min(wake, deadline)
+    entry.wake = wake
     return True
+
+
+def _group_ready(entry: _Entry, now: float) -> bool:
+    """Whether the finished pages are written now: a group has gathered, its first page
+    waited long enough, or no page of the node is in flight to join them (the last ones,
+    or a stop: then those in flight join them by the deadline, as they finish)."""
+    return (
+        len(entry.finished) >= GROUP
+        or now - entry.since >= GROUP_WAIT
+        or not entry.drain.starts.pending
+    )
 
 
 def _end(entry: _Entry, error: BaseException | None) -> None:
