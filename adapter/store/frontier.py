@@ -313,8 +313,11 @@ def mark_due_with_finding(conn: Connection, node_id: str, code: str, naming: str
     return int(done.rowcount)
 
 
-def finish_page(conn: Connection, row: FrontierRow, owner: str, page: PageUpdate) -> bool:
-    """Write the page's outcome and free its claim; False when the claim was lost meanwhile."""
+def finish_page(
+    conn: Connection, row: FrontierRow, owner: str, page: PageUpdate, report_json: str | None = None
+) -> bool:
+    """Write the page's outcome and free its claim; False when the claim was lost meanwhile.
+    `report_json`: `page.report` as JSON text, when it was made already."""
     validators = not page.keep_validators  # a 304 or an error keeps the ones we had
     checksum = page.content_checksum is not None
     report = page.report is not None  # a 304 keeps the report of the body it confirms
@@ -328,7 +331,7 @@ def finish_page(conn: Connection, row: FrontierRow, owner: str, page: PageUpdate
         etag=page.etag,
         last_modified=page.last_modified,
         content_checksum=page.content_checksum,
-        last_report=json.dumps(page.report) if report else None,
+        last_report=(report_json or json.dumps(page.report)) if report else None,
     )
     return bool(changed)
 

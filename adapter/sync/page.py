@@ -8,6 +8,7 @@ writes are `adapter.sync.write`'s.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 from typing import Any
 
@@ -35,7 +36,7 @@ from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.models import DatasetReport, DatasetResult, Fetched, MediaObjectRef
 from adapter.pipeline import CheckOptions, check_landing_page, get_page, read_whole
 from adapter.render.rendered import render_if_needed
-from adapter.report.stored import report_summary
+from adapter.report.stored import capped_findings, report_summary
 from adapter.store.frontier import FrontierRow, PageUpdate
 from adapter.sync.outcome import CheckedPage, PageOutcome
 
@@ -99,7 +100,11 @@ def check_and_plan(
         out = PageOutcome(row.url, "error", error=f"adapter/{type(exc).__name__}")
         return CheckedPage(row, out, PageUpdate("error", keep_validators=True), [])
     out, page, candidates = _plan(node, fetcher, row, report)
-    return CheckedPage(row, out, page, candidates, listed_series(report, candidates))
+    checked = CheckedPage(row, out, page, candidates, listed_series(report, candidates))
+    if page.report is not None:  # as the write stores it, unless it adds findings
+        checked.report_json = json.dumps(capped_findings(page.report, out.findings))
+        checked.report_findings = len(out.findings)
+    return checked
 
 
 def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozenset[str] | None:

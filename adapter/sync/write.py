@@ -162,9 +162,10 @@ def _write(conn: Connection, c: CheckedPage, owner: str, node: NodeSettings) -> 
     if out.status != "gone" and (out.created or out.versions or out.archived) and maps_on:
         maps = refresh_packages(conn, defaults_for(node), row.url)
         out.created, out.versions = out.created + maps.created, out.versions + maps.versions
-    if page.report is not None:  # sync-level findings join the page's own
+    report_json = c.report_json if len(out.findings) == c.report_findings else None
+    if page.report is not None and report_json is None:  # sync-level findings join its own
         page = replace(page, report=capped_findings(page.report, out.findings))
-    if not finish_page(conn, row, owner, page):
+    if not finish_page(conn, row, owner, page, report_json):
         raise _ClaimLost(row.url)
 
 

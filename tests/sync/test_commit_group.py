@@ -169,3 +169,22 @@ def test_checked_pages_cross_processes_unchanged(site: Site, tmp_path: Path) -> 
         ]
     assert any(p.out.findings for p in pages) and any(p.candidates for p in pages)
     store.close()
+
+
+def test_the_report_encoded_where_checked_is_stored_as_the_write_would_encode_it(
+    site: Site, two_stores: tuple[Store, Store], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's report made into JSON in the checking process is the text the write would
+    make (pages whose writes add a finding, the duplicate DOI's, included)."""
+    ready, encoded = two_stores
+    node = node_for(site)
+    pages = checked_pages(site, ready)
+    assert sum(c.report_json is not None for c in pages) >= 6
+    monkeypatch.setattr(ledger, "_now_ms", fake_clock(1))
+    write.commit_group(ready, node, OWNER, pages)
+    bare = [replace(c, report_json=None) for c in checked_pages(site, encoded)]
+    monkeypatch.setattr(ledger, "_now_ms", fake_clock(1))
+    write.commit_group(encoded, node, OWNER, bare)
+    found = [f for c in pages for f in c.out.findings if f.code == "sync/duplicate-doi"]
+    assert found  # a finding the write added: its report encoded again, with it
+    assert tables(ready) == tables(encoded)
