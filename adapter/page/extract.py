@@ -167,6 +167,10 @@ def parse_html(html: bytes) -> HtmlElement:
     """The page's tree as extruct reads it (`extruct.utils.parse_html(html, "utf-8")`),
     without importing extruct, which only pages with no JSON-LD need."""
     tree: HtmlElement = lxml.html.fromstring(html, parser=lxml.html.HTMLParser(encoding="utf-8"))
+    if not isinstance(tree.tag, str):
+        # a body that is one comment (b"\x1f<!--") comes back as that comment, which XPath
+        # refuses ("not an XML element"): read the document it sits in instead
+        tree = tree.getroottree().getroot()
     return tree
 
 

@@ -182,6 +182,13 @@ def test_no_json_ld_and_empty_body() -> None:
     assert codes(run(b"")) == ["extract/no-jsonld"]
 
 
+def test_a_body_that_is_only_a_comment_is_a_page_without_json_ld() -> None:
+    """lxml hands back the comment itself for such a body, which XPath refuses (found by
+    test_fuzz_dataset's broken pages)."""
+    assert codes(run(b"\x1f<!--")) == ["extract/no-jsonld"]
+    assert codes(run(b"<!-- a comment, and nothing else -->\n")) == ["extract/no-jsonld"]
+
+
 def test_js_shell_is_explained() -> None:
     shell = page(
         head='<script src="/assets/index-4f2a.js" type="module"></script>',
