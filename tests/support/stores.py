@@ -20,8 +20,10 @@ upgrading one.
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import tempfile
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -99,12 +101,18 @@ _SQLITE_TEMPLATE: list[Path] = []  # this process's migrated empty SQLite file, 
 def _sqlite_from_template(folder: Path, name: str = "store.db") -> str:
     """A copy of an empty store at the current schema (closed, so its WAL is folded in)."""
     if not _SQLITE_TEMPLATE:
-        template = Path(os.environ.get("TMPDIR", "/tmp")) / f"adapter-template-{uuid.uuid4().hex}"
-        template.mkdir()
+        template = Path(tempfile.mkdtemp(prefix="adapter-template-"))
+        atexit.register(_remove_template, template, os.getpid())
         Store.open(sqlite_url(template)).close()
         _SQLITE_TEMPLATE.append(template / "store.db")
     shutil.copyfile(_SQLITE_TEMPLATE[0], folder / name)
     return sqlite_url(folder, name)
+
+
+def _remove_template(folder: Path, owner: int) -> None:
+    """At the exit of the process that made it; a forked child that runs atexit leaves it."""
+    if os.getpid() == owner:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 # Everything a test could change in a schema but its rows: compared before a schema is lent
