@@ -90,7 +90,11 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     change = start_site("sync-change")
     fixture_site(tmp / "sites", "workers", 4)
     workers = start_site("workers", tmp / "sites")
-    servers = [good, bad, change, workers]
+    # the quick sync run as a process: one page, so its default 2 requests/s costs ~1 s, not
+    # sync-change's ~6 s (the exit code and its process tree are the point, not the pages)
+    fixture_site(tmp / "sites", "quick", 1)
+    quick = start_site("quick", tmp / "sites")
+    servers = [good, bad, change, workers, quick]
     closed = f"http://127.0.0.1:{closed_port()}/"
     synced = tmp / "synced.db"
     cfg_ok = write_config(
@@ -120,6 +124,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         "bad": bad[0].url("/dataset/doi-null.html"),
         "big": good[0].url("/big"),
         "change": change[0].url("/sitemap.xml"),
+        "quick": quick[0].url("/robots.txt"),
         "origin": change[0].url("/"),
         "closed": closed,
         "store": f"sqlite:///{synced}",
@@ -163,7 +168,7 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
     (("discover", "{closed}"), 1, "0 landing pages"),
     (("discover", "http://127.0.0.1:99999/"), 2, "Port out of range"),
     # sync
-    (("sync", "{change}", "--store", "sqlite:///{tmp}/quick.db"), 0, "ok"),
+    (("sync", "{quick}", "--store", "sqlite:///{tmp}/quick.db"), 0, "ok"),
     (("sync", "{closed}", "--store", "sqlite:///{tmp}/closed.db"), 1, "could not reach"),
     (("sync", "{closed}", "--store", "sqlite://"), 2, "in-memory"),
     (("sync", "{closed}", "--store", "sqlite://harvest2.db"), 2, "sqlite:///harvest2.db"),
@@ -203,7 +208,7 @@ CASES: list[tuple[tuple[str, ...], int, str]] = [
 # what runs as a real process: a run with its process tree, and a closed port asked once
 # (ADAPTER_LIMITS is read when a process starts)
 IN_A_PROCESS = {
-    ("sync", "{change}", "--store", "sqlite:///{tmp}/quick.db"),
+    ("sync", "{quick}", "--store", "sqlite:///{tmp}/quick.db"),
     ("worker", "--config", "{cfg_ok}", "--until-idle"),
 }
 CLOSED_PORT = {("sync", "{closed}", "--store", "sqlite:///{tmp}/closed.db")}
