@@ -50,8 +50,9 @@ def window(site: SiteServer) -> tuple[float, float]:
 @pytest.mark.slow  # over 1 s (tests/support/timing.py)
 def test_nodes_run_side_by_side(tmp_path: Path, serve_site: Callable[[str], SiteServer]) -> None:
     many, few = serve_site("sync-change"), serve_site("page-shacl")
-    # `many` is asked ~12 times at 3 per second; one after another, `few` would start after it
-    cfg = config(tmp_path, node("MANY", many, 3), node("FEW", few, 3))
+    # `many` is asked ~12 times at 6 per second (~2 s); one after another, `few` would start
+    # after it
+    cfg = config(tmp_path, node("MANY", many, 6), node("FEW", few, 6))
     summaries = list(run_nodes(cfg, cfg.nodes, stop=threading.Event()))
     assert {s.node_id for s in summaries} == {"urn:node:MANY", "urn:node:FEW"}
     assert all(s.status == "ok" for s in summaries), [s.message for s in summaries]
@@ -129,8 +130,8 @@ def test_adapter_sync_config_runs_its_nodes_side_by_side(
     path = tmp_path / "nodes.yaml"
     path.write_text(
         f"store_url: {stores.sqlite_url(tmp_path)}\nnodes:\n"
-        + node("MANY", many, 3)
-        + node("FEW", few, 3)
+        + node("MANY", many, 6)  # ~12 requests, ~2 s: as in test_nodes_run_side_by_side
+        + node("FEW", few, 6)
     )
     # the command's contract in this process: no signal or process tree is the point
     done = run_in_process(["sync", "--config", str(path), "--json"], tmp_path)
