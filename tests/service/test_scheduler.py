@@ -132,7 +132,7 @@ def test_a_slow_run_is_never_overlapped(
     scheduler_of: Callable[..., NodeScheduler], caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="adapter.service.scheduler")
-    job = SlowJob(seconds=0.3, wanted=3)
+    job = SlowJob(seconds=0.15, wanted=3)  # each run 2.5 intervals long
     config = make_config(node_yaml("SLOW", "{interval_minutes: 0.001}"))  # every 0.06 s
     scheduler = scheduler_of(config, job)
     scheduler.start(run_now=True)
