@@ -24,11 +24,21 @@ class PageThreads(Generic[A, R]):
     so the page submitted on that result reuses it (a node at 1 request/s had two threads).
     Up to `floor` threads start as calls need them; with `grow_after`, a further one starts
     (`grow`) only while calls have waited that long without a break: many nodes' short
-    calls share a few threads, slow hosts' calls still get as many as they hold.
+    calls share a few threads, slow hosts' calls still get as many as they hold. With
+    `stall_after`, one starts sooner when calls wait and no call has ended for that long:
+    every thread is held (a hung host's fetch), and the waiting calls, other hosts', would
+    wait for its timeout or `grow_after`, whichever comes first.
     """
 
-    def __init__(self, size: int, name: str = "page", grow_after: float | None = None) -> None:
+    def __init__(
+        self,
+        size: int,
+        name: str = "page",
+        grow_after: float | None = None,
+        stall_after: float | None = None,
+    ) -> None:
         self._size, self._name, self.grow_after = max(1, size), name, grow_after
+        self.stall_after = stall_after
         self.floor = 1
         self._queue: queue.SimpleQueue[tuple[Future[R], Callable[[A], R], A] | None]
         self._queue = queue.SimpleQueue()
@@ -38,6 +48,7 @@ class PageThreads(Generic[A, R]):
         self._backlog = 0  # queued items no thread is promised to yet
         self._backlog_since = 0.0  # monotonic time the backlog last went from none to some
         self._grown_at = 0.0
+        self._freed_at = 0.0  # monotonic time a call last ended
 
     def __enter__(self) -> PageThreads[A, R]:
         return self
@@ -71,7 +82,10 @@ class PageThreads(Generic[A, R]):
             if not self._backlog or len(self._threads) >= self._size:
                 return None
             after, now = self.grow_after or 0.0, time.monotonic()
-            wait = max(self._backlog_since + after, self._grown_at + after / 20) - now
+            due = self._backlog_since + after
+            if self.stall_after is not None:
+                due = min(due, max(self._backlog_since, self._freed_at) + self.stall_after)
+            wait = max(due, self._grown_at + after / 20) - now
             if wait > 0:
                 return wait
             self._backlog -= 1  # the new thread's
@@ -121,6 +135,7 @@ class PageThreads(Generic[A, R]):
 
     def _free(self) -> None:
         with self._lock:
+            self._freed_at = time.monotonic()
             if self._backlog:
                 self._backlog -= 1  # the next queued item is ours
             else:

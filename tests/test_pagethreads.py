@@ -112,3 +112,20 @@ def test_calls_that_keep_waiting_get_a_further_thread() -> None:
         assert pool.started == 2
         gate.set()
         assert held.result(WAIT) == 1
+
+
+def test_calls_waiting_behind_threads_that_all_hold_get_one_sooner() -> None:
+    """Every thread held (a hung host's fetch) and none ending: a waiting call, another
+    host's, gets a thread after `stall_after`, not `grow_after` or the hang's timeout."""
+    gate = threading.Event()
+    with PageThreads[int, int](4, grow_after=10.0, stall_after=0.05) as pool:
+        held = pool.submit(lambda n: (gate.wait(WAIT), n)[1], 1)
+        queued = pool.submit(lambda n: n, 2)
+        wait = pool.grow()
+        assert wait is not None and wait <= 0.05  # the stall's, not grow_after's 10 s
+        time.sleep(wait)
+        assert pool.grow() is None  # a thread started for it: none waits now
+        assert queued.result(WAIT) == 2 and not held.done()  # served while the first holds
+        assert pool.started == 2
+        gate.set()
+        assert held.result(WAIT) == 1

@@ -29,6 +29,10 @@ PAGE_THREADS = 256  # the most pages in flight at once, over every node of the l
 # waited for one this long without a break: bursts of short pages (every node's turn come
 # at once) reuse the threads there are
 GROW_AFTER = 1.0
+# ... or once they have waited this long with no page ending at all: every thread is held
+# by a slow or hung host (its timeout may be long), and the pages waiting are others'. A
+# node of concurrency 1 beside a hung one had its first page wait a whole GROW_AFTER
+STALL_AFTER = 0.1
 # a drain waiting for its host's turn is looked at again at least this often, so a stop
 # is seen within it even behind a long pause (Retry-After)
 LOOK_AT_LEAST = 1.0
@@ -79,7 +83,9 @@ class DrainLoop:
 
     def _run(self) -> None:
         entries: list[_Entry] = []
-        with PageThreads[FrontierRow, Any](self._threads, grow_after=GROW_AFTER) as pool:
+        with PageThreads[FrontierRow, Any](
+            self._threads, grow_after=GROW_AFTER, stall_after=STALL_AFTER
+        ) as pool:
 
             def submit(entry: _Entry) -> Submit:
                 def start(fn: Page, row: FrontierRow) -> Future[CheckedPage]:

@@ -78,8 +78,10 @@ def test_a_hanging_repository_holds_no_other_node(
     tmp_path: Path, serve_site: Callable[[str], SiteServer]
 ) -> None:
     stuck, fine = serve_site("sync-slow"), serve_site("page-shacl")
-    # two pages that hang, 2 s each: FINE's few pages are done long before
-    slow = "    limits: {read_timeout: 2, total_timeout: 2}\n"
+    # two pages that hang, 1 s each: FINE's few pages (0.5 s alone) are done before the
+    # first times out; its first page waited for a page thread (held by STUCK's fetch)
+    # for the whole 1 s the loop let pages wait before starting another, ending after it
+    slow = "    limits: {read_timeout: 1, total_timeout: 1}\n"
     cfg = config(tmp_path, node("STUCK", stuck, 10, slow), node("FINE", fine, 10))
     order = [s.node_id for s in run_nodes(cfg, cfg.nodes, stop=threading.Event())]
     assert order == ["urn:node:FINE", "urn:node:STUCK"]  # FINE ended while STUCK still waited
