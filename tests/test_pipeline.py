@@ -184,7 +184,7 @@ def test_one_doi_in_many_spellings_is_one_doi(serve_site: Serve) -> None:
 
 
 def test_a_bug_in_a_stage_is_a_finding_and_the_run_goes_on() -> None:
-    from adapter.pipeline import _guard
+    from adapter.pipeline.compose import _guard
 
     report = DatasetReport(url="https://repo.example/dataset/1")
 

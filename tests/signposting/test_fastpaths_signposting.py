@@ -22,7 +22,8 @@ from hypothesis import given
 from adapter.http.fetcher import Fetcher
 from adapter.limits import DEFAULT_LIMITS
 from adapter.models import Fetched
-from adapter.pipeline import _check, _read_datasets
+from adapter.pipeline.compose import _check
+from adapter.pipeline.read import read_datasets
 from adapter.signposting import htmllinks
 from adapter.signposting import links as signposts
 from adapter.signposting import stage as signposting
@@ -227,7 +228,7 @@ def test_shared_dataset_links_give_the_same_findings(path: Path) -> None:
     with Fetcher() as fetcher:
         links = signposting.collect(PAGE, fetched, fetcher).links
     pages = [PAGE]
-    for found in _read_datasets(fetched, DEFAULT_LIMITS).datasets:
+    for found in read_datasets(fetched, DEFAULT_LIMITS).datasets:
         dataset = _check(found, PAGE)
         facts = dataset_links(dataset, PAGE)
         assert crosscheck_dataset(dataset, links, pages, facts) == crosscheck_dataset(
