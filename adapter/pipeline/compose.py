@@ -37,10 +37,6 @@ from adapter.jsonld.normalize import NormalizedDataset
 from adapter.limits import DEFAULT_LIMITS, Limits
 from adapter.models import DatasetReport, DatasetResult, Fetched, Link
 from adapter.page.tree import PageTree
-from adapter.signposting import stage as signposting
-
-if TYPE_CHECKING:
-    from adapter.dataone.index.compute import IndexFields
 from adapter.pipeline.landing import fetch_page, sitemap_finding
 from adapter.pipeline.read import (
     LINKED_JSONLD_UNREACHABLE,
@@ -49,6 +45,10 @@ from adapter.pipeline.read import (
     linked_datasets,
     read_datasets,
 )
+from adapter.signposting import stage as signposting
+
+if TYPE_CHECKING:
+    from adapter.dataone.index.compute import IndexFields
 
 log = logging.getLogger(__name__)
 

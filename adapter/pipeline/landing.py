@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import zlib
-from typing import TYPE_CHECKING
 
 from adapter.discovery.sitemap_body import sniff
 from adapter.errors import FetchError
@@ -15,9 +14,6 @@ from adapter.http.decompress import GZIP_MAGIC
 from adapter.http.fetcher import ACCEPT_HTML, Fetcher
 from adapter.models import DatasetReport, Fetched
 from adapter.page.findings import SITEMAP_GIVEN
-
-if TYPE_CHECKING:
-    pass
 
 _SNIFF = 64 * 1024  # enough of the body to find a root element after any prolog
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
 
 from adapter.errors import FetchError
 from adapter.findings import Finding, FindingType, Severity, has_errors
@@ -20,9 +19,6 @@ from adapter.page import extract as extract_stage
 from adapter.page import findings as page_findings
 from adapter.page.extract import Skipped
 from adapter.page.tree import PageTree
-
-if TYPE_CHECKING:
-    pass
 
 LINKED_JSONLD = FindingType(
     "extract/linked-jsonld-used",

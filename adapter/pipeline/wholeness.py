@@ -4,17 +4,12 @@ whole no longer lists, so a Dataset hidden in what could not be read is never ar
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from adapter.findings import Stage
 from adapter.jsonld import normalize as normalize_stage
 from adapter.models import DatasetReport
 from adapter.page import findings as page_findings
-from adapter.render import findings as render_findings
-
-if TYPE_CHECKING:
-    pass
 from adapter.pipeline.read import LINKED_JSONLD
+from adapter.render import findings as render_findings
 
 # a page read whole may still carry these extraction findings; any other fetch/,
 # extract/ or pipeline/ finding, or unreadable JSON-LD, means a Dataset may hide
