@@ -1,12 +1,15 @@
 """A page with 214 Datasets: totals first, a verdict line each, the first few and the odd
 ones out in full. Over real HTTP: a cruise page whose 214 casts are one @graph, three of
 them without a DOI (tests/support/fixture_server.py `many_datasets`), and a JSON-LD feed
-of 214 Datasets that all fail the dataone profile the same way."""
+of 214 Datasets that all fail the dataone profile the same way. The cruise page is checked
+once for the module: its two tests read the same report (a check of it is 1.4 CPU-s)."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+
+import pytest
 
 from adapter.http.addresses import AddressPolicy
 from adapter.http.fetcher import Fetcher
@@ -15,7 +18,7 @@ from adapter.models import DatasetReport
 from adapter.pipeline import CheckOptions, check_landing_page
 from adapter.report.jsonview import to_json
 from adapter.report.text import render_text
-from tests.support.fixture_server import SiteServer
+from tests.support.fixture_server import SiteServer, start_site, stop
 
 Serve = Callable[[str], SiteServer]
 NO_DOI = (57, 138, 201)
@@ -26,8 +29,18 @@ def check(server: SiteServer, path: str, profile: str = "dataone") -> DatasetRep
         return check_landing_page(server.url(path), fetcher, CheckOptions(profile=profile))
 
 
-def test_the_odd_ones_out_are_shown_whole_beside_the_first_few(serve_site: Serve) -> None:
-    report = check(serve_site("real-shapes"), "/cruise/at50-12.html")
+@pytest.fixture(scope="module")
+def cruise() -> Iterator[DatasetReport]:
+    """The cruise page's report; no test changes it (summarize and the renderers only read)."""
+    servers = start_site("real-shapes")
+    try:
+        yield check(servers[0], "/cruise/at50-12.html")
+    finally:
+        stop(servers)
+
+
+def test_the_odd_ones_out_are_shown_whole_beside_the_first_few(cruise: DatasetReport) -> None:
+    report = cruise
     assert len(report.datasets) == 214
     many = summarize(report.datasets)
     assert many is not None
@@ -59,8 +72,8 @@ def test_a_page_with_few_datasets_is_shown_whole(serve_site: Serve) -> None:
     assert "Each Dataset" not in text
 
 
-def test_the_text_report_gives_totals_then_a_line_each(serve_site: Serve) -> None:
-    report = check(serve_site("real-shapes"), "/cruise/at50-12.html")
+def test_the_text_report_gives_totals_then_a_line_each(cruise: DatasetReport) -> None:
+    report = cruise
     text = render_text(report)
     # 463 kB and 7,325 lines before (every Dataset whole, every finding of each)
     assert len(text) < 60_000, len(text)
