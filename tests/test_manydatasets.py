@@ -39,6 +39,7 @@ def cruise() -> Iterator[DatasetReport]:
         stop(servers)
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 def test_the_odd_ones_out_are_shown_whole_beside_the_first_few(cruise: DatasetReport) -> None:
     report = cruise
     assert len(report.datasets) == 214
@@ -55,6 +56,7 @@ def test_the_odd_ones_out_are_shown_whole_beside_the_first_few(cruise: DatasetRe
     )
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 def test_when_every_dataset_fails_alike_only_the_first_few_are_whole(serve_site: Serve) -> None:
     report = check(serve_site("real-shapes"), "/dataset/many.json")
     many = summarize(report.datasets)
@@ -72,6 +74,7 @@ def test_a_page_with_few_datasets_is_shown_whole(serve_site: Serve) -> None:
     assert "Each Dataset" not in text
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 def test_the_text_report_gives_totals_then_a_line_each(cruise: DatasetReport) -> None:
     report = cruise
     text = render_text(report)

@@ -93,6 +93,7 @@ def test_the_fast_path_steps_aside_where_it_could_differ(value: Any) -> None:
     assert outcome(r.canonical_bytes, value) == outcome(reference, value)
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 def test_every_character_is_escaped_as_the_library_does() -> None:
     every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
     assert canonjson.fast_dumps(every) == bytes(rfc8785.dumps(every))

@@ -41,6 +41,7 @@ def without_geohash(fields: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if not k.startswith("geohash_")}
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 def test_the_science_on_schema_org_full_example() -> None:
     doc = page_jsonld(ROOT / "sites/page-index/dataset/soso-full-example.html")
     fields = dataone_index(doc)

@@ -415,6 +415,7 @@ XMLISH = st.lists(
 ).map("".join)
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 @settings(max_examples=300, deadline=None)
 @given(XMLISH, st.integers(min_value=1, max_value=50))
 def test_sitemap_parser_never_raises_on_xmlish_text(text: str, chunk: int) -> None:

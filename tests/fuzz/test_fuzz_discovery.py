@@ -100,6 +100,7 @@ DATE_TOKENS = [
 SMALL = Limits(max_sitemap_entries=20, max_url_length=200, max_sitemap_bytes=20_000)
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 @FUZZ
 @given(pieces(ROBOTS_TOKENS, 80), st.text(max_size=40))
 def test_robots_parser(text: str, path: str) -> None:
@@ -125,6 +126,7 @@ def _check_items(items: Sequence[SitemapEntry | ChildSitemap | Finding]) -> None
         assert len(item.loc) <= SMALL.max_url_length
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 @FUZZ
 @given(pieces(SITEMAP_TOKENS, 60), st.booleans(), st.integers(min_value=1, max_value=64))
 def test_sitemap_parser(text: str, zipped: bool, chunk: int) -> None:

@@ -119,6 +119,7 @@ def test_link_header_parser(fields: list[str], cap: int) -> None:
         ["application/linkset+json", "application/linkset", "application/json", "text/html", ""]
     ),
 )
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 def test_linkset_parser(text: str, content_type: str) -> None:
     parsed = parse_linkset(
         text.encode("utf-8", "surrogatepass"), content_type, CONTEXT, max_links=40

@@ -146,6 +146,7 @@ _JSON = st.recursive(
 )
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 @FUZZ
 @given(_JSON)
 def test_candidates_of_any_json(data: Any) -> None:

@@ -102,6 +102,7 @@ def test_iri_and_license_key_caches_equal_reference(text: str) -> None:
         assert cached(text) == reference
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 def test_url_key_cache_survives_eviction_without_stale_answers() -> None:
     urls = [f"HTTP://Host{i % 7}.Example:{80 + i % 3}/p/{i}#f" for i in range(3 * 8192)]
     for url in urls:
@@ -185,6 +186,7 @@ HTML_TOKENS = [
 ]
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 @given(pieces(HTML_TOKENS, max_size=30))
 @FUZZ
 def test_html_link_lookup_equals_reference_on_generated_html(text: str) -> None:

@@ -198,6 +198,7 @@ def test_parser_never_raises_on_any_text(text: str) -> None:
     assert all(f.code.startswith("signposting/") for f in r.findings)
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 @given(
     st.lists(
         st.sampled_from(

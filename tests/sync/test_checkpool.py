@@ -81,6 +81,7 @@ def records(url: str) -> list[tuple[str, str, str]]:
     return sorted((str(s), str(p), str(c)) for s, p, c in rows)
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 def test_side_by_side_nodes_checked_in_the_pool_write_what_their_threads_would(
     tmp_path: Path, serve_site: Callable[[str], SiteServer]
 ) -> None:

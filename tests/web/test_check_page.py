@@ -277,6 +277,7 @@ def test_linked_documents_that_fail_are_reported_under_their_links(
             stop(site)
 
 
+@pytest.mark.slow  # over 0.5 CPU-s (tests/support/timing.py)
 def test_a_page_of_214_datasets_gives_totals_first_and_folds_the_rest(
     make_web: MakeWeb, sites: Any
 ) -> None:
