@@ -68,7 +68,7 @@ def capture(out: Path, pages: int) -> None:
     print(f"{len(checked)} pages checked into {out}")
 
 
-def replay(src: Path, profile: Path | None) -> dict[str, float]:
+def replay(src: Path, profile: Path | None, keep: Path | None = None) -> dict[str, float]:
     from adapter.config.load import load_config
     from adapter.store.db import Store
     from adapter.sync.write import commit_group
@@ -96,6 +96,8 @@ def replay(src: Path, profile: Path | None) -> dict[str, float]:
             prof.dump_stats(str(profile))
         cpu, wall = time.process_time() - began, time.perf_counter() - wall
         store.close()
+        if keep:
+            shutil.copy(work / "store.db", keep)
         n = sum(len(g) for g in timed)
         return {"pages": n, "cpu_ms_a_page": 1000 * cpu / n, "wall_ms_a_page": 1000 * wall / n}
     finally:
@@ -111,11 +113,12 @@ def main() -> None:
     r = sub.add_parser("replay")
     r.add_argument("dir", type=Path)
     r.add_argument("--profile", type=Path)
+    r.add_argument("--keep", type=Path, help="copy the store written here (to compare)")
     args = ap.parse_args()
     if args.cmd == "capture":
         capture(args.dir, args.pages)
     else:
-        print(json.dumps(replay(args.dir, args.profile)))
+        print(json.dumps(replay(args.dir, args.profile, args.keep)))
 
 
 if __name__ == "__main__":

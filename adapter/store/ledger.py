@@ -82,15 +82,39 @@ def next_stamp(conn: Connection, node_id: str) -> datetime:
 
 def next_stamps(conn: Connection, node_id: str, count: int) -> list[datetime]:
     """`count` such stamps, each a millisecond after the one before, in two statements."""
+    clock = read_clock(conn, node_id)
+    stamps = clock.take(count)
+    q.CLOCK_WRITE.rowcount(conn, node=node_id, stamp=stamps[-1])
+    return stamps
+
+
+@dataclass(slots=True)
+class Clock:
+    """The node's clock row as read (and locked) once: stamps taken from it in turn, as
+    `next_stamps` would issue them, and written back once (`adapter.store.newpages`)."""
+
+    last: datetime  # the last stamp given out
+    db_now: object  # the database's time when it was read
+
+    def take(self, count: int) -> list[datetime]:
+        first = max(_now_ms(self.db_now), self.last + MS)
+        stamps = [first + n * MS for n in range(count)]
+        self.last = stamps[-1]
+        return stamps
+
+
+def read_clock(conn: Connection, node_id: str) -> Clock:
+    """The node's clock, locked until the transaction (or its savepoint) ends."""
     row = q.CLOCK_READ.first(conn, node=node_id)
     if row is None:  # the node's first stamp: make its clock row, then lock it
         q.CLOCK_ROW.rowcount(conn, node=node_id, epoch=EPOCH)
         row = q.CLOCK_READ.first(conn, node=node_id)
         assert row is not None
-    first = max(_now_ms(row[1]), utc(row[0]) + MS)
-    stamps = [first + n * MS for n in range(count)]
-    q.CLOCK_WRITE.rowcount(conn, node=node_id, stamp=stamps[-1])
-    return stamps
+    return Clock(utc(row[0]), row[1])
+
+
+def write_clock(conn: Connection, node_id: str, clock: Clock) -> None:
+    q.CLOCK_WRITE.rowcount(conn, node=node_id, stamp=clock.last)
 
 
 def _series_state(conn: Connection, node_id: str, sid: str) -> SeriesState | None:
@@ -333,50 +357,78 @@ def write_new(
 
     Stamps go to the new records first, then to the heads they obsolete: stamps in the
     order the rows change, so the change log (appended by triggers) grows in stamp order."""
-    node_id = defaults.node_id
-    stamps = next_stamps(conn, node_id, len(writes) + sum(1 for w in writes if w.state))
-    bump_stamps = iter(stamps[len(writes) :])
-    records, bumps, created, moved, events = [], [], [], [], []
-    for w, stamp in zip(writes, stamps, strict=False):
-        sid = w.cand.series_id
-        obsoletes = w.state.head_pid if w.state is not None else None
-        rec = new_record(
-            w.cand,
-            node_id=node_id,
-            stamp=stamp,
-            algorithm=defaults.algorithm,
-            submitter=defaults.submitter,
-            rights_holder=defaults.rights_holder,
-            obsoletes=obsoletes,
-            describes_pid=w.describes,
-            pid=w.pid,
-        )
-        records.append(_record_row(rec, stamp))
-        series = {
-            "node": node_id,
-            "sid": sid,
-            "content_key": w.cand.content_key,
-            "head_pid": w.pid,
-            "source_url": w.cand.source_url,
-        }
-        if w.state is None:
-            created.append({**series, "describes_series": w.cand.describes_series})
-            events.append(_event_row(node_id, "create", w.pid, sid, stamp))
-            out.created.append(w.pid)
-        else:
-            bump = {"node": node_id, "pid": obsoletes, "obsoleted_by": w.pid}
-            bumps.append({**bump, "stamp": next(bump_stamps)})
-            moved.append(series)
-            events.append(_event_row(node_id, "update", w.pid, sid, stamp))
-            out.versions.append(w.pid)
-    q.RECORD_INSERT.many(conn, records)
-    if bumps:
-        q.BUMP[True, False].many(conn, bumps)
-    if created:
-        q.SERIES_INSERT.many(conn, created)
-    if moved:
-        q.SERIES_MOVE.many(conn, moved)
-    q.EVENT_INSERT.many(conn, events)
+    stamps = next_stamps(conn, defaults.node_id, len(writes) + sum(1 for w in writes if w.state))
+    rows = NewRows()
+    rows.add(defaults, writes, stamps, out)
+    rows.insert(conn)
+
+
+@dataclass(slots=True)
+class NewRows:
+    """The rows of new objects, gathered (in the order written) to be inserted together."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    bumps: list[dict[str, Any]] = field(default_factory=list)
+    created: list[dict[str, Any]] = field(default_factory=list)
+    moved: list[dict[str, Any]] = field(default_factory=list)
+    events: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(
+        self,
+        defaults: RecordDefaults,
+        writes: Sequence[NewObject],
+        stamps: Sequence[datetime],
+        out: Applied,
+    ) -> None:
+        """`writes` stamped in turn (the first `len(writes)` stamps), then the heads they
+        obsolete (the rest); what they did added to `out`."""
+        node_id = defaults.node_id
+        bump_stamps = iter(stamps[len(writes) :])
+        for w, stamp in zip(writes, stamps, strict=False):
+            sid = w.cand.series_id
+            obsoletes = w.state.head_pid if w.state is not None else None
+            rec = new_record(
+                w.cand,
+                node_id=node_id,
+                stamp=stamp,
+                algorithm=defaults.algorithm,
+                submitter=defaults.submitter,
+                rights_holder=defaults.rights_holder,
+                obsoletes=obsoletes,
+                describes_pid=w.describes,
+                pid=w.pid,
+            )
+            self.records.append(_record_row(rec, stamp))
+            series = {
+                "node": node_id,
+                "sid": sid,
+                "content_key": w.cand.content_key,
+                "head_pid": w.pid,
+                "source_url": w.cand.source_url,
+            }
+            if w.state is None:
+                self.created.append({**series, "describes_series": w.cand.describes_series})
+                self.events.append(_event_row(node_id, "create", w.pid, sid, stamp))
+                out.created.append(w.pid)
+            else:
+                bump = {"node": node_id, "pid": obsoletes, "obsoleted_by": w.pid}
+                self.bumps.append({**bump, "stamp": next(bump_stamps)})
+                self.moved.append(series)
+                self.events.append(_event_row(node_id, "update", w.pid, sid, stamp))
+                out.versions.append(w.pid)
+
+    def insert(self, conn: Connection) -> None:
+        """One statement per kind of row (none for a kind without rows)."""
+        if self.records:
+            q.RECORD_INSERT.many(conn, self.records)
+        if self.bumps:
+            q.BUMP[True, False].many(conn, self.bumps)
+        if self.created:
+            q.SERIES_INSERT.many(conn, self.created)
+        if self.moved:
+            q.SERIES_MOVE.many(conn, self.moved)
+        if self.events:
+            q.EVENT_INSERT.many(conn, self.events)
 
 
 def archive_page(conn: Connection, node_id: str, source_url: str) -> list[str]:

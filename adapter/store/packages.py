@@ -78,21 +78,27 @@ def _maps_due(conn: Connection, node_id: str, source_url: str) -> list[_MapDue]:
     for dataset_sid in sorted(heads):
         package = Package.of(heads[dataset_sid], copies.get(dataset_sid, ()))
         sid = map_series_id(dataset_sid)
-        cand = Candidate(
-            series_id=sid,
-            object_bytes=b"",  # built once its PID is claimed: the map names itself
-            content_key=package.key,
-            format_id=RESOURCE_MAP_FORMAT,
-            media_type=RESOURCE_MAP_MEDIA_TYPE,
-            file_name=RESOURCE_MAP_FILE_NAME,
-            source_url=source_url,
-            object_url=source_url,
-        )
+        cand = map_candidate(sid, package, source_url)
         state = states.get(sid)
         decision = decide(state, cand) if state is not None else Decision.CREATE
         if decision not in (Decision.UNCHANGED, Decision.FOREIGN):
             due.append(_MapDue(sid, package, state, cand))
     return due
+
+
+def map_candidate(sid: str, package: Package, source_url: str, pid: str | None = None) -> Candidate:
+    """The map of `package` as a candidate of the page; its bytes once its PID is known (the
+    map names itself)."""
+    return Candidate(
+        series_id=sid,
+        object_bytes=b"" if pid is None else build(pid, package),
+        content_key=package.key,
+        format_id=RESOURCE_MAP_FORMAT,
+        media_type=RESOURCE_MAP_MEDIA_TYPE,
+        file_name=RESOURCE_MAP_FILE_NAME,
+        source_url=source_url,
+        object_url=source_url,
+    )
 
 
 def _page_heads_and_copies(

@@ -172,6 +172,46 @@ def _claim_identifiers(count: int) -> Prepared:
 
 
 ID_CLAIMS = [_claim_identifiers(n) for n in range(1, 9)]  # by how many: ID_CLAIMS[n - 1]
+
+
+def _claim_kinds(count: int) -> Prepared:
+    """`count` identifiers, each of its own kind (`ident0`, `kind0` ...), claimed in one
+    statement; it returns those now ours (a first sync's pages: `adapter.store.newpages`)."""
+
+    def build(dialect: str) -> ClauseElement:
+        i = t.identifiers
+        ins = postgresql.insert(i) if dialect == "postgresql" else sqlite.insert(i)
+        rows: list[dict[str, Any]] = [
+            {"identifier": P(f"ident{n}"), "node_id": P("node"), "kind": P(f"kind{n}")}
+            for n in range(count)
+        ]
+        return (
+            ins.values(rows)
+            .on_conflict_do_nothing(index_elements=["identifier"])
+            .returning(i.c.identifier)
+        )
+
+    return Prepared(build)
+
+
+ID_CLAIMS_KINDS = [_claim_kinds(n) for n in range(1, 65)]  # by how many: [n - 1]
+
+
+def _pages_owning(count: int) -> Prepared:
+    """Which of `count` pages (`url0` ...) own a series of the node."""
+
+    def build(_: str) -> ClauseElement:
+        urls: list[ColumnElement[Any]] = [P(f"url{n}") for n in range(count)]
+        return (
+            select(_s.c.source_url)
+            .where(_s.c.node_id == P("node"), _s.c.source_url.in_(urls))
+            .distinct()
+        )
+
+    return Prepared(build)
+
+
+PAGES_OWNING = [_pages_owning(n) for n in range(1, 9)]  # by how many: [n - 1]
 ID_OWNER = Prepared(
     lambda _: select(t.identifiers.c.node_id).where(t.identifiers.c.identifier == P("ident"))
 )

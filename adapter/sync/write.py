@@ -27,7 +27,7 @@ from adapter.dataone.resourcemap import is_series as is_map_series
 from adapter.errors import StoreError
 from adapter.report.stored import capped_findings
 from adapter.store.db import Store, store_error
-from adapter.store.frontier import finish_page, mark_due_with_finding
+from adapter.store.frontier import PageUpdate, finish_page, mark_due_with_finding
 from adapter.store.history import add_to_run
 from adapter.store.ledger import (
     RecordDefaults,
@@ -36,6 +36,7 @@ from adapter.store.ledger import (
     archive_unlisted,
     live_heads,
 )
+from adapter.store.newpages import NewPage, pages_owning, write_new_pages
 from adapter.store.packages import refresh_packages
 from adapter.store.prepared import savepoint
 from adapter.sync.outcome import SERIES_CODES, CheckedPage, PageOutcome, page_counts
@@ -75,13 +76,16 @@ def commit_group(
     """Write checked pages in one transaction (a transaction a page cost more than its
     statements), each in a savepoint: a page whose writes fail is rolled back alone; a
     commit that fails fails the group, its pages left claimed and due, as a crash would."""
-    if len(group) == 1:
+    if len(group) == 1 and not _maybe_new(group[0]):
         return [commit_checked(store, node, owner, group[0])]
     outcomes: list[PageOutcome] = []
     try:
         with store.write() as conn:
-            for c in group:
-                outcomes.append(_write_in_savepoint(store, conn, c, owner, node))
+            for run in _runs(conn, node, group):
+                if isinstance(run, list):
+                    outcomes += _write_new(store, conn, run, owner, node)
+                else:
+                    outcomes.append(_write_in_savepoint(store, conn, run, owner, node))
             add_to_run(conn, node.id, page_counts(outcomes))
     except StoreError as exc:
         for c in group:
@@ -101,6 +105,75 @@ def _write_in_savepoint(
     except SQLAlchemyError as exc:
         _write_failed(store, c, store_error(store.url, exc))
     return c.out
+
+
+def _maybe_new(c: CheckedPage) -> bool:
+    """Whether the page's writes are only new series, as far as the page tells: a page
+    harvested whose candidates (Datasets, each before its copies) it lists and owns."""
+    if c.out.status != "harvested" or not c.candidates:
+        return False
+    datasets: set[str] = set()
+    for cand in c.candidates:
+        if cand.source_url != c.row.url or cand.series_id in datasets:
+            return False
+        if cand.describes_series is None:
+            datasets.add(cand.series_id)
+        elif cand.describes_series not in datasets:
+            return False
+    sids = {cand.series_id for cand in c.candidates}
+    return len(sids) == len(c.candidates) and (c.listed is None or sids <= c.listed)
+
+
+def _runs(
+    conn: Connection, node: NodeSettings, group: Sequence[CheckedPage]
+) -> list[list[CheckedPage] | CheckedPage]:
+    """The group in order: runs of pages new to the store (written together, no two of a
+    run naming one series), and the other pages, written one by one."""
+    maybe = [_maybe_new(c) for c in group]
+    urls = [c.row.url for c, new in zip(group, maybe, strict=True) if new]
+    owning = pages_owning(conn, node.id, urls) if urls else frozenset()
+    runs: list[list[CheckedPage] | CheckedPage] = []
+    run: list[CheckedPage] = []
+    named: set[str] = set()
+    for c, new in zip(group, maybe, strict=True):
+        new = new and c.row.url not in owning
+        sids = {cand.series_id for cand in c.candidates}
+        if run and (not new or sids & named):
+            runs.append(run)
+            run, named = [], set()
+        if new:
+            run.append(c)
+            named |= sids
+        else:
+            runs.append(c)
+    if run:
+        runs.append(run)
+    return runs
+
+
+class _NotNew(Exception):
+    """The pages of a run were not all new after all (an identifier given out before, a
+    claim lost): roll back, write them one by one."""
+
+
+def _write_new(
+    store: Store, conn: Connection, run: list[CheckedPage], owner: str, node: NodeSettings
+) -> list[PageOutcome]:
+    """Pages new to the store written together (`adapter.store.newpages`), else one by one."""
+    pages = [NewPage(c.row.url, c.candidates) for c in run]
+    try:
+        with savepoint(conn, "pages"):
+            created = write_new_pages(conn, defaults_for(node), pages, node.dataone.resource_maps)
+            if created is None:
+                raise _NotNew
+            for c in run:
+                if not _finish(conn, c, owner, c.page):
+                    raise _NotNew
+    except (_NotNew, SQLAlchemyError):
+        return [_write_in_savepoint(store, conn, c, owner, node) for c in run]
+    for c, pids in zip(run, created, strict=True):
+        c.out.created = pids
+    return [c.out for c in run]
 
 
 def store_gone(store: Store, exc: StoreError) -> bool:
@@ -162,11 +235,16 @@ def _write(conn: Connection, c: CheckedPage, owner: str, node: NodeSettings) -> 
     if out.status != "gone" and (out.created or out.versions or out.archived) and maps_on:
         maps = refresh_packages(conn, defaults_for(node), row.url)
         out.created, out.versions = out.created + maps.created, out.versions + maps.versions
-    report_json = c.report_json if len(out.findings) == c.report_findings else None
-    if page.report is not None and report_json is None:  # sync-level findings join its own
-        page = replace(page, report=capped_findings(page.report, out.findings))
-    if not finish_page(conn, row, owner, page, report_json):
+    if not _finish(conn, c, owner, page):
         raise _ClaimLost(row.url)
+
+
+def _finish(conn: Connection, c: CheckedPage, owner: str, page: PageUpdate) -> bool:
+    """The page's frontier row written; False when its claim was lost."""
+    report_json = c.report_json if len(c.out.findings) == c.report_findings else None
+    if page.report is not None and report_json is None:  # sync-level findings join its own
+        page = replace(page, report=capped_findings(page.report, c.out.findings))
+    return finish_page(conn, c.row, owner, page, report_json)
 
 
 def _held(conn: Connection, c: CheckedPage, node: NodeSettings) -> None:

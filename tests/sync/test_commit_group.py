@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import fields, replace
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select, text, update
@@ -21,7 +22,7 @@ from sqlalchemy import select, text, update
 from adapter.config.settings import AdapterConfig
 from adapter.dataone.records import STORE_WRITE_FAILED
 from adapter.models import Link
-from adapter.store import claims, ledger
+from adapter.store import claims, ledger, newpages
 from adapter.store import schema as t
 from adapter.store.db import Store
 from adapter.sync import page as harvest
@@ -69,11 +70,15 @@ def test_groups_write_what_pages_one_by_one_write(
     pages = checked_pages(site, grouped)
     assert len(pages) == 8
     monkeypatch.setattr(ledger, "_now_ms", fake_clock(1))
+    together = new_pages_written(monkeypatch)
     got = [
         out
         for i in range(0, len(pages), 3)  # groups of 3, 3 and 2: the duplicate DOI shares one
         for out in write.commit_group(grouped, node, OWNER, pages[i : i + 3])
     ]
+    # new to the store: the first group, and two of the second (the third names no DOI);
+    # the last two are not (the mirror's DOI was given out): written one by one
+    assert together == [3, 2]
     one_by_one = checked_pages(site, single)
     monkeypatch.setattr(ledger, "_now_ms", fake_clock(1))
     want = [write.commit_checked(single, node, OWNER, c) for c in one_by_one]
@@ -100,12 +105,58 @@ def test_a_page_whose_claim_was_taken_is_lost_alone(site: Site, store_url: str) 
     store.close()
 
 
+def new_pages_written(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """How many pages each call of the set-based path wrote (the list grows as they do)."""
+    written: list[int] = []
+    inner = newpages.write_new_pages
+
+    def counted(*args: Any, **kwargs: Any) -> list[list[str]] | None:
+        created = inner(*args, **kwargs)
+        if created is not None:
+            written.append(len(created))
+        return created
+
+    monkeypatch.setattr(write, "write_new_pages", counted)
+    return written
+
+
 @pytest.mark.slow  # over 1 s (tests/support/timing.py)
-def test_a_page_the_database_refuses_is_rolled_back_alone(site: Site, store_url: str) -> None:
+def test_a_page_whose_claim_was_taken_among_new_pages_is_lost_alone(
+    site: Site, store_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pages new to the store are written together, then rolled back and written one
+    by one when one's claim is gone."""
+    store = Store.open(store_url)
+    node = node_for(site)
+    pages = checked_pages(site, store)[:5]  # new to the store, each its own DOI
+    taken = pages[2].row
+    with store.write() as conn:
+        f = t.frontier
+        conn.execute(update(f).where(f.c.id == taken.id).values(claimed_by="another:2"))
+    together = new_pages_written(monkeypatch)
+    outcomes = write.commit_group(store, node, OWNER, pages)
+    assert together == [5]  # written together, then rolled back
+    assert [o.status for o in outcomes] == ["harvested"] * 2 + ["lost"] + ["harvested"] * 2
+    assert stored_pids(store) == {pid for o in outcomes for pid in o.created}
+    assert sum(len(o.created) for o in outcomes) == 8  # 4 Datasets, 4 resource maps
+    store.close()
+
+
+@pytest.mark.slow  # over 1 s (tests/support/timing.py)
+@pytest.mark.parametrize(
+    ("refused_page", "created"),
+    [
+        ("/with-iso", 10),  # 13, less the Dataset, its ISO copy and its resource map
+        ("/edited", 11),  # among the pages new to the store: less the Dataset and its map
+    ],
+)
+def test_a_page_the_database_refuses_is_rolled_back_alone(
+    site: Site, store_url: str, refused_page: str, created: int
+) -> None:
     store = Store.open(store_url)
     node = node_for(site)
     pages = checked_pages(site, store)
-    refused = next(c for c in pages if c.row.url.endswith("/with-iso")).row
+    refused = next(c for c in pages if c.row.url.endswith(refused_page)).row
     refuse_frontier_update(store, refused.url)
     outcomes = write.commit_group(store, node, OWNER, pages)
     by_url = {o.url: o for o in outcomes}
@@ -114,8 +165,7 @@ def test_a_page_the_database_refuses_is_rolled_back_alone(site: Site, store_url:
     assert failed.created == [] and failed.versions == []  # rolled back: not counted
     assert all(o.status != "error" for u, o in by_url.items() if u != refused.url)
     assert stored_pids(store) == {pid for o in outcomes for pid in o.created}
-    # 13, less the Dataset, its ISO copy and its resource map
-    assert sum(len(o.created) for o in outcomes) == 10
+    assert sum(len(o.created) for o in outcomes) == created
     store.close()
 
 

@@ -19,6 +19,7 @@ import pytest
 
 from adapter.config.settings import AdapterConfig
 from adapter.dataone.resourcemap import RESOURCE_MAP_FORMAT
+from adapter.store import newpages
 from adapter.store.db import Store
 from adapter.store.ledger import Applied
 from adapter.sync import run as run_module
@@ -45,6 +46,11 @@ def site(tmp_path: Path) -> Iterator[Site]:
 def without_maps(monkeypatch: pytest.MonkeyPatch) -> None:
     """The previous version: no map with a page's writes, none published for old Datasets."""
     monkeypatch.setattr(write_module, "refresh_packages", lambda conn, defaults, url: Applied())
+    monkeypatch.setattr(  # pages new to the store, written together: without their maps too
+        write_module,
+        "write_new_pages",
+        lambda conn, defaults, pages, maps: newpages.write_new_pages(conn, defaults, pages, False),
+    )
     monkeypatch.setattr(run_module, "publish_missing_packages", lambda store, defaults: iter(()))
 
 
