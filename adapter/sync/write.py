@@ -103,7 +103,7 @@ def _write_in_savepoint(
     except _ClaimLost:
         return PageOutcome(c.row.url, "lost")
     except SQLAlchemyError as exc:
-        _write_failed(store, c, store_error(store.url, exc))
+        _write_failed(store, c, _raised(store_error(store.url, exc), exc))
     return c.out
 
 
@@ -169,11 +169,21 @@ def _write_new(
             for c in run:
                 if not _finish(conn, c, owner, c.page):
                     raise _NotNew
-    except (_NotNew, SQLAlchemyError):
+    except SQLAlchemyError as exc:
+        if store_gone(store, failed := _raised(store_error(store.url, exc), exc)):
+            raise failed from exc  # the run fails, as the first page's write would fail it
+        return [_write_in_savepoint(store, conn, c, owner, node) for c in run]
+    except _NotNew:
         return [_write_in_savepoint(store, conn, c, owner, node) for c in run]
     for c, pids in zip(run, created, strict=True):
         c.out.created = pids
     return [c.out for c in run]
+
+
+def _raised(error: StoreError, cause: SQLAlchemyError) -> StoreError:
+    """`error` as `raise error from cause` leaves it (what `store_gone` reads)."""
+    error.__cause__ = cause
+    return error
 
 
 def store_gone(store: Store, exc: StoreError) -> bool:
