@@ -12,6 +12,7 @@ both paths equal on every golden page.
 from __future__ import annotations
 
 import json
+from collections.abc import Hashable
 from functools import cache
 from typing import Any
 
@@ -118,14 +119,22 @@ def _index(expanded: Any) -> tuple[dict[str, list[dict[str, Any]]], list[dict[st
     return by_id, anonymous
 
 
-def _value_key(item: Any) -> str | None:
+_PLAIN = {str: "s", int: "i", bool: "b", type(None): "n"}  # each spelled one way in JSON
+
+
+def _value_key(item: Any) -> Hashable | None:
     """What makes two values of one property the same to framing's node map (pyld's
     `compare_values`: a value object by its value, type and language, a node by its
-    @id); None for a blank node or a list, which are never merged."""
+    @id); None for a blank node or a list, which are never merged. A value object of
+    strings, ints, booleans and nulls is keyed by a tuple, equal exactly when its JSON
+    is (each value's type named: 1 and true differ), in a fifth of json.dumps's time."""
     if not isinstance(item, dict):
         return None
     if "@value" in item:
-        return "v" + json.dumps(item, sort_keys=True, default=str)
+        try:
+            return tuple(sorted((k, _PLAIN[type(v)], v) for k, v in item.items()))
+        except KeyError:  # a float (1.0 is not 1), a nested @json literal
+            return "v" + json.dumps(item, sort_keys=True, default=str)
     ident = item.get("@id")
     if isinstance(ident, str) and not ident.startswith("_:") and "@list" not in item:
         return "n" + ident
@@ -143,7 +152,7 @@ def _merged(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     if len(parts) == 1:
         return parts
     merged: dict[str, list[Any]] = {}
-    seen: dict[str, set[str]] = {}
+    seen: dict[str, set[Hashable]] = {}
     for part in parts:
         for key, inner in part.items():
             if key in ("@id", "@index"):
@@ -191,8 +200,11 @@ def embedded_size(expanded: Any, budget: int, max_depth: int = 200) -> int:
     def value(item: Any, parent: str | None, ancestors: Ids, depth: int) -> None:
         nonlocal count
         if isinstance(item, list):
-            for one in item:
-                value(one, parent, ancestors, depth)
+            for one in item:  # a literal counted here: a call for each was most of the walk
+                if isinstance(one, list) or (isinstance(one, dict) and "@value" not in one):
+                    value(one, parent, ancestors, depth)
+                else:
+                    count += 1
         elif not isinstance(item, dict) or "@value" in item:
             count += 1
         elif "@list" in item or "@set" in item:

@@ -177,3 +177,24 @@ def test_embedded_size_counts_what_framing_writes(name: str, base: str, data: An
         return
     framed = frame_expanded(copy.deepcopy(expanded))
     assert estimate == _written(framed["@graph"])
+
+
+def test_embedded_size_merges_values_as_framing_does() -> None:
+    # a node described in three places: values equal in JSON merge; 1, 1.0, true, "1" do not
+    person = {"@id": "https://orcid.org/0000-0002-1825-0097", "@type": "Person"}
+    data = {
+        "@context": "http://schema.org/",
+        "@graph": [
+            {
+                "@type": "Dataset",
+                "@id": "https://example.org/ds",
+                "creator": {"@id": person["@id"]},
+            },
+            {**person, "name": "A", "position": 1, "x": True, "y": "1", "z": 1.0},
+            {**person, "name": "A", "position": 1, "x": 1, "y": True, "z": 1.0},
+            {**person, "name": {"@value": "A", "@language": "en"}, "position": 2.5, "x": None},
+        ],
+    }
+    expanded = to_http(pyld_expand(data, BASE), [0])
+    framed = frame_expanded(copy.deepcopy(expanded))
+    assert embedded_size(expanded, 50_000) == _written(framed["@graph"]) == 11
