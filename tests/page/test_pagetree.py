@@ -20,6 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from adapter.page import charset as charsets
+from adapter.page import tree as tree_module
 from adapter.page.extract import Extraction, extract
 from adapter.page.tree import PageTree
 from adapter.signposting.htmllinks import parse_html_links
@@ -164,3 +165,18 @@ def test_other_bytes_are_never_given_the_page_tree() -> None:
     assert tree.for_extract(b"<!DOCTYPE html><p>y</p>") is None
     assert tree.for_links(b"<!DOCTYPE html><p>y</p>", "text/html", None) is None
     assert tree.for_extract(body) is not None
+
+
+_DECLARING = st.lists(
+    st.sampled_from(["charset", "encoding", "=", " ", '"', "'", "utf-8", "x", ">", ";", "chars"]),
+    max_size=14,
+)
+
+
+@FUZZ
+@given(_DECLARING)
+def test_declared_charsets_are_the_full_scans(parts: list[str]) -> None:
+    # tried only where a keyword starts, the matches are still finditer's, overlaps and all
+    low = "".join(parts).encode()
+    everywhere = {m.group(1).decode("ascii") for m in tree_module._DECLARED.finditer(low)}
+    assert tree_module._declared(low) == everywhere
