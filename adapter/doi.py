@@ -15,6 +15,7 @@ Pure functions; `normalize_doi` never raises, whatever text it is given.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from urllib.parse import unquote
 
 # Prefixes stripped before the bare DOI is matched (lowercase, longest first).
@@ -47,6 +48,13 @@ def normalize_doi(text: object) -> str | None:
     """The canonical lowercase ``10.x/y`` for any spelling of a DOI, else None."""
     if not isinstance(text, str) or len(text) > MAX_LENGTH:
         return None
+    return _normalized(text)
+
+
+@lru_cache(maxsize=4096)
+def _normalized(text: str) -> str | None:
+    """`normalize_doi` of a str, remembered (pure): a page's checks, cross-checks and
+    proposal ask for the same few values' DOIs some twenty times."""
     value = _strip_prefix(text.strip())
     if "%" in value:
         value = _strip_prefix(unquote(value).strip())
