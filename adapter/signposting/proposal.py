@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from html import escape
 from urllib.parse import quote, urlsplit
 
@@ -170,8 +171,11 @@ _URI_SAFE = ":/?#[]@!$&'()*+,;=%~-._"
 _NOT_URI = re.compile(r"[\s<>\"{}|\\^`]")
 
 
+@lru_cache(maxsize=4096)
 def as_uri(href: str) -> str | None:
-    """`href` as an absolute http(s) URI (spaces and non-ASCII percent-encoded), or None."""
+    """`href` as an absolute http(s) URI (spaces and non-ASCII percent-encoded), or None.
+
+    Remembered (pure): quote and the host's parse were most of the proposal's links."""
     text = href.strip()
     if not text.lower().startswith(("http://", "https://")):
         return None
