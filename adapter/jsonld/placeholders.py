@@ -47,10 +47,23 @@ def not_a_url(value: str | None, base: str | None = None) -> str | None:
         return text
     if base:
         plain = unquote(low)
+        # a resolved placeholder ends with it ("?" resolves to the page less its fragment):
+        # a value ending with none of them is none of them, with no urljoin for the page
+        if not (plain.endswith(_TAILS) or low.endswith(_TAILS) or _query(base) in (plain, low)):
+            return None
         for placeholder, resolved in _resolved(base):
             if plain == resolved or low == resolved:
                 return unquote(text)[len(unquote(text)) - len(placeholder) :]
     return None
+
+
+_TAILS = tuple(p for p in PLACEHOLDERS if p != "?")
+
+
+@lru_cache(maxsize=1024)
+def _query(base: str) -> str:
+    """`base` joined with "?", lowercased (the page itself, less any fragment)."""
+    return urljoin(base, "?").lower()
 
 
 @lru_cache(maxsize=1024)

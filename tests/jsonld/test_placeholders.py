@@ -3,9 +3,12 @@ JSON-LD expansion resolved them against the page; a real URL never is."""
 
 from __future__ import annotations
 
+from urllib.parse import unquote, urljoin
+
 import pytest
 
-from adapter.jsonld.placeholders import not_a_url
+from adapter.jsonld import placeholders
+from adapter.jsonld.placeholders import PLACEHOLDERS, not_a_url
 from adapter.report.jsonview import to_json
 from adapter.web.checking import Checker
 from tests.support.fixture_server import start_site, stop
@@ -65,3 +68,28 @@ def test_placeholders_meet_no_requirement_and_are_never_proposed() -> None:
     proposal = next(f.message for f in report.findings if f.code == "signposting/proposal")
     for value in ("TBD", "N/A", "see landing page", "javascript:", "data:"):
         assert value not in proposal.replace("Not proposed", ""), value
+
+
+def _every_resolution(value: str, base: str) -> str | None:
+    """`not_a_url`'s answer for a value none of whose spellings is a placeholder as written:
+    the value against every placeholder resolved against `base`."""
+    low = value.strip().lower()
+    for placeholder, resolved in placeholders._resolved(base):
+        if unquote(low) == resolved or low == resolved:
+            return unquote(value.strip())[len(unquote(value.strip())) - len(placeholder) :]
+    return None
+
+
+BASES = [PAGE, PAGE + "#part", "http://a", "http://a/b/c?x=1#y", "http://a/b;p?q", "HTTP://A/B/"]
+
+
+@pytest.mark.parametrize("base", BASES)
+def test_only_values_ending_as_a_placeholder_are_resolved(base: str) -> None:
+    # the shortcut (no urljoin unless the value ends as one does) answers as a full scan
+    values = {base, base.split("#")[0], base.upper(), urljoin(base, "?"), PAGE + "/na-x"}
+    for p in PLACEHOLDERS:
+        joined = urljoin(base, p)
+        values |= {joined, joined.upper(), joined.replace(" ", "%20"), joined + "x"}
+    for value in sorted(values):
+        if value.strip().lower() not in PLACEHOLDERS:
+            assert not_a_url(value, base) == _every_resolution(value, base), value
