@@ -75,8 +75,9 @@ def check_and_plan(
 
     `prefetched`: the page's GET, made in another process (`adapter.sync.checkpool`)."""
     checks = node.checks
+    limits = node.limits()  # read once a page: the ISO copy's GET is capped by it too
     options = CheckOptions(
-        limits=node.limits(),
+        limits=limits,
         follow=False,
         profile=checks.profile,
         identifier_schemes=checks.identifier_schemes,
@@ -99,7 +100,7 @@ def check_and_plan(
         log.exception("checking %s failed", row.url)
         out = PageOutcome(row.url, "error", error=f"adapter/{type(exc).__name__}")
         return CheckedPage(row, out, PageUpdate("error", keep_validators=True), [])
-    out, page, candidates = _plan(node, fetcher, row, report)
+    out, page, candidates = _plan(node, fetcher, row, report, limits.max_metadata_bytes)
     checked = CheckedPage(row, out, page, candidates, listed_series(report, candidates))
     if page.report is not None:  # as the write stores it, unless it adds findings
         checked.report_json = json.dumps(capped_findings(page.report, out.findings))
@@ -131,7 +132,11 @@ def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozens
 
 
 def _plan(
-    node: NodeSettings, fetcher: Fetcher, row: FrontierRow, report: DatasetReport
+    node: NodeSettings,
+    fetcher: Fetcher,
+    row: FrontierRow,
+    report: DatasetReport,
+    max_metadata_bytes: int,
 ) -> tuple[PageOutcome, PageUpdate, list[Candidate]]:
     status, fetched = report.status, report.fetched
     validators: dict[str, Any] = {
@@ -167,7 +172,9 @@ def _plan(
         )
         candidates.append(cand)
         if node.dataone.sync_metadata_copy:
-            copy = _metadata_copy(node, fetcher, row.url, dataset, cand.series_id, extra)
+            copy = _metadata_copy(
+                fetcher, max_metadata_bytes, row.url, dataset, cand.series_id, extra
+            )
             if copy is not None:
                 candidates.append(copy)
     findings += extra
@@ -192,8 +199,8 @@ def _plan(
 
 
 def _metadata_copy(
-    node: NodeSettings,
     fetcher: Fetcher,
+    max_bytes: int,
     landing: str,
     dataset: DatasetResult,
     dataset_series: str,
@@ -207,9 +214,7 @@ def _metadata_copy(
             continue
         assert ref.content_url is not None
         try:
-            got = fetcher.get(
-                ref.content_url, accept=ACCEPT_XML, max_bytes=node.limits().max_metadata_bytes
-            )
+            got = fetcher.get(ref.content_url, accept=ACCEPT_XML, max_bytes=max_bytes)
         except FetchError as exc:
             why = f"could not be fetched: {exc.message}"
             findings.append(_copy_failed(ref, why))
