@@ -342,12 +342,13 @@ def signpost_lines(report: DatasetReport) -> list[str]:
         return ["Signposts: none"]
     pages = landing_urls(report)
     landing = anchored_at(report.signposts, pages)
-    own = [s for s in group(landing) if s.rel in SIGNPOSTING_RELS]
-    others = [
-        s
-        for s in group(report.signposts)
-        if url_key(s.anchor) not in {url_key(p) for p in pages} and s.rel in SIGNPOSTING_RELS
-    ]
+    # one grouping for both: a group's links share its anchor, so grouping the page's own
+    # links alone gives the groups of all of them anchored at the page, in the same order
+    grouped = [s for s in group(report.signposts) if s.rel in SIGNPOSTING_RELS]
+    own_keys = {url_key(p) for p in pages if p}  # as anchored_at keys them
+    page_keys = {url_key(p) for p in pages}
+    own = [s for s in grouped if url_key(s.anchor) in own_keys]
+    others = [s for s in grouped if url_key(s.anchor) not in page_keys]
     ignored = sorted({x.rel for x in landing if x.rel not in SIGNPOSTING_RELS})
     findings = link_findings(report)
     says = dataset_says(report, pages)
