@@ -31,6 +31,25 @@ from adapter.config.settings import AdapterConfig, NodeSettings, ScheduleSetting
 from adapter.errors import AdapterError
 
 log = logging.getLogger("adapter.service.scheduler")
+# APScheduler's own loggers for the notices `NodeScheduler._on_event` logs itself
+APSCHEDULER_LOGGERS = ("apscheduler.scheduler", "apscheduler.executors.default")
+
+
+class RelogFilter(logging.Filter):
+    """Drops APScheduler's own lines for a skipped or missed run: the scheduler logs each
+    as a structured `run-skipped` / `run-missed` line, and one notice is one line (under
+    load the duplicate, without an `event`, read as a second, unnamed fault)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = str(record.msg)
+        return not ("maximum number of running instances" in text or "was missed by" in text)
+
+
+def _quiet_apscheduler_duplicates() -> None:
+    for name in APSCHEDULER_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, RelogFilter) for f in logger.filters):
+            logger.addFilter(RelogFilter())
 
 
 class RunJob(Protocol):
@@ -138,6 +157,7 @@ class NodeScheduler:
             executors={"default": ThreadPoolExecutor(config.discoveries_at_once())}, timezone=UTC
         )
         self._scheduler.add_listener(self._on_event, EVENT_JOB_MAX_INSTANCES | EVENT_JOB_MISSED)
+        _quiet_apscheduler_duplicates()
 
     # -- lifecycle ---------------------------------------------------------------------
 

@@ -131,6 +131,7 @@ def events(caplog: pytest.LogCaptureFixture, name: str) -> list[logging.LogRecor
 def test_a_slow_run_is_never_overlapped(
     scheduler_of: Callable[..., NodeScheduler], caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.WARNING, logger="apscheduler")  # the handler keeps the last level
     caplog.set_level(logging.INFO, logger="adapter.service.scheduler")
     job = SlowJob(seconds=0.15, wanted=3)  # each run 2.5 intervals long
     config = make_config(node_yaml("SLOW", "{interval_minutes: 0.001}"))  # every 0.06 s
@@ -140,6 +141,8 @@ def test_a_slow_run_is_never_overlapped(
     scheduler.shutdown()
     assert job.max_active == 1
     assert events(caplog, "run-skipped"), "due runs during a slow run are skipped, and logged"
+    # logged once: not again by APScheduler, as a line without an event
+    assert [(r.name, r.getMessage()) for r in caplog.records if r.name.startswith("apscheduler")] == []
     assert len(events(caplog, "run-start")) == job.calls
     assert len(events(caplog, "run-end")) == job.calls
 
