@@ -7,6 +7,7 @@ import sys
 from collections.abc import Callable, Iterator
 
 import pytest
+from hypothesis import settings
 
 from adapter.http import connections
 from tests.support import zygote
@@ -22,6 +23,12 @@ from tests.support.timing import register as register_timings
 # starts its workers, so they and every process a test starts inherit it.
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+# No per-example deadline: speed is measured in benchmarks/, never asserted; Hypothesis's default
+# 200 ms failed property tests whenever a loaded machine paused one example (test_d1xml's
+# identifiers at load ~21). A test's own @settings still sets its examples.
+settings.register_profile("adapter", deadline=None)
+settings.load_profile("adapter")
 
 
 def pytest_configure(config: pytest.Config) -> None:
