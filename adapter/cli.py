@@ -8,6 +8,8 @@ configuration or environment error.
 
 from __future__ import annotations
 
+import atexit
+import gc
 import importlib
 import logging
 import sys
@@ -169,6 +171,11 @@ def cli(verbose: int) -> None:
 
 
 def main() -> None:
+    # registered first, so it runs after every other exit handler: the objects still alive
+    # then are moved out of the collector's reach. The interpreter's teardown otherwise ran
+    # full collections over all of them, alone on one core, after the work was done and
+    # flushed: 0.37-0.47 s of CPU at the end of a 1,500-page sync, 0.04-0.05 s frozen
+    atexit.register(gc.freeze)
     try:
         rv = cli.main(standalone_mode=False)
     except click.exceptions.Abort:
