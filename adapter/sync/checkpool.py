@@ -190,9 +190,15 @@ class CheckPool:
                     child = self._children[index]
                     child.gone |= kind == "bye"
                     task = child.held.pop(task_id, None)
+                    # the last goodbye: nothing more can come, so `close` is not kept
+                    # waiting for the next look at the children (up to 2 x POLL, the
+                    # run's last 0.2-0.4 s with every core idle)
+                    over = self._closing and all(c.gone for c in self._children)
                     self._cond.notify_all()
                 if task is not None:
                     task.finish(checked)
+                if over:
+                    return
         except (EOFError, OSError):
             pass
         finally:
