@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from sqlalchemy import Connection, func, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from adapter.models import SyncRecord
 from adapter.store import schema as t
@@ -184,7 +183,7 @@ def _insert_pages(conn: Connection, node_id: str, pages: Sequence[ImportedPage])
 def _advance_clock(conn: Connection, node_id: str, newest: datetime) -> None:
     """The node clock at least at `newest`: every later stamp comes after the imported ones."""
     c = t.node_clock
-    ins = postgresql.insert(c) if conn.dialect.name == "postgresql" else sqlite.insert(c)
+    ins = q.insert(c, conn.dialect.name)
     conn.execute(
         ins.values(node_id=node_id, last_stamp=EPOCH).on_conflict_do_nothing(
             index_elements=["node_id"]

@@ -15,10 +15,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from sqlalchemy import Connection, bindparam, false, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from adapter.store import schema as t
 from adapter.store.ledger import MS, next_stamp
+from adapter.store.statements import insert
 
 
 def apply_policy(conn: Connection, node_id: str, policy: str, rights_holder: str) -> int:
@@ -33,7 +33,7 @@ def apply_policy(conn: Connection, node_id: str, policy: str, rights_holder: str
     if known == policy:
         return 0
     if known is None:  # remembered without a stamp: nothing changed for the CN
-        ins = postgresql.insert(p) if conn.dialect.name == "postgresql" else sqlite.insert(p)
+        ins = insert(p, conn.dialect.name)
         values = {"node_id": node_id, "policy": policy, "applied_at": datetime.now(UTC)}
         conn.execute(ins.values(values).on_conflict_do_nothing(index_elements=["node_id"]))
         return 0
