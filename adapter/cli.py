@@ -19,6 +19,7 @@ import click
 
 from adapter import __version__
 from adapter.errors import AdapterError
+from adapter.startup import collector_paused
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,7 +123,8 @@ ENVIRONMENT = (
 def _load(name: str) -> click.Command | None:
     module_name, _, attr = COMMANDS[name].target.partition(":")
     try:
-        module = importlib.import_module(module_name)
+        with collector_paused():
+            module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name == module_name:
             return None

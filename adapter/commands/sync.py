@@ -25,6 +25,7 @@ from adapter.config.load import load_config, quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.errors import ConfigError
 from adapter.signals import on_signals
+from adapter.startup import collector_paused
 from adapter.store.db import Store
 
 if TYPE_CHECKING:  # the sync stack loads only when a command runs
@@ -170,8 +171,8 @@ def sync(
     With --config, ARGS name the nodes to run (all when none). Without it, ARGS is one
     URL (a repository entry page, robots.txt or sitemap) synced as NODE_ID.
     """
-    # lazy: every command module loads for `adapter --help`
-    from adapter.sync.federation import run_nodes
+    with collector_paused():  # lazy: every command module loads for `adapter --help`
+        from adapter.sync.federation import run_nodes
 
     if config_path and profile is not None:
         raise click.UsageError("--profile is for a quick run; with --config set checks.profile")
