@@ -195,7 +195,7 @@ def _claim_kinds(count: int) -> Prepared:
 
     def build(dialect: str) -> ClauseElement:
         i = t.identifiers
-        ins = postgresql.insert(i) if dialect == "postgresql" else sqlite.insert(i)
+        ins = insert(i, dialect)
         rows: list[dict[str, Any]] = [
             {"identifier": P(f"ident{n}"), "node_id": P("node"), "kind": P(f"kind{n}")}
             for n in range(count)
