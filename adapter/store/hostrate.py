@@ -13,6 +13,9 @@ lives in the store every process already uses:
 - `host_slots`: `concurrency` rows per host; a request holds one while it is
   in flight, as a lease longer than any fetch may take: a killed process's
   slots free themselves when it runs out, or at once on its own machine.
+  On SQLite (one machine) the slots are record locks of a file instead
+  (`adapter.store.hostslots`): one system call to take or give back, not a
+  statement, and the kernel frees a process's slots the instant it ends.
 
 When several of this process's threads wait for the same host, one
 reservation covers as many consecutive starts (at most `RESERVE_SPAN` seconds
@@ -50,6 +53,7 @@ from adapter.http.politeness import Turn, Waiting
 from adapter.store.claims import dead_local_owner
 from adapter.store.db import Store
 from adapter.store.hostrate_db import release, shared_schedule
+from adapter.store.hostslots import SlotFile
 
 RESERVE_SPAN = 0.05  # seconds of starts reserved at once at high rates
 SLOT_POLL = (0.005, 0.1)  # first and longest wait for a free concurrency slot
@@ -107,12 +111,15 @@ class StorePacer:
         self._in_slot = Waiting()
         self._store = store
         self._db = shared_schedule(store)
+        self._slots = self._db.slots  # SQLite's record locks; None: the `host_slots` rows
         self._closed = False
 
     def close(self) -> None:
         with self._lock:
             closed, self._closed = self._closed, True
         if not closed:
+            if self._slots is not None:
+                self._slots.give_all(self)
             release(self._store)
 
     def set_crawl_delay(self, host: str, seconds: float) -> bool:
@@ -137,8 +144,10 @@ class StorePacer:
 
     @contextmanager
     def slot(self, host: str) -> Iterator[None]:
-        with self._lock:
-            sem = self._sems.setdefault(host, threading.BoundedSemaphore(self._concurrency))
+        sem = self._sems.get(host)
+        if sem is None:
+            with self._lock:
+                sem = self._sems.setdefault(host, threading.BoundedSemaphore(self._concurrency))
         with ExitStack() as held:
             with self._in_slot.inside(host):
                 held.enter_context(sem)
@@ -153,6 +162,9 @@ class StorePacer:
         return self._clock.time()
 
     def _free(self, host: str, number: int) -> None:
+        if self._slots is not None:
+            self._slots.give(host, number)
+            return
         self._db.run(
             "UPDATE host_slots SET holder = NULL, until = NULL "
             "WHERE host = :host AND slot = :slot AND holder = :me",
@@ -168,6 +180,8 @@ class StorePacer:
             self._db.insert_rows(host, self._concurrency)
             with self._lock:
                 self._known.add(host)
+        if self._slots is not None:
+            return self._take(host, self._slots)
         lock = " FOR UPDATE SKIP LOCKED" if self._db.pg else ""
         now = self._db.now
         sql = (
@@ -189,6 +203,14 @@ class StorePacer:
             self._clock.sleep(wait)
             waited += wait
             wait = min(wait * 2, SLOT_POLL[1])
+
+    def _take(self, host: str, slots: SlotFile) -> int:
+        """A slot of the record-lock file (SQLite): a dead process's are free already."""
+        wait = SLOT_POLL[0]
+        while (number := slots.take(host, self._concurrency, self)) is None:
+            self._clock.sleep(wait)
+            wait = min(wait * 2, SLOT_POLL[1])
+        return number
 
     def _free_dead(self, host: str) -> None:
         """Slots held by a process of this machine that is gone are free at once."""

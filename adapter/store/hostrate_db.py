@@ -3,8 +3,10 @@
 One autocommit DBAPI connection per pacer, so a reservation is one round trip:
 on PostgreSQL the store's own database (its clock is every worker's clock), on
 SQLite a file beside the store (`store.db-hostrate`), because SQLite has one
-writer per file and page commits must not wait for the schedule. The tables
-are coordination state, not data: created on first use, emptied by `clear`.
+writer per file and page commits must not wait for the schedule; there, the
+concurrency slots are record locks of another file (`adapter.store.hostslots`).
+The tables are coordination state, not data: created on first use, emptied by
+`clear`.
 """
 
 from __future__ import annotations
@@ -22,15 +24,13 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from adapter.errors import StoreError
 from adapter.store.db import Store
+from adapter.store.hostslots import SlotFile, close_slots, open_slots
 
 SQLITE_WAIT = 30.0  # seconds SQLite waits for the schedule file's lock
-SQLITE_TABLES = (
-    "CREATE TABLE IF NOT EXISTS host_rate (host TEXT PRIMARY KEY, next_at REAL NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS host_slots (host TEXT NOT NULL, slot INTEGER NOT NULL, "
-    "holder TEXT, until REAL, PRIMARY KEY (host, slot))",
-)
+# the slots of a store on SQLite (one machine) are record locks: adapter.store.hostslots
+SQLITE_TABLE = "CREATE TABLE IF NOT EXISTS host_rate (host TEXT PRIMARY KEY, next_at REAL NOT NULL)"
 
-_meta = MetaData()  # the same tables on PostgreSQL, in the store's own database
+_meta = MetaData()  # the tables on PostgreSQL, in the store's own database
 host_rate = Table(
     "host_rate",
     _meta,
@@ -73,6 +73,7 @@ class ScheduleDb:
         self.now = "extract(epoch from clock_timestamp())" if self.pg else ":now"
         self._lock = threading.Lock()
         self._raw: Any
+        self.slots: SlotFile | None = None  # on SQLite; on PostgreSQL, the `host_slots` rows
         if self.pg:
             _meta.create_all(store.engine, checkfirst=True)
             pooled = store.engine.raw_connection()
@@ -91,8 +92,8 @@ class ScheduleDb:
         )
         self._raw.execute("PRAGMA journal_mode=WAL")
         self._raw.execute("PRAGMA synchronous=OFF")
-        for ddl in SQLITE_TABLES:
-            self._raw.execute(ddl)
+        self._raw.execute(SQLITE_TABLE)
+        self.slots = open_slots(None if path == ":memory:" else f"{database}-hostslots")
 
     def _sql(self, sql: str) -> str:
         return re.sub(r":(\w+)", r"%(\1)s", sql) if self.pg else sql
@@ -128,11 +129,11 @@ class ScheduleDb:
                 cur.close()
 
     def insert_rows(self, host: str, concurrency: int) -> None:
-        """The host's rate row and its concurrency slot rows, when not there yet."""
+        """The host's rate row and (on PostgreSQL) its concurrency slot rows, when not there yet."""
         verb = "INSERT" if self.pg else "INSERT OR IGNORE"
         tail = " ON CONFLICT DO NOTHING" if self.pg else ""
         self.run(f"{verb} INTO host_rate (host, next_at) VALUES (:host, 0){tail}", host=host)
-        for slot in range(concurrency):
+        for slot in range(concurrency if self.pg else 0):
             self.run(
                 f"{verb} INTO host_slots (host, slot) VALUES (:host, :slot){tail}",
                 host=host,
@@ -142,6 +143,9 @@ class ScheduleDb:
     def close(self) -> None:
         with self._lock, suppress(*self._errors):  # a connection the outage cut: gone already
             self._raw.close()
+        if self.slots is not None:
+            close_slots(self.slots)
+            self.slots = None
 
 
 _SHARED: dict[Store, tuple[ScheduleDb, int]] = {}  # store -> (its schedule, pacers using it)
@@ -175,7 +179,8 @@ def clear(store: Store) -> None:
     """Forget every host's schedule and slots (tests, or after changing politeness)."""
     db = ScheduleDb(store)
     try:
-        db.run("DELETE FROM host_slots")
+        if db.pg:  # on SQLite, slots are record locks, which their processes give back
+            db.run("DELETE FROM host_slots")
         db.run("DELETE FROM host_rate")
     finally:
         db.close()
