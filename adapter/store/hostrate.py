@@ -45,7 +45,7 @@ import bisect
 import threading
 from collections import deque
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 
 from adapter.http import connections
 from adapter.http.clock import Clock
@@ -148,14 +148,30 @@ class StorePacer:
         if sem is None:
             with self._lock:
                 sem = self._sems.setdefault(host, threading.BoundedSemaphore(self._concurrency))
-        with ExitStack() as held:
-            with self._in_slot.inside(host):
-                held.enter_context(sem)
+        with self._in_slot.inside(host):
+            sem.acquire()
+            try:
                 number = self._acquire(host)
-                held.callback(self._free, host, number)
-                held.callback(self._written, host)  # never written (it failed first): go on
+            except BaseException:
+                sem.release()
+                raise
+            try:
                 self._wait_turn(host)
+            except BaseException:
+                self._let_go(host, number, sem)
+                raise
+        try:
             yield
+        finally:
+            self._let_go(host, number, sem)
+
+    def _let_go(self, host: str, number: int, sem: threading.BoundedSemaphore) -> None:
+        """The slot's end, in plain calls (an ExitStack of three cost ~10 us a request)."""
+        try:
+            self._written(host)  # never written (it failed first): the next may go
+            self._free(host, number)
+        finally:
+            sem.release()
 
     def _now(self) -> float:
         """The schedule's time on SQLite (PostgreSQL reads its own clock and ignores it)."""
