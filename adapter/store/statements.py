@@ -167,14 +167,20 @@ def _claim_identifier(dialect: str) -> ClauseElement:
 ID_CLAIM = Prepared(_claim_identifier)  # rowcount 1: ours now; 0: given out before
 
 
-def _claim_identifiers(count: int) -> Prepared:
-    """`count` identifiers of one kind claimed in one statement; it returns those now ours."""
+def _claim_identifiers(count: int, *, kinds: bool = False) -> Prepared:
+    """`count` identifiers claimed in one statement; it returns those now ours. All of one
+    kind (`kind`), or with `kinds` each of its own (`kind0` ...: a first sync's pages,
+    `adapter.store.newpages`)."""
 
     def build(dialect: str) -> ClauseElement:
         i = t.identifiers
         ins = insert(i, dialect)
         rows: list[dict[str, Any]] = [
-            {"identifier": P(f"ident{n}"), "node_id": P("node"), "kind": P("kind")}
+            {
+                "identifier": P(f"ident{n}"),
+                "node_id": P("node"),
+                "kind": P(f"kind{n}" if kinds else "kind"),
+            }
             for n in range(count)
         ]
         return (
@@ -187,29 +193,7 @@ def _claim_identifiers(count: int) -> Prepared:
 
 
 ID_CLAIMS = [_claim_identifiers(n) for n in range(1, 9)]  # by how many: ID_CLAIMS[n - 1]
-
-
-def _claim_kinds(count: int) -> Prepared:
-    """`count` identifiers, each of its own kind (`ident0`, `kind0` ...), claimed in one
-    statement; it returns those now ours (a first sync's pages: `adapter.store.newpages`)."""
-
-    def build(dialect: str) -> ClauseElement:
-        i = t.identifiers
-        ins = insert(i, dialect)
-        rows: list[dict[str, Any]] = [
-            {"identifier": P(f"ident{n}"), "node_id": P("node"), "kind": P(f"kind{n}")}
-            for n in range(count)
-        ]
-        return (
-            ins.values(rows)
-            .on_conflict_do_nothing(index_elements=["identifier"])
-            .returning(i.c.identifier)
-        )
-
-    return Prepared(build)
-
-
-ID_CLAIMS_KINDS = [_claim_kinds(n) for n in range(1, 65)]  # by how many: [n - 1]
+ID_CLAIMS_KINDS = [_claim_identifiers(n, kinds=True) for n in range(1, 65)]  # by how many: [n - 1]
 
 
 def _pages_owning(count: int) -> Prepared:
