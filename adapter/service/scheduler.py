@@ -248,14 +248,20 @@ class NodeScheduler:
         if not isinstance(outcome, Future):
             self._ended(node.id, started, outcome, None)
             return
+        # what shutdown waits for: the run's end recorded, not only its future done (a
+        # future's waiters wake before its callbacks run, so the run-end line came late)
+        recorded: Future[None] = Future()
         with self._lock:
-            self._ending.add(outcome)
+            self._ending.add(recorded)
 
         def done(future: Future[Any]) -> None:
             error = future.exception()
-            self._ended(node.id, started, None if error else future.result(), error)
-            with self._lock:
-                self._ending.discard(future)
+            try:
+                self._ended(node.id, started, None if error else future.result(), error)
+            finally:
+                with self._lock:
+                    self._ending.discard(recorded)
+                recorded.set_result(None)
 
         outcome.add_done_callback(done)
 

@@ -673,3 +673,27 @@ def test_a_run_whose_pages_go_on_after_its_job_returned_is_never_overlapped(
     [end] = events(caplog, "run-end")
     assert vars(end)["counts"] == {"pages": 7}
     assert scheduler.running() == []
+
+
+def test_shutdown_returns_once_a_run_end_is_logged_not_once_its_future_is_done(
+    scheduler_of: Callable[..., NodeScheduler], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A future's waiters wake before its callbacks run: a slow callback ahead of the
+    scheduler's made shutdown return before the run-end line (and CI saw the same race)."""
+    caplog.set_level(logging.INFO, logger="adapter.service.scheduler")
+    runs: list[Future[Counts]] = []
+
+    def job(config: AdapterConfig, node: NodeSettings, *, stop: threading.Event) -> Any:
+        future: Future[Counts] = Future()
+        future.add_done_callback(lambda _: time.sleep(0.3))  # ahead of the scheduler's
+        runs.append(future)
+        return future
+
+    config = make_config(node_yaml("LATE", "{interval_minutes: 60}"))
+    scheduler = scheduler_of(config, job)
+    scheduler.start(run_now=True)
+    wait_until(lambda: len(runs) == 1 and scheduler.running() == ["urn:node:LATE"])
+    threading.Timer(0.1, lambda: runs[0].set_result(Counts("urn:node:LATE", 3))).start()
+    scheduler.shutdown()
+    [end] = events(caplog, "run-end")
+    assert vars(end)["counts"] == {"pages": 3}
