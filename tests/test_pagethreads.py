@@ -99,33 +99,29 @@ def test_a_burst_of_short_calls_reuses_the_threads_there_are() -> None:
         assert pool.started == 1
 
 
-def test_calls_that_keep_waiting_get_a_further_thread() -> None:
+def _served_beside_a_held_call(pool: PageThreads[int, int], bound: float) -> None:
+    """A call held until released and one queued behind it: once the pool's wait (at most
+    `bound`) has passed, a second thread serves the queued call while the first holds."""
     gate = threading.Event()
+    held = pool.submit(lambda n: (gate.wait(WAIT), n)[1], 1)
+    queued = pool.submit(lambda n: n, 2)
+    wait = pool.grow()
+    assert wait is not None and 0 < wait <= bound  # not yet: it has not waited long enough
+    time.sleep(wait)
+    assert pool.grow() is None  # a thread started for it: none waits now
+    assert queued.result(WAIT) == 2 and not held.done()  # served while the first holds
+    assert pool.started == 2
+    gate.set()
+    assert held.result(WAIT) == 1
+
+
+def test_calls_that_keep_waiting_get_a_further_thread() -> None:
     with PageThreads[int, int](4, grow_after=0.05) as pool:
-        held = pool.submit(lambda n: (gate.wait(WAIT), n)[1], 1)
-        queued = pool.submit(lambda n: n, 2)
-        wait = pool.grow()
-        assert wait is not None and 0 < wait <= 0.05  # not yet: it has not waited long enough
-        time.sleep(wait)
-        assert pool.grow() is None  # a thread started for it: none waits now
-        assert queued.result(WAIT) == 2 and not held.done()  # served while the first holds
-        assert pool.started == 2
-        gate.set()
-        assert held.result(WAIT) == 1
+        _served_beside_a_held_call(pool, 0.05)
 
 
 def test_calls_waiting_behind_threads_that_all_hold_get_one_sooner() -> None:
     """Every thread held (a hung host's fetch) and none ending: a waiting call, another
     host's, gets a thread after `stall_after`, not `grow_after` or the hang's timeout."""
-    gate = threading.Event()
     with PageThreads[int, int](4, grow_after=10.0, stall_after=0.05) as pool:
-        held = pool.submit(lambda n: (gate.wait(WAIT), n)[1], 1)
-        queued = pool.submit(lambda n: n, 2)
-        wait = pool.grow()
-        assert wait is not None and wait <= 0.05  # the stall's, not grow_after's 10 s
-        time.sleep(wait)
-        assert pool.grow() is None  # a thread started for it: none waits now
-        assert queued.result(WAIT) == 2 and not held.done()  # served while the first holds
-        assert pool.started == 2
-        gate.set()
-        assert held.result(WAIT) == 1
+        _served_beside_a_held_call(pool, 0.05)  # the stall's, not grow_after's 10 s
