@@ -93,3 +93,27 @@ def test_only_values_ending_as_a_placeholder_are_resolved(base: str) -> None:
     for value in sorted(values):
         if value.strip().lower() not in PLACEHOLDERS:
             assert not_a_url(value, base) == _every_resolution(value, base), value
+
+
+@pytest.mark.parametrize(
+    "base",
+    [
+        *BASES,
+        "http://a/",
+        "http://a/b/..",
+        "http://a/b/./",
+        "http://a/b/../c/d?x=1#y",
+        "https://h/a b/c",
+        "http://[::1]/x",
+        "http:foo",
+        "//host/p",
+        "rel/path",
+        "urn:x:y",
+        "mailto:a@b",
+        "",
+    ],
+)
+def test_placeholders_resolve_as_urljoin_resolves_them(base: str) -> None:
+    # one urljoin a page, its stem shared by every placeholder but "?"
+    for p in PLACEHOLDERS:
+        assert placeholders._join(base, p) == urljoin(base, p), (base, p)
