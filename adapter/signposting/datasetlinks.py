@@ -19,6 +19,7 @@ from typing import Any
 from urllib.parse import urljoin
 
 from adapter.jsonld.framed import literal, node_id, types, values
+from adapter.jsonld.normalforms import unchanged_by_urljoin
 from adapter.models import DatasetResult
 from adapter.signposting.identities import iri_key, orcid
 
@@ -139,10 +140,13 @@ def _class_iris(node: Mapping[str, Any], known: list[str]) -> list[str]:
 def _abs(url: str, base: str | None) -> str:
     if base is None:
         return url.strip()
+    url = url.strip()
+    if unchanged_by_urljoin(url):
+        return url
     try:
-        return urljoin(base, url.strip())
+        return urljoin(base, url)
     except ValueError:
-        return url.strip()
+        return url
 
 
 def _iris(node: Mapping[str, Any], prop: str, base: str | None) -> list[str]:

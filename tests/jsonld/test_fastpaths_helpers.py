@@ -23,7 +23,7 @@ from adapter.jsonld import locate
 from adapter.jsonld.catalogrecords import secondary_datasets, standalone_ids
 from adapter.jsonld.frame import embedded_size, frame_expanded
 from adapter.jsonld.locate import has_type, near_misses
-from adapter.jsonld.normalforms import IRI_PROPERTIES, simplify, to_http
+from adapter.jsonld.normalforms import IRI_PROPERTIES, simplify, to_http, unchanged_by_urljoin
 from tests.jsonld.test_fastpaths import _DOCUMENTS, BASE, FIXTURE_BLOCKS, pyld_expand
 from tests.support.fuzz_support import FUZZ
 
@@ -198,3 +198,36 @@ def test_embedded_size_merges_values_as_framing_does() -> None:
     expanded = to_http(pyld_expand(data, BASE), [0])
     framed = frame_expanded(copy.deepcopy(expanded))
     assert embedded_size(expanded, 50_000) == _written(framed["@graph"]) == 11
+
+
+_URL_PARTS = st.text(alphabet="aZ09-._~/?#;:@%[] \t\x7fé", max_size=12)
+_BASES = ["https://repo.example.org/ds/1", "http://a/b;p?q#f", "http://a", "HTTP://A/", "urn:x", ""]
+
+
+@FUZZ
+@given(st.sampled_from(["http://", "https://", "http:", "HTTP://", "https:/"]), _URL_PARTS)
+def test_an_iri_left_as_it_is_is_what_urljoin_gives(scheme: str, rest: str) -> None:
+    iri = scheme + rest
+    if unchanged_by_urljoin(iri):
+        for base in _BASES:
+            assert urljoin(base, iri) == iri, base
+
+
+@pytest.mark.parametrize(
+    ("iri", "unchanged"),
+    [
+        ("https://doi.org/10.5555/ds.1", True),
+        ("http://a", True),
+        ("http://a/b?q=1#f", True),
+        ("http://a/b?", False),  # urlparse drops an empty query
+        ("http://a/b#", False),
+        ("http://a/b;", False),  # and empty params
+        ("http:///b", False),  # no host: resolved against the base's
+        ("HTTP://a/b", False),  # the scheme written lowercase
+        ("b/c", False),
+    ],
+)
+def test_which_iris_are_left_as_they_are(iri: str, unchanged: bool) -> None:
+    assert unchanged_by_urljoin(iri) is unchanged
+    for base in _BASES:
+        assert (urljoin(base, iri) == iri) >= unchanged
