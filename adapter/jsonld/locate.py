@@ -13,6 +13,8 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import urljoin
 
+from adapter.jsonld.normalforms import unchanged_by_urljoin
+
 
 def _path(parent: str, key: str | int) -> str:
     return f"{parent}[{key}]" if isinstance(key, int) else f"{parent}[{key!r}]"
@@ -91,7 +93,7 @@ def locate_datasets(data: Any, base_url: str, ids: list[Any]) -> list[tuple[str,
         if isinstance(wanted, str) and not wanted.startswith("_:"):
             for n, (_, node, _, _) in enumerate(candidates):
                 raw = node.get("@id", node.get("id"))
-                if n not in used and isinstance(raw, str) and urljoin(base_url, raw) == wanted:
+                if n not in used and isinstance(raw, str) and _join(base_url, raw) == wanted:
                     chosen = n
                     break
         if chosen is None:
@@ -168,3 +170,7 @@ def _near_miss_hint(kind: str) -> str | None:
         "not http://schema.org/Dataset: the block's @context does not map Dataset to "
         'schema.org; use "@context": "https://schema.org/".'
     )
+
+
+def _join(base: str, iri: str) -> str:
+    return iri if unchanged_by_urljoin(iri) else urljoin(base, iri)

@@ -72,7 +72,7 @@ def _resolved(base: str) -> tuple[tuple[str, str], ...]:
     resolved against one base, and resolving fifteen placeholders for each of them was a
     sixth of a page's CPU."""
     page = base.lower()
-    pairs = ((p, _join(base, p).lower()) for p in PLACEHOLDERS)
+    pairs = ((p, _query(base) if p == "?" else _join(base, p).lower()) for p in PLACEHOLDERS)
     return tuple((p, r) for p, r in pairs if r != page)  # "?" resolves to the page itself
 
 
