@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 
 import pytest
 from hypothesis import settings
 
 from adapter.http import connections
+from adapter.startup import collector_paused
 from tests.support import zygote
 from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, start_site, stop
@@ -39,6 +41,19 @@ def pytest_configure(config: pytest.Config) -> None:
         # xdist's controller: one zygote for every worker's `adapter` processes, not one
         # each (1.8 CPU-s of imports apiece; tests/support/zygote.py)
         config.add_cleanup(zygote.serve_workers())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> Generator[None, object, object]:
+    """The collector paused while the test modules are imported and their items built, then
+    what they built frozen out of its later passes, as `adapter` does with its imports
+    (adapter/startup.py): everything collection makes lives until the session ends, so
+    the passes over it, during collection and each full one while the tests run (the two
+    at the session's end included), free nothing."""
+    with collector_paused():
+        result = yield
+    gc.freeze()
+    return result
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
