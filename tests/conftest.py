@@ -10,13 +10,11 @@ from collections.abc import Callable, Generator, Iterator
 import pytest
 from hypothesis import settings
 
-from adapter.http import connections
 from adapter.startup import collector_paused
 from tests.support import zygote
 from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.hypothesis_caches import warm_unicode_tables
-from tests.support.stores import drop_pooled_schemas
 from tests.support.timing import register as register_timings
 
 # Bytecode is cached even where the environment sets PYTHONDONTWRITEBYTECODE (this machine's
@@ -57,7 +55,12 @@ def pytest_collection(session: pytest.Session) -> Generator[None, object, object
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    drop_pooled_schemas()  # the PostgreSQL schemas `store_url` lent and took back (stores.py)
+    # the PostgreSQL schemas `store_url` lent and took back (stores.py), if any test module
+    # here imported it: not imported at the top, where the xdist controller, which runs no
+    # test, paid SQLAlchemy's and psycopg's imports for nothing
+    stores = sys.modules.get("tests.support.stores")
+    if stores is not None:
+        stores.drop_pooled_schemas()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -93,6 +96,8 @@ def virtual_clock(monkeypatch: pytest.MonkeyPatch) -> FakeClock:
     deadlines, retries and pace on a virtual clock (the process watchdog's, which both read):
     a backoff, a Retry-After or a host's turn costs nothing, and `clock.sleeps` says what was
     waited for."""
+    from adapter.http import connections
+
     clock = FakeClock()
     monkeypatch.setattr(connections, "WATCHDOG", connections.Watchdog(clock))
     return clock
