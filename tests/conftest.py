@@ -11,7 +11,7 @@ import pytest
 from hypothesis import settings
 
 from adapter.startup import collector_paused
-from tests.support import zygote
+from tests.support import runcache, zygote
 from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, start_site, stop
 from tests.support.hypothesis_caches import warm_unicode_tables
@@ -39,6 +39,8 @@ def pytest_configure(config: pytest.Config) -> None:
         # xdist's controller: one zygote for every worker's `adapter` processes, not one
         # each (1.8 CPU-s of imports apiece; tests/support/zygote.py)
         config.add_cleanup(zygote.serve_workers())
+        # and one folder for what the workers compute while collecting (runcache.py)
+        config.add_cleanup(runcache.start())
 
 
 @pytest.hookimpl(wrapper=True)

@@ -31,6 +31,7 @@ from adapter.jsonld.normalize import normalize
 from adapter.page.extract import JsonLdBlock, extract
 from benchmarks import synthrepo
 from tests.support.fuzz_support import FUZZ
+from tests.support.runcache import once_a_run
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 BASE = "https://repo.example/dataset/x"
@@ -63,7 +64,8 @@ def _fixture_blocks() -> list[tuple[str, str, Any]]:
     return out
 
 
-FIXTURE_BLOCKS = _fixture_blocks()
+# every fixture page extracted (~0.4 CPU-s): once a run, not once in every xdist worker
+FIXTURE_BLOCKS = once_a_run("fastpaths-fixture-blocks", _fixture_blocks)
 BENCH = synthrepo.dataset(5, "http://127.0.0.1:18080")
 
 
