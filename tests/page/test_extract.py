@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from extruct.utils import parse_html
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -282,6 +281,8 @@ def test_any_script_text_gives_blocks_or_findings(text: str) -> None:
 
 
 def test_markup_is_read_only_when_the_page_uses_it() -> None:
+    from extruct.utils import parse_html  # here: extruct costs each xdist worker ~0.4 CPU-s
+
     # pyRdfa is quadratic in one element's attributes: a page without RDFa never reaches it
     wide = b" ".join(b'data-a%d="v"' % i for i in range(3000))
     page = b"<html><head><title>x</title></head><body><div " + wide + b">x</div></body></html>"

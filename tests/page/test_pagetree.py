@@ -15,7 +15,6 @@ from pathlib import Path
 import lxml.etree
 import lxml.html
 import pytest
-from extruct.utils import parse_html
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -118,6 +117,8 @@ def test_generated_pages_read_the_same_with_a_shared_tree(
 @given(pieces(TOKENS, max_size=25), st.sampled_from(["", "<!DOCTYPE html>", "<html>", " <p>"]))
 @FUZZ
 def test_the_shared_document_is_what_both_parsers_make(text: str, start: str) -> None:
+    from extruct.utils import parse_html  # here: extruct costs each xdist worker ~0.4 CPU-s
+
     body = (start + text).encode()
     tree = PageTree(body)
     doc = tree.for_links(body, "text/html", None)
