@@ -1,9 +1,12 @@
-"""Whether a checked page was read whole: the sync archives a series only a page read
-whole no longer lists, so a Dataset hidden in what could not be read is never archived.
+"""Whether a checked page was read whole, and so which series it still publishes: the sync
+archives a series only a page read whole no longer lists, so a Dataset hidden in what could
+not be read is never archived.
 """
 
 from __future__ import annotations
 
+from adapter.dataone.records import Candidate, metadata_series_id, possible_series_ids
+from adapter.dataone.resourcemap import series_id as map_series_id
 from adapter.findings import Stage
 from adapter.jsonld import normalize as normalize_stage
 from adapter.models import DatasetReport
@@ -44,3 +47,26 @@ def read_whole(report: DatasetReport) -> bool:
         if f.stage == Stage.EXTRACT and f.code not in _READ_WHOLE_EXTRACT:
             return False
     return True
+
+
+def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozenset[str] | None:
+    """The series ids the page still publishes, or None when that is not known.
+
+    Known when the page answered 200 and its JSON-LD was read whole: every series
+    each Dataset may be filed under (harvestable or not, under any profile or
+    scheme: a Dataset that fails a check, or a stricter profile, keeps its
+    series), their resource maps, the metadata copies they link in a DataONE format
+    (fetched or not), and the candidates. Any other live series of the page has
+    lost its source and is archived (a Dataset removed, a DOI changed, a copy
+    no longer linked)."""
+    if report.not_modified or report.fetched is None or report.status != 200:
+        return None
+    if not read_whole(report):
+        return None
+    listed = {c.series_id for c in candidates}
+    for dataset in report.datasets:
+        for sid in possible_series_ids(dataset):
+            listed |= {sid, map_series_id(sid)}
+            for ref in dataset.encoding:
+                listed |= {metadata_series_id(sid, f) for f in ref.encoding_format}
+    return frozenset(listed)

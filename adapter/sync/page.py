@@ -23,18 +23,15 @@ from adapter.dataone.records import (
     Candidate,
     dataset_candidate,
     metadata_candidate,
-    metadata_series_id,
-    possible_series_ids,
     series_id,
 )
-from adapter.dataone.resourcemap import series_id as map_series_id
 from adapter.discovery.sitegraph import dataset_response
 from adapter.errors import FetchError, StoreError
 from adapter.findings import Finding, Severity
 from adapter.http import findings as fetch_findings
 from adapter.http.fetcher import ACCEPT_XML, Fetcher
 from adapter.models import DatasetReport, DatasetResult, Fetched, MediaObjectRef
-from adapter.pipeline import CheckOptions, check_landing_page, get_page, read_whole
+from adapter.pipeline import CheckOptions, check_landing_page, get_page, listed_series
 from adapter.render.rendered import render_if_needed
 from adapter.report.stored import capped_findings, report_summary
 from adapter.store.frontier import FrontierRow, PageUpdate
@@ -106,29 +103,6 @@ def check_and_plan(
         checked.report_json = json.dumps(capped_findings(page.report, out.findings))
         checked.report_findings = len(out.findings)
     return checked
-
-
-def listed_series(report: DatasetReport, candidates: list[Candidate]) -> frozenset[str] | None:
-    """The series ids the page still publishes, or None when that is not known.
-
-    Known when the page answered 200 and its JSON-LD was read whole: every series
-    each Dataset may be filed under (harvestable or not, under any profile or
-    scheme: a Dataset that fails a check, or a stricter profile, keeps its
-    series), their resource maps, the metadata copies they link in a DataONE format
-    (fetched or not), and the candidates. Any other live series of the page has
-    lost its source and is archived (a Dataset removed, a DOI changed, a copy
-    no longer linked)."""
-    if report.not_modified or report.fetched is None or report.status != 200:
-        return None
-    if not read_whole(report):
-        return None
-    listed = {c.series_id for c in candidates}
-    for dataset in report.datasets:
-        for sid in possible_series_ids(dataset):
-            listed |= {sid, map_series_id(sid)}
-            for ref in dataset.encoding:
-                listed |= {metadata_series_id(sid, f) for f in ref.encoding_format}
-    return frozenset(listed)
 
 
 def _plan(

@@ -28,9 +28,9 @@ from adapter.dataone.records import canonical_bytes
 from adapter.dataone.resourcemap import is_series as is_map_series
 from adapter.findings import Finding, Severity
 from adapter.models import DatasetReport, DatasetResult, Fetched, MediaObjectRef, SyncRecord
+from adapter.pipeline import listed_series
 from adapter.store.db import Store
 from adapter.sync.outcome import RunSummary
-from adapter.sync.page import listed_series
 from adapter.sync.run import run_node
 from tests.support import stores
 from tests.support.fixture_server import stop
