@@ -173,10 +173,24 @@ def sqlite_file(url: str, host: str | None, database: str | None, *, create: boo
 
 
 def store_error(url: str, exc: SQLAlchemyError) -> StoreError:
-    """The StoreError a failed write is reported as."""
+    """The StoreError a failed write is reported as, caused by `exc` (what `store_gone`
+    reads) whether it is raised from it or not."""
     if isinstance(exc, OperationalError):
-        return StoreError(f"store {url} cannot be written: {exc.orig}")
-    return StoreError(f"store {url}: {exc}")
+        error = StoreError(f"store {url} cannot be written: {exc.orig}")
+    else:
+        error = StoreError(f"store {url}: {exc}")
+    error.__cause__ = exc
+    return error
+
+
+def store_gone(store: Store, exc: StoreError) -> bool:
+    """Whether the database went away (PostgreSQL stopped, its connection cut), rather
+    than refusing one page's writes: then the run fails, once, instead of each page."""
+    cause = exc.__cause__
+    if store.engine.dialect.name != "postgresql" or not isinstance(cause, OperationalError):
+        return False
+    state = getattr(cause.orig, "sqlstate", None)  # None: no server said anything
+    return cause.connection_invalidated or state is None or state.startswith(("08", "57"))
 
 
 class Store(History, Outbox, AccessLog):

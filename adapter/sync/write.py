@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from sqlalchemy import Connection
-from sqlalchemy.exc import OperationalError, SQLAlchemyError
+from sqlalchemy.exc import SQLAlchemyError
 
 from adapter.config.settings import NodeSettings
 from adapter.dataone.records import (
@@ -26,7 +26,7 @@ from adapter.dataone.records import (
 from adapter.dataone.resourcemap import is_series as is_map_series
 from adapter.errors import StoreError
 from adapter.report.stored import capped_findings
-from adapter.store.db import Store, store_error
+from adapter.store.db import Store, store_error, store_gone
 from adapter.store.frontier import PageUpdate, finish_page, mark_due_with_finding
 from adapter.store.history import add_to_run
 from adapter.store.ledger import (
@@ -103,7 +103,7 @@ def _write_in_savepoint(
     except _ClaimLost:
         return PageOutcome(c.row.url, "lost")
     except SQLAlchemyError as exc:
-        _write_failed(store, c, _raised(store_error(store.url, exc), exc))
+        _write_failed(store, c, store_error(store.url, exc))
     return c.out
 
 
@@ -170,7 +170,7 @@ def _write_new(
                 if not _finish(conn, c, owner, c.page):
                     raise _NotNew
     except SQLAlchemyError as exc:
-        if store_gone(store, failed := _raised(store_error(store.url, exc), exc)):
+        if store_gone(store, failed := store_error(store.url, exc)):
             raise failed from exc  # the run fails, as the first page's write would fail it
         return [_write_in_savepoint(store, conn, c, owner, node) for c in run]
     except _NotNew:
@@ -178,22 +178,6 @@ def _write_new(
     for c, pids in zip(run, created, strict=True):
         c.out.created = pids
     return [c.out for c in run]
-
-
-def _raised(error: StoreError, cause: SQLAlchemyError) -> StoreError:
-    """`error` as `raise error from cause` leaves it (what `store_gone` reads)."""
-    error.__cause__ = cause
-    return error
-
-
-def store_gone(store: Store, exc: StoreError) -> bool:
-    """Whether the database went away (PostgreSQL stopped, its connection cut), rather
-    than refusing one page's writes: then the run fails, once, instead of each page."""
-    cause = exc.__cause__
-    if store.engine.dialect.name != "postgresql" or not isinstance(cause, OperationalError):
-        return False
-    state = getattr(cause.orig, "sqlstate", None)  # None: no server said anything
-    return cause.connection_invalidated or state is None or state.startswith(("08", "57"))
 
 
 def _write_failed(store: Store, c: CheckedPage, exc: StoreError) -> None:
