@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from adapter.http.politeness import Turn
+from adapter.http.starts import Starts
 from adapter.store.frontier import FrontierRow
-from adapter.sync.drain import Starts
 from adapter.sync.federation import run_nodes
 from adapter.sync.loop import DrainLoop
 from adapter.sync.run import run_node
