@@ -8,6 +8,7 @@ command run in a test must not leave its handler behind).
 
 from __future__ import annotations
 
+import queue
 import signal
 import threading
 from collections.abc import Callable, Iterable, Iterator
@@ -45,3 +46,12 @@ def on_signals(handler: Handler | None, signums: Iterable[int] = STOP_SIGNALS) -
     finally:
         for signum, old in previous.items():
             signal.signal(signum, old)
+
+
+def inbox() -> queue.SimpleQueue[int]:
+    """Where a handler leaves the signal for the main thread to act on. A SimpleQueue, not a
+    Queue or an Event: a handler runs in the main thread between two of its bytecodes, so
+    one that interrupts the main thread's own `Queue.get` or `Event.wait` while it holds
+    their (non-reentrant) lock blocks on that lock forever; SimpleQueue's `put` takes none
+    a Python frame holds."""
+    return queue.SimpleQueue()

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import signal
 import sys
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -22,7 +21,7 @@ from adapter.config.load import quick_node
 from adapter.config.settings import AdapterConfig, NodeSettings
 from adapter.demo.server import DemoServer
 from adapter.errors import StoreError
-from adapter.signals import on_signals
+from adapter.signals import inbox, on_signals
 
 DEMO_STORE = "sqlite:///demo-harvest.db"
 DEMO_NODE = "urn:node:DEMO"
@@ -146,22 +145,15 @@ def demo(store_url: str, serve: bool) -> None:
 
 def _serve_until_stopped(origin: str) -> None:
     """Block until SIGINT/SIGTERM; the `with` block around us stops the server."""
-    stopped = threading.Event()
-    got: list[int] = []
-
-    def on_stop(signum: int) -> None:
-        got.append(signum)
-        stopped.set()
-
-    with on_signals(on_stop):
+    got = inbox()  # not an Event: see adapter.signals.inbox
+    with on_signals(got.put):
         click.echo(f"\nServing the demo repository at {origin + '/'} until Ctrl-C. Try:")
         click.echo(f"  adapter check-dataset {origin + '/dataset/ocean-temperature-2019'}")
         click.echo(f"  adapter discover {origin + '/'}")
         click.echo("  adapter schedule --config config/demo.yaml")
-        while not stopped.wait(0.5):
-            pass
+        first = got.get()
     click.echo("Stopped.")
-    if got[:1] == [signal.SIGINT]:
+    if first == signal.SIGINT:
         raise SystemExit(130)  # Ctrl-C never exits 0 (README, exit codes); SIGTERM does
 
 

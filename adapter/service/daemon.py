@@ -20,7 +20,7 @@ from adapter.errors import ConfigError
 from adapter.service.logsetup import LogFormat, configure
 from adapter.service.metrics import Metrics, OpsApp, serve_in_background
 from adapter.service.scheduler import NodeScheduler, RunJob, run_node
-from adapter.signals import STOP_SIGNALS, on_signals
+from adapter.signals import STOP_SIGNALS, inbox, on_signals
 from adapter.store.db import Store
 
 log = logging.getLogger("adapter.service.scheduler")
@@ -57,7 +57,7 @@ def run_scheduler(
 def _signalled(
     config: AdapterConfig, path: Path, job: RunJob, run_now: bool, log_format: LogFormat | None
 ) -> int:
-    signals: queue.Queue[int] = queue.Queue()
+    signals = inbox()
     with on_signals(signals.put, (*STOP_SIGNALS, signal.SIGHUP)):
         return _run(config, path, job, run_now, signals, log_format)
 
@@ -67,7 +67,7 @@ def _run(
     path: Path,
     job: RunJob,
     run_now: bool,
-    signals: queue.Queue[int],
+    signals: queue.SimpleQueue[int],
     log_format: LogFormat | None,
 ) -> int:
     scheduler = NodeScheduler(config, job)
@@ -93,7 +93,10 @@ def _run(
 
 
 def _serve(
-    scheduler: NodeScheduler, path: Path, signals: queue.Queue[int], log_format: LogFormat | None
+    scheduler: NodeScheduler,
+    path: Path,
+    signals: queue.SimpleQueue[int],
+    log_format: LogFormat | None,
 ) -> int:
     """Wait for signals, reloading on SIGHUP; the stop signal that ended it."""
     while True:
