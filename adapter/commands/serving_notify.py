@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import queue
 import signal
-import threading
 from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,7 @@ import click
 from adapter.config.settings import NodeSettings
 from adapter.extras import require
 from adapter.service.logsetup import LogFormat, configure
+from adapter.signals import inbox
 
 if TYPE_CHECKING:  # without importing coarnotify for `adapter --help`
     from multiprocessing.process import BaseProcess
@@ -84,16 +85,18 @@ def notify_process(
     from adapter.store.db import Store
 
     configure(*logs)
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    stop = inbox()  # not an Event: see adapter.signals.inbox
+    signal.signal(signal.SIGTERM, lambda signum, _frame: stop.put(signum))
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C reaches the server, which stops us
     store = Store.open(url, create=False)
     worker = NotifyWorker(store, nodes, public_url, poll=5.0)
     signal.signal(signal.SIGUSR1, lambda *_: worker.wake())  # the inbox took something
     worker.start()
     try:
-        while not stop.wait(1.0) and os.getppid() == parent:
-            pass
+        while os.getppid() == parent:
+            with suppress(queue.Empty):
+                stop.get(timeout=1.0)
+                break
     finally:
         worker.close()
         store.close()
