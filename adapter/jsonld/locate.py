@@ -11,9 +11,8 @@ no Dataset say about the publisher's probable intent (near misses).
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urljoin
 
-from adapter.jsonld.normalforms import unchanged_by_urljoin
+from adapter.jsonld.normalforms import resolve_iri
 
 
 def _path(parent: str, key: str | int) -> str:
@@ -93,7 +92,7 @@ def locate_datasets(data: Any, base_url: str, ids: list[Any]) -> list[tuple[str,
         if isinstance(wanted, str) and not wanted.startswith("_:"):
             for n, (_, node, _, _) in enumerate(candidates):
                 raw = node.get("@id", node.get("id"))
-                if n not in used and isinstance(raw, str) and _join(base_url, raw) == wanted:
+                if n not in used and isinstance(raw, str) and resolve_iri(base_url, raw) == wanted:
                     chosen = n
                     break
         if chosen is None:
@@ -170,7 +169,3 @@ def _near_miss_hint(kind: str) -> str | None:
         "not http://schema.org/Dataset: the block's @context does not map Dataset to "
         'schema.org; use "@context": "https://schema.org/".'
     )
-
-
-def _join(base: str, iri: str) -> str:
-    return iri if unchanged_by_urljoin(iri) else urljoin(base, iri)

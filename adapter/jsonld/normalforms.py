@@ -19,7 +19,7 @@ _NESTED = (dict, list)
 
 
 @lru_cache(maxsize=4096)
-def _resolve(base: str, iri: str) -> str:
+def resolve_iri(base: str, iri: str) -> str:
     """urljoin, remembered: a framed Dataset repeats its IRIs (pure, so safe to share);
     none for an IRI that urljoin would give back as it is, whatever the base (most of
     them: a urljoin was 20-40 us on a slow machine, a dozen a page)."""
@@ -76,7 +76,7 @@ def simplify(value: Any, base: str, key: str | None = None) -> Any:
     if key in _IRI_KEYS:
         iri = value.get("@id", value.get("@value")) if isinstance(value, dict) else value
         if isinstance(iri, str) and not (isinstance(value, dict) and "@language" in value):
-            return _resolve(base, iri.strip())
+            return resolve_iri(base, iri.strip())
     if not isinstance(value, dict):
         return value
     if "@value" in value and "@language" not in value:

@@ -16,10 +16,9 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urljoin
 
 from adapter.jsonld.framed import literal, node_id, types, values
-from adapter.jsonld.normalforms import unchanged_by_urljoin
+from adapter.jsonld.normalforms import resolve_iri
 from adapter.models import DatasetResult
 from adapter.signposting.identities import iri_key, orcid
 
@@ -141,10 +140,8 @@ def _abs(url: str, base: str | None) -> str:
     if base is None:
         return url.strip()
     url = url.strip()
-    if unchanged_by_urljoin(url):
-        return url
     try:
-        return urljoin(base, url)
+        return resolve_iri(base, url)
     except ValueError:
         return url
 
