@@ -9,6 +9,7 @@ stops after the pages in flight; the run is then recorded as interrupted.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import textwrap
@@ -100,7 +101,10 @@ def graceful_stop() -> Iterator[StopEvent]:
     def handler(signum: int) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
-        click.echo("Stopping after the pages in flight (again to abort)...", err=True)
+        # one system call on fd 2, not click.echo: the handler may land while the main thread
+        # is inside a write to sys.stderr (a progress bar, a log line) holding its buffered
+        # writer's lock, where a second write through it raised "reentrant call"
+        os.write(2, b"Stopping after the pages in flight (again to abort)...\n")
         stop.signum = signum
         stop.set()
 
