@@ -240,10 +240,14 @@ class Store(History, Outbox, AccessLog):
     def open(cls, url: str, *, create: bool = True) -> Store:
         """Connect; with `create`, make or upgrade the schema, else insist it is current."""
         store = cls.connect(url, create=create)
-        if create:
-            store.upgrade()
-            return store
-        version = store.version()
+        try:
+            if create:
+                store.upgrade()
+                return store
+            version = store.version()
+        except BaseException:  # refused or gone: its pool's connections go with it
+            store.close()
+            raise
         if version != migrations.LATEST:
             store.close()
             found = "no schema" if version is None else f"schema version {version}"
