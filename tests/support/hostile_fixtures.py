@@ -45,7 +45,7 @@ PARALLEL = int(os.environ.get("ADAPTER_HOSTILE_PARALLEL", "6"))
 SHARDS = 3
 SLOW_PAGE = "/store/slow"  # trickles: holds a sync for total_timeout while we strike
 SLOW_PAGES = "/store/pages.xml"  # the slow page, then /good/1
-STORE_LIMITS = {"total_timeout": 2, "read_timeout": 2, "max_retries": 0}
+STORE_LIMITS = {"total_timeout": 1, "read_timeout": 1, "max_retries": 0}
 
 
 @dataclass
@@ -87,8 +87,8 @@ def locked_sqlite_scenario(site: SiteServer, workdir: Path) -> dict[str, Any]:
     """Seed a store; lock the file from another connection while a sync works on it;
     release it once the sync has said the store is locked; then sync again."""
     db = workdir / "locked.db"
-    # a write waits 2 s for the lock, not the default 30 s: the same "database is locked"
-    store = f"sqlite:///{db}?timeout=2"
+    # a write waits 0.5 s for the lock, not the default 30 s: the same "database is locked"
+    store = f"sqlite:///{db}?timeout=0.5"
     out: dict[str, Any] = {"db": str(db)}
     seed = start_sync(site, store, workdir, "/good/sitemap.xml")
     out["seed"] = (seed.wait(120), seed.communicate()[0])
