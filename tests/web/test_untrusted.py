@@ -147,7 +147,8 @@ def test_checks_beyond_the_running_slots_are_503_and_not_counted(
 ) -> None:
     site = sites("page-http")
     rate = RateLimit(tmp_path / "rate.db", per_minute=2)
-    app = WebApp(Checker(tuple(origins(site)), deadline=3.0), rate, max_checks=1)
+    # the hanging check holds the one slot for its 1 s deadline while the second is refused
+    app = WebApp(Checker(tuple(origins(site)), deadline=1.0), rate, max_checks=1)
     hanging = {"url": site[0].url("/dataset/hang")}
     with serve_wsgi(app) as web, ThreadPoolExecutor(1) as pool:
         slow = pool.submit(requests.get, web.url("/check"), params=hanging, timeout=60)
