@@ -8,6 +8,7 @@ stops after the pages in flight; the run is then recorded as interrupted.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -101,12 +102,13 @@ def graceful_stop() -> Iterator[StopEvent]:
     def handler(signum: int) -> None:
         if stop.is_set():
             raise KeyboardInterrupt
+        stop.signum = signum
+        stop.set()  # first: a notice that cannot be written must not lose the stop
         # one system call on fd 2, not click.echo: the handler may land while the main thread
         # is inside a write to sys.stderr (a progress bar, a log line) holding its buffered
         # writer's lock, where a second write through it raised "reentrant call"
-        os.write(2, b"Stopping after the pages in flight (again to abort)...\n")
-        stop.signum = signum
-        stop.set()
+        with contextlib.suppress(OSError):  # stderr closed (a detached process): stop quietly
+            os.write(2, b"Stopping after the pages in flight (again to abort)...\n")
 
     with on_signals(handler):
         yield stop
