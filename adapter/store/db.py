@@ -245,15 +245,15 @@ class Store(History, Outbox, AccessLog):
                 store.upgrade()
                 return store
             version = store.version()
+            if version != migrations.LATEST:
+                found = "no schema" if version is None else f"schema version {version}"
+                raise StoreError(
+                    f"{url}: {found}, this adapter needs {migrations.LATEST}; "
+                    "run `adapter db upgrade`"
+                )
         except BaseException:  # refused or gone: its pool's connections go with it
             store.close()
             raise
-        if version != migrations.LATEST:
-            store.close()
-            found = "no schema" if version is None else f"schema version {version}"
-            raise StoreError(
-                f"{url}: {found}, this adapter needs {migrations.LATEST}; run `adapter db upgrade`"
-            )
         return store
 
     def close(self) -> None:
