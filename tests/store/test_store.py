@@ -5,6 +5,7 @@ real PostgreSQL (a fresh schema per test)."""
 from __future__ import annotations
 
 import gc
+import os
 import threading
 import warnings
 from collections.abc import Iterator
@@ -112,6 +113,34 @@ def test_sqlite_runs_in_wal_mode(tmp_path: Path) -> None:
     with s.read() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA busy_timeout").scalar() == 30000
+
+
+def _temp_files() -> list[str]:
+    """SQLite's open temporary files (unlinked at once, so seen only as this process's fds)."""
+    targets = []
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            targets.append(os.readlink(fd))
+        except OSError:  # closed since the listing
+            continue
+    return [t for t in targets if "etilqs_" in t]
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads /proc/self/fd")
+def test_a_write_keeps_its_statement_journal_in_memory(tmp_path: Path) -> None:
+    """A statement that may fail halfway, in a transaction that changed pages before it,
+    journals those pages to undo itself; past 64 KiB SQLite spilled that to a file."""
+    s = Store.open(sqlite_url(tmp_path))
+    try:
+        with s.write() as conn:
+            conn.exec_driver_sql("CREATE TABLE spill (x TEXT UNIQUE)")
+            big = "x" * 500
+            for i in range(1000):
+                conn.exec_driver_sql("INSERT INTO spill VALUES (?)", (f"{i}{big}",))
+            conn.exec_driver_sql("UPDATE spill SET x = x || 'y'")  # a UNIQUE may abort it
+            assert _temp_files() == []
+    finally:
+        s.close()
 
 
 def test_bad_store_urls_are_store_errors(tmp_path: Path) -> None:
