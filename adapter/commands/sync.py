@@ -87,6 +87,14 @@ class StopEvent(threading.Event):
 
     signum: int | None = None
 
+    def __init__(self) -> None:
+        super().__init__()
+        # set from a signal handler, which runs in the main thread between two bytecodes: it
+        # may land inside this event's own wait() (`adapter worker` idles there) while the
+        # thread holds the condition's lock, and a plain Lock then blocked the set for good
+        # (as the inbox of adapter.signals says of Queue); a reentrant one lets it through
+        self._cond = threading.Condition(threading.RLock())
+
     def exit_code(self, failed: bool) -> int:
         """The command's exit code: 1 failed, 130 stopped by Ctrl-C, else 0."""
         if failed:

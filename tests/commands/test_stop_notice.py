@@ -10,11 +10,13 @@ from __future__ import annotations
 import io
 import signal
 import sys
+import threading
+from types import FrameType
 from typing import Any, cast
 
 import pytest
 
-from adapter.commands.sync import graceful_stop
+from adapter.commands.sync import StopEvent, graceful_stop
 
 
 class _Interrupted(io.RawIOBase):
@@ -47,3 +49,39 @@ def test_a_stop_signal_during_a_write_to_stderr_sets_the_stop_and_says_so(
     assert raw.fired
     assert stop.is_set() and stop.signum == signal.SIGTERM
     assert "Stopping after the pages in flight" in capfd.readouterr().err
+
+
+def _set_inside_wait(event: threading.Event, nth: int) -> None:
+    """`event.wait`, with `event.set` run at its `nth` Python call, as a stop signal's
+    handler landing just then would run it."""
+    calls: list[int] = []
+
+    def handler_at_nth_call(_frame: FrameType, kind: str, _arg: object) -> None:
+        if kind == "call" and len(calls) < nth:
+            calls.append(1)
+            if len(calls) == nth:
+                event.set()
+
+    sys.setprofile(handler_at_nth_call)
+    try:
+        event.wait(0.05)
+    finally:
+        sys.setprofile(None)
+
+
+@pytest.mark.parametrize(("event", "blocks"), [(StopEvent, False), (threading.Event, True)])
+def test_a_stop_signal_never_blocks_inside_the_stop_events_own_wait(
+    event: type[threading.Event], blocks: bool
+) -> None:
+    """`adapter worker` idles in `stop.wait`; its handler's `stop.set` may land inside that
+    wait while the thread holds the event's lock. A plain Event is shown to block there, so
+    the probe reaches that point; the StopEvent never does."""
+    waiters = [
+        threading.Thread(target=_set_inside_wait, args=(event(), nth), daemon=True)
+        for nth in range(1, 12)
+    ]
+    for waiter in waiters:
+        waiter.start()
+    for waiter in waiters:
+        waiter.join(1.0 if blocks else 30.0)  # a blocked one never ends: it is a daemon
+    assert any(w.is_alive() for w in waiters) is blocks
