@@ -143,7 +143,23 @@ class CheckPool:
         for thread in self._threads:
             thread.join(5)
         self._fail_left("adapter/check-pool-closed")
-        self._results.close()
+        self._let_go_of_queues()
+
+    def _let_go_of_queues(self) -> None:
+        """Close the queues and drop them here, so their named semaphores are unlinked, and
+        the resource tracker told, by the closing thread. Left to whoever dropped the pool
+        last (the drain loop's daemon thread), interpreter shutdown could stop that thread
+        between the two: "leaked semaphore objects" at the end of a good `adapter sync`."""
+        queues = [self._results]
+        for child in self._children:
+            if child.process.exitcode != 0:  # what it left unread may fill the pipe for good
+                child.tasks.cancel_join_thread()
+            queues.append(child.tasks)
+            child.tasks = None
+        self._results = None
+        for each in queues:
+            each.close()
+            each.join_thread()  # the feeder thread holds two of the semaphores
 
     # -- feeding ------------------------------------------------------------------------
 
@@ -175,7 +191,7 @@ class CheckPool:
 
     def _receive(self) -> None:
         """Results to their tasks; dead children's pages to the others."""
-        reaped = time.monotonic()
+        reaped, results = time.monotonic(), self._results  # `close` lets go of the queue
         try:
             while True:
                 if time.monotonic() - reaped >= POLL:  # also while results flow
@@ -183,7 +199,7 @@ class CheckPool:
                     if self._reap():
                         return
                 try:
-                    kind, index, task_id, checked = self._results.get(timeout=POLL)
+                    kind, index, task_id, checked = results.get(timeout=POLL)
                 except queue.Empty:
                     continue
                 with self._cond:
