@@ -29,8 +29,11 @@ whole interval after its own previous request to a host, counted from when
 the request was written (`sent`, told by the fetcher), whatever the
 reservations say; lets no request go while one let go is not written yet (at
 intervals of RESERVE_SPAN and more); and a late one pushes the host's
-`next_at` on, so later reservations keep a whole interval after it too. A
-robots.txt Crawl-delay learnt after a host's first requests pushes its
+`next_at` on, so later reservations keep a whole interval after it too. At
+those intervals the other processes are held too: a request is let go under a
+claim in the host's row, which no other process's request passes while it is
+held nor within an interval of the written time it is given back with (`_claim`).
+A robots.txt Crawl-delay learnt after a host's first requests pushes its
 `next_at` on by the difference, so the very next request keeps the new pace.
 These two tables are coordination state, not data: they are created on first
 use and may be emptied at any time. On PostgreSQL they live in the store's
@@ -63,6 +66,7 @@ DEAD_CHECK_AFTER = 0.5  # seconds without a free slot before looking for dead ho
 SEND_SLACK = 0.01  # seconds a request may take from its start to being written, unremarked
 UNWRITTEN_WAIT = 0.05  # seconds between looks while a request let go is not written yet
 LEAD = 0.005  # an idle host's next start is this far ahead: slack for the answer's trip back
+SEND_CLAIM = 5.0  # seconds a claim to send holds, should its process die before giving it back
 
 
 class StorePacer:
@@ -92,6 +96,7 @@ class StorePacer:
             raise ValueError("requests_per_second must be > 0 and concurrency >= 1")
         self._clock = connections.WATCHDOG.clock if clock is None else clock
         self.owner = owner
+        self._sender = f"{owner}/{id(self):x}"  # this pacer's claims (`_claim`)
         self._interval = 1.0 / requests_per_second
         self._concurrency = concurrency
         self._hold = hold_seconds  # a slot's lease: the longest a fetch may take, and more
@@ -284,8 +289,11 @@ class StorePacer:
                 if retry and self._clock.monotonic() - start > late:
                     oversleeps += 1
                     continue
-                if self._go(host, start, force=not retry):
+                went = self._go(host, start, force=not retry)
+                if went:
                     return
+                if went is None:  # dropped: the next start is reserved after the other's
+                    continue
                 later = self._later(host, start, late)
                 if later is not None:  # the same start, a little later: no interval lost
                     with self._lock:
@@ -313,20 +321,22 @@ class StorePacer:
             # as a wait on the condition would; and a virtual clock's sleep needs no other thread
             self._clock.sleep(floor - now)
 
-    def _go(self, host: str, start: float, *, force: bool) -> bool:
-        """Use the start now if this process's own pace allows it (or `force`: a few dropped)."""
+    def _go(self, host: str, start: float, *, force: bool) -> bool | None:
+        """Use the start now if this process's own pace allows it (or `force`: a few dropped);
+        None: another process's request stands in the way (`_claim`), the start is dropped."""
         hold = self.interval(host) >= RESERVE_SPAN
         with self._turns:
-            while True:
-                now = self._clock.monotonic()
-                floor = self._last.get(host, float("-inf")) + self.interval(host)
-                blocked = (hold and self._unwritten.get(host)) or now < floor - LATE
-                if not blocked or force:  # forced: as late as it is, like an overslept start
-                    break
+            now = self._clock.monotonic()
+            floor = self._last.get(host, float("-inf")) + self.interval(host)
+            blocked = (hold and self._unwritten.get(host)) or now < floor - LATE
+            if blocked and not force:  # forced: as late as it is, like an overslept start
                 return False
+            if hold and not self._claim(host):
+                return None
             self._last[host] = max(self._last.get(host, float("-inf")), now)
             self._unwritten[host] = self._unwritten.get(host, 0) + 1
         self._released.at, self._released.host = now, host
+        self._released.claimed = hold
         if now - start > LATE:
             self._push(host, now)
         return True
@@ -341,7 +351,7 @@ class StorePacer:
         if lag > SEND_SLACK:  # within it, the start it was let go at stands for it
             with self._lock:
                 self._last[host] = max(self._last.get(host, float("-inf")), when)
-        self._written(host)
+        self._written(host, when)
         if lag > SEND_SLACK:
             self._push(host, when)
 
@@ -353,14 +363,56 @@ class StorePacer:
             self._last[host] = max(self._last.get(host, float("-inf")), until - self.interval(host))
         self._push(host, until - self.interval(host))
 
-    def _written(self, host: str) -> None:
-        """This thread's request to `host` is written (or never will be): the next may go."""
+    def _written(self, host: str, when: float | None = None) -> None:
+        """This thread's request to `host` is written at `when` (None: now, or never will
+        be): the next may go, in this process and, under a claim, in the others."""
         if getattr(self._released, "host", None) != host:
             return
         self._released.host = None
+        if self._released.claimed:
+            self._unclaim(host, self._clock.monotonic() if when is None else when)
         with self._turns:
             self._unwritten[host] -= 1
             self._turns.notify_all()
+
+    def _claim(self, host: str) -> bool:
+        """Whether a request to `host` may go as far as the other processes are concerned: none
+        of theirs is let go and unwritten, nor was written less than an interval ago.
+
+        Reserved starts keep processes an interval apart when each request leaves on
+        time; one that leaves late (its process starved of CPU) pushes `next_at` on,
+        but a start another process reserved before that push stood, and went that
+        much less than an interval after it. So at intervals where a gap matters,
+        a request is let go under a claim, given back with its written time (a claim
+        lapses after SEND_CLAIM should its process die holding it).
+        """
+        row = self._db.one(
+            f"UPDATE host_rate SET sending = {self._db.now} + :lapse, sender = :me "
+            f"WHERE host = :host AND (sending IS NULL OR sending < {self._db.now}) "
+            f"AND (last_sent IS NULL OR last_sent + :interval <= {self._db.now} + :slack) "
+            "RETURNING 1",
+            lapse=SEND_CLAIM,
+            me=self._sender,
+            host=host,
+            interval=self.interval(host),
+            slack=SEND_SLACK,
+            now=self._now(),
+        )
+        return row is not None
+
+    def _unclaim(self, host: str, written: float) -> None:
+        """Give the claim back, with when the request was written (monotonic)."""
+        greatest = "GREATEST" if self._db.pg else "MAX"
+        mine = "sender = :me"
+        self._db.run(
+            f"UPDATE host_rate SET last_sent = {greatest}(COALESCE(last_sent, 0), "
+            f"{self._db.now} - :ago), sending = CASE WHEN {mine} THEN NULL ELSE sending END, "
+            f"sender = CASE WHEN {mine} THEN NULL ELSE sender END WHERE host = :host",
+            ago=self._clock.monotonic() - written,
+            me=self._sender,
+            host=host,
+            now=self._now(),
+        )
 
     def _push(self, host: str, started: float) -> None:
         """No reserved start of `host` earlier than an interval after `started` (monotonic)."""

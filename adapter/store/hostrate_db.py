@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, cast
 
-from sqlalchemy import Column, Float, Integer, MetaData, String, Table
+from sqlalchemy import Column, Float, Integer, MetaData, String, Table, inspect
 from sqlalchemy.exc import SQLAlchemyError
 
 from adapter.errors import StoreError
@@ -29,6 +29,13 @@ from adapter.store.hostslots import SlotFile, close_slots, open_slots
 SQLITE_WAIT = 30.0  # seconds SQLite waits for the schedule file's lock
 # the slots of a store on SQLite (one machine) are record locks: adapter.store.hostslots
 SQLITE_TABLE = "CREATE TABLE IF NOT EXISTS host_rate (host TEXT PRIMARY KEY, next_at REAL NOT NULL)"
+# added since the table first shipped: a request let go and not yet written (`sender`, and
+# when its claim lapses, `sending`), and when the host's latest request was written
+LATER_COLUMNS = {  # name: its type on SQLite, on PostgreSQL
+    "sending": ("REAL", "DOUBLE PRECISION"),
+    "sender": ("TEXT", "VARCHAR(250)"),
+    "last_sent": ("REAL", "DOUBLE PRECISION"),
+}
 
 _meta = MetaData()  # the tables on PostgreSQL, in the store's own database
 host_rate = Table(
@@ -36,6 +43,9 @@ host_rate = Table(
     _meta,
     Column("host", String(300), primary_key=True),
     Column("next_at", Float, nullable=False),  # epoch seconds
+    Column("sending", Float),  # epoch seconds: a claim to send, lapsed after it
+    Column("sender", String(250)),  # the pacer holding that claim
+    Column("last_sent", Float),  # epoch seconds: when the host's latest request was written
 )
 host_slots = Table(
     "host_slots",
@@ -76,6 +86,7 @@ class ScheduleDb:
         self.slots: SlotFile | None = None  # on SQLite; on PostgreSQL, the `host_slots` rows
         if self.pg:
             _meta.create_all(store.engine, checkfirst=True)
+            _add_later_columns_pg(store)
             pooled = store.engine.raw_connection()
             self._raw = cast(Any, pooled.driver_connection)
             pooled.detach()  # ours alone: never handed back to the pool in autocommit mode
@@ -93,7 +104,22 @@ class ScheduleDb:
         self._raw.execute("PRAGMA journal_mode=WAL")
         self._raw.execute("PRAGMA synchronous=OFF")
         self._raw.execute(SQLITE_TABLE)
+        self._add_later_columns()
         self.slots = open_slots(None if path == ":memory:" else f"{database}-hostslots")
+
+    def _add_later_columns(self) -> None:
+        """Columns a schedule file of an earlier version lacks (another process may be adding
+        them at the same moment: its "duplicate column" is this one's success)."""
+        for name, (kind, _pg) in LATER_COLUMNS.items():
+            if name not in self._sqlite_columns():
+                try:
+                    self._raw.execute(f"ALTER TABLE host_rate ADD COLUMN {name} {kind}")
+                except sqlite3.OperationalError:
+                    if name not in self._sqlite_columns():
+                        raise
+
+    def _sqlite_columns(self) -> set[str]:
+        return {row[1] for row in self._raw.execute("PRAGMA table_info(host_rate)")}
 
     def _sql(self, sql: str) -> str:
         return re.sub(r":(\w+)", r"%(\1)s", sql) if self.pg else sql
@@ -146,6 +172,20 @@ class ScheduleDb:
         if self.slots is not None:
             close_slots(self.slots)
             self.slots = None
+
+
+def _add_later_columns_pg(store: Store) -> None:
+    """Columns a table of an earlier version lacks; altered only then (ALTER locks the table
+    every worker's reservations use)."""
+    have = {c["name"] for c in inspect(store.engine).get_columns("host_rate")}
+    missing = [name for name in LATER_COLUMNS if name not in have]
+    if missing:
+        with store.engine.begin() as conn:
+            for name in missing:
+                kind = LATER_COLUMNS[name][1]
+                conn.exec_driver_sql(
+                    f"ALTER TABLE host_rate ADD COLUMN IF NOT EXISTS {name} {kind}"
+                )
 
 
 _SHARED: dict[Store, tuple[ScheduleDb, int]] = {}  # store -> (its schedule, pacers using it)

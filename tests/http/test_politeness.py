@@ -81,8 +81,9 @@ def assert_spaced(times: list[float], interval: float) -> None:
 def test_three_workers_never_pass_the_node_rate(
     tmp_path: Path, servers: Callable[..., SiteServer], store_url: str
 ) -> None:
-    # 8/s, not faster: the late-leave guard holds within one process only (README, Scaling),
-    # and on 2 cores shared with the suite's other workers a worker may leave 40 ms late
+    # 8/s: at rates up to 20/s a worker that leaves late (40-70 ms seen on 2 cores shared with
+    # the suite's other workers) holds the others back too (README, Scaling); faster, the
+    # guard holds within one process only
     rate, pages = 8.0, 12  # with robots.txt thrice, 15 requests: eight windows of eight
     server = servers(pages)
     path = write_config(

@@ -17,7 +17,9 @@ for a host stay on the real clock, where threads really lose the CPU.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
+import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -32,13 +34,15 @@ from adapter.http.politeness import HostPacer
 from adapter.limits import Limits
 from adapter.store.claims import owner_id
 from adapter.store.db import Store
-from adapter.store.hostrate import StorePacer
+from adapter.store.hostrate import SEND_SLACK, StorePacer
+from adapter.store.hostrate_db import clear
 from tests.support import stores
 from tests.support.clock import FakeClock
 from tests.support.fixture_server import SiteServer, stop
 from tests.support.hostile import start_corpus
 
 HOST = "repo.example:80"
+store_url = stores.store_url  # the fixture, over SQLite and PostgreSQL
 ROUNDING = 1e-6  # a virtual clock sleeps exactly to the due time: only float rounding is short
 Pacer = HostPacer | StorePacer
 
@@ -152,6 +156,53 @@ def test_no_request_goes_while_one_let_go_is_not_written(tmp_path: Path) -> None
     pacer.close()
     store.close()
     assert second - written[0] >= 0.1
+
+
+def test_no_other_process_goes_while_one_let_go_is_not_written(store_url: str) -> None:
+    # two pacers with stores of their own: two processes' schedules, as `adapter worker`s
+    # keep them; the first is let go, then starved of the CPU before it writes
+    url = store_url
+    opened = [Store.open(url) for _ in range(2)]
+    clear(opened[0])
+    first, second = (StorePacer(s, f"{owner_id()}:{i}", 10.0, 2) for i, s in enumerate(opened))
+    written: list[float] = []
+
+    def starved() -> None:  # let go, then loses the CPU for 0.4 s before writing
+        with first.slot(HOST):
+            time.sleep(0.4)
+            written.append(time.monotonic())
+            first.sent(HOST, written[0])
+
+    start(second)  # the host's schedule begins: the first's start is an interval on
+    thread = threading.Thread(target=starved)
+    thread.start()
+    time.sleep(0.05)
+    went = start(second)  # its reserved start came 0.1 s after the first's
+    thread.join()
+    for pacer, store in zip((first, second), opened, strict=True):
+        pacer.close()
+        store.close()
+    assert went - written[0] >= 0.1 - SEND_SLACK, f"{went - written[0]:.3f} s after"
+
+
+def test_a_schedule_an_earlier_version_made_gains_the_claim(store_url: str) -> None:
+    store = Store.open(store_url)
+    old = "CREATE TABLE host_rate (host VARCHAR(300) PRIMARY KEY, next_at FLOAT NOT NULL)"
+    if store.engine.dialect.name == "postgresql":  # the table lives in the store's database
+        with store.engine.begin() as conn:
+            conn.exec_driver_sql("DROP TABLE IF EXISTS host_rate")
+            conn.exec_driver_sql(old)
+            conn.exec_driver_sql(f"INSERT INTO host_rate VALUES ('{HOST}', 0)")
+    else:  # in a file beside the store
+        with contextlib.closing(sqlite3.connect(f"{store.engine.url.database}-hostrate")) as db:
+            db.executescript(f"{old}; INSERT INTO host_rate VALUES ('{HOST}', 0);")
+    pacer = StorePacer(store, owner_id() + ":test", 10.0, 2)
+    try:
+        times = [start(pacer) for _ in range(2)]
+    finally:
+        pacer.close()
+        store.close()
+    assert times[1] - times[0] >= 0.1 - 0.002  # paced, the claim taken and given back
 
 
 def test_a_retry_after_holds_the_whole_host(make_pacer: Callable[[float], Pacer]) -> None:
