@@ -16,7 +16,7 @@ import sys
 import textwrap
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -328,9 +328,9 @@ def db() -> None:
 def upgrade(config_path: str | None, store_url: str | None) -> None:
     """Create the store's schema or apply the migrations it is missing."""
     tgt = target(config_path, store_url)
-    store = Store.connect(tgt.store_url)
-    before = store.version()
-    applied = store.upgrade()
+    with closing(Store.connect(tgt.store_url)) as store:
+        before = store.version()
+        applied = store.upgrade()
     if not applied:
         click.echo(f"{tgt.store_url}: schema version {before}, up to date")
     elif before is None:

@@ -187,7 +187,7 @@ def test_an_upgraded_store_lists_what_it_published_in_the_same_order(store_url: 
         stores.drop_change_log(conn)
         stores.stamp_version(conn, stores.version_of("sysmeta_log") - 1)
     s.close()
-    upgraded = Store.connect(store_url).upgrade()
+    upgraded = stores.upgraded(store_url)
     assert stores.version_of("sysmeta_log") in upgraded
     s = Store.open(store_url, create=False)
     try:

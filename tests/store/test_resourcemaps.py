@@ -243,7 +243,7 @@ def test_the_index_of_a_pages_series_comes_with_an_upgrade(store_url: str) -> No
         )
     before = s.list_objects(NODE)[1]
     s.close()
-    assert Store.connect(store_url).upgrade() == list(range(step, migrations.LATEST + 1))
+    assert stores.upgraded(store_url) == list(range(step, migrations.LATEST + 1))
     s = Store.open(store_url, create=False)
     with s.read() as conn:
         assert "ix_series_source" in {i["name"] for i in inspect(conn).get_indexes("series")}

@@ -513,7 +513,7 @@ def test_a_store_of_the_previous_version_keeps_what_it_published(store_url: str)
             )
         )
     s.close()
-    assert Store.connect(store_url).upgrade() == list(range(3, migrations.LATEST + 1))
+    assert stores.upgraded(store_url) == list(range(3, migrations.LATEST + 1))
     s = Store.open(store_url, create=False)
     assert s.list_objects(NODE)[1] == before
     assert s.get_record("urn:node:OLD", a.pid) is not None
@@ -538,7 +538,7 @@ def test_a_version_1_store_is_upgraded_in_place(store_url: str) -> None:
         )
     with pytest.raises(StoreError, match="schema version 1"):
         Store.open(store_url, create=False)
-    assert Store.connect(store_url).upgrade() == list(range(2, migrations.LATEST + 1))
+    assert stores.upgraded(store_url) == list(range(2, migrations.LATEST + 1))
     again = Store.open(store_url, create=False)
     with again.read() as conn:
         assert "owner" in {c["name"] for c in inspect(conn).get_columns("runs")}
@@ -558,7 +558,7 @@ def test_version_10_adds_the_notify_lists_indexes_by_node(store_url: str) -> Non
             )
         )
     s.close()
-    assert Store.connect(store_url).upgrade() == [10] == [migrations.LATEST]
+    assert stores.upgraded(store_url) == [10] == [migrations.LATEST]
     s = Store.open(store_url, create=False)
     with s.read() as conn:
         for table in ("notify_inbox", "notify_outbox"):

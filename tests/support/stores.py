@@ -45,6 +45,15 @@ def sqlite_url(tmp_path: Path, name: str = "store.db") -> str:
     return f"sqlite:///{tmp_path / name}"
 
 
+def upgraded(url: str) -> list[int]:
+    """`Store.upgrade` on the store at `url` (the versions applied), its connections closed."""
+    store = Store.connect(url)
+    try:
+        return store.upgrade()
+    finally:
+        store.close()
+
+
 @contextmanager
 def postgres_schema(base_url: str) -> Iterator[str]:
     """A store URL whose tables live in a new schema, dropped afterwards."""
