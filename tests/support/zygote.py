@@ -216,6 +216,9 @@ class WarmProcess:
             reader.join(timeout)
             if reader.is_alive():
                 raise subprocess.TimeoutExpired(self.args, timeout or 0)
+        for stream in (self.stdout, self.stderr):  # read to their end: closed, as Popen's are
+            if stream is not None:
+                stream.close()
         self.wait(timeout)
         return out.get("out", ""), out.get("err", "")
 
