@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from adapter.commands.args import epilog
-from adapter.commands.sync import store_options, target
+from adapter.commands.sync import command_store, store_options, target
 from adapter.models import SyncRecord
 from adapter.store.db import Store
 from adapter.store.outbox import OutboxEvent
@@ -83,7 +83,7 @@ def list_events(
     as_json: bool,
 ) -> None:
     """Pending events in order (oldest first)."""
-    store = Store.open(target(config_path, store_url).store_url, create=False)
+    store = command_store(target(config_path, store_url).store_url)
     events = _events(store, node, include_acked, limit)
     if as_json:
         for ev in events:
@@ -124,7 +124,7 @@ def show(
     from adapter.api.sysmeta import sysmeta_xml
 
     tgt = target(config_path, store_url)
-    store = Store.open(tgt.store_url, create=False)
+    store = command_store(tgt.store_url)
     nodes = [node] if node else store.node_ids()
     record = next(
         (r for n in nodes if (r := store.get_record(n, pid, with_bytes=True)) is not None), None
@@ -165,7 +165,7 @@ def export(
     output: Any,
 ) -> None:
     """Every pending event with its record, one JSON object per line."""
-    store = Store.open(target(config_path, store_url).store_url, create=False)
+    store = command_store(target(config_path, store_url).store_url)
     for ev in _events(store, node, include_acked, None):
         output.write(json.dumps(event_json(ev, store.get_record(ev.node_id, ev.pid))) + "\n")
 
@@ -187,6 +187,6 @@ def ack(
     """Mark events done: the SEQS given, those up to --up-to, or --all."""
     if not (seqs or up_to is not None or everything):
         raise click.UsageError("give SEQ numbers, --up-to SEQ or --all")
-    store = Store.open(target(config_path, store_url).store_url, create=False)
+    store = command_store(target(config_path, store_url).store_url)
     done = store.ack(node, up_to_seq=up_to, seqs=list(seqs) if seqs else None)
     click.echo(f"{done} event(s) acknowledged")

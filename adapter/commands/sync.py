@@ -82,6 +82,14 @@ def target(config_path: str | None, store_url: str | None) -> Target:
     return Target(url, config)
 
 
+def command_store(url: str) -> Store:
+    """The existing store a command reads, closed when the command ends (its click context):
+    left to the collector, its pooled connection outlived a command run in-process."""
+    store = Store.open(url, create=False)
+    click.get_current_context().call_on_close(store.close)
+    return store
+
+
 class StopEvent(threading.Event):
     """Set by the first stop signal, which it remembers: Ctrl-C exits 130, SIGTERM 0."""
 
@@ -243,7 +251,7 @@ def runs(
 ) -> None:
     """The run history: what each sync run saw and did."""
     tgt = target(config_path, store_url)
-    store = Store.open(tgt.store_url, create=False)
+    store = command_store(tgt.store_url)
     history = store.runs(node_id, limit)
     if as_json:
         for run in history:

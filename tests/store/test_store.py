@@ -9,6 +9,7 @@ import os
 import threading
 import warnings
 from collections.abc import Iterator
+from contextlib import closing
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -65,7 +66,9 @@ def test_open_creates_the_schema_once_and_checks_it(blank_store_url: str) -> Non
     s = Store.open(blank_store_url)
     assert s.version() == migrations.LATEST
     assert s.upgrade() == []  # nothing left to apply
-    assert Store.open(blank_store_url, create=False).version() == migrations.LATEST
+    s.close()
+    with closing(Store.open(blank_store_url, create=False)) as again:
+        assert again.version() == migrations.LATEST
 
 
 def test_migrations_run_only_the_missing_steps(
@@ -89,6 +92,7 @@ def test_migrations_run_only_the_missing_steps(
     with s.read() as conn:
         assert "note" in {c["name"] for c in inspect(conn).get_columns("runs")}
     assert s.upgrade() == []
+    s.close()
 
 
 def test_a_store_newer_than_the_adapter_is_refused(
@@ -536,6 +540,7 @@ def test_a_version_1_store_is_upgraded_in_place(store_url: str) -> None:
                 version=1, description="v1", applied_at=datetime.now(UTC)
             )
         )
+    s.close()
     with pytest.raises(StoreError, match="schema version 1"):
         Store.open(store_url, create=False)
     assert stores.upgraded(store_url) == list(range(2, migrations.LATEST + 1))
@@ -543,6 +548,7 @@ def test_a_version_1_store_is_upgraded_in_place(store_url: str) -> None:
     with again.read() as conn:
         assert "owner" in {c["name"] for c in inspect(conn).get_columns("runs")}
     assert again.start_run(NODE, "host:1") > 0
+    again.close()
 
 
 def test_version_10_adds_the_notify_lists_indexes_by_node(store_url: str) -> None:
