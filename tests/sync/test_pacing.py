@@ -137,52 +137,46 @@ def test_a_fetch_tells_the_pacer_when_its_request_left(
     assert before <= when <= time.monotonic()
 
 
-def test_no_request_goes_while_one_let_go_is_not_written(tmp_path: Path) -> None:
-    store = Store.open(stores.sqlite_url(tmp_path))
-    pacer = StorePacer(store, owner_id() + ":test", 10.0, 2)  # 0.1 s apart, two in flight
+def starved_then(first: StorePacer, second: StorePacer) -> tuple[float, float]:
+    """A request `first` lets go, then writes 0.4 s late (its thread lost the CPU), and the
+    next `second` lets go, its start reserved 0.1 s after the first's: when each left."""
     written: list[float] = []
 
-    def starved() -> None:  # let go, then loses the CPU for 0.4 s before writing
-        with pacer.slot(HOST):
-            time.sleep(0.4)
-            written.append(time.monotonic())
-            pacer.sent(HOST, written[0])
-
-    thread = threading.Thread(target=starved)
-    thread.start()
-    time.sleep(0.05)
-    second = start(pacer)  # its reserved start was 0.1 s after the first
-    thread.join()
-    pacer.close()
-    store.close()
-    assert second - written[0] >= 0.1
-
-
-def test_no_other_process_goes_while_one_let_go_is_not_written(store_url: str) -> None:
-    # two pacers with stores of their own: two processes' schedules, as `adapter worker`s
-    # keep them; the first is let go, then starved of the CPU before it writes
-    url = store_url
-    opened = [Store.open(url) for _ in range(2)]
-    clear(opened[0])
-    first, second = (StorePacer(s, f"{owner_id()}:{i}", 10.0, 2) for i, s in enumerate(opened))
-    written: list[float] = []
-
-    def starved() -> None:  # let go, then loses the CPU for 0.4 s before writing
+    def starved() -> None:
         with first.slot(HOST):
             time.sleep(0.4)
             written.append(time.monotonic())
             first.sent(HOST, written[0])
 
-    start(second)  # the host's schedule begins: the first's start is an interval on
     thread = threading.Thread(target=starved)
     thread.start()
     time.sleep(0.05)
-    went = start(second)  # its reserved start came 0.1 s after the first's
+    went = start(second)
     thread.join()
+    return written[0], went
+
+
+def test_no_request_goes_while_one_let_go_is_not_written(tmp_path: Path) -> None:
+    store = Store.open(stores.sqlite_url(tmp_path))
+    pacer = StorePacer(store, owner_id() + ":test", 10.0, 2)  # 0.1 s apart, two in flight
+    written, second = starved_then(pacer, pacer)
+    pacer.close()
+    store.close()
+    assert second - written >= 0.1
+
+
+def test_no_other_process_goes_while_one_let_go_is_not_written(store_url: str) -> None:
+    # two pacers with stores of their own: two processes' schedules, as `adapter worker`s
+    # keep them
+    opened = [Store.open(store_url) for _ in range(2)]
+    clear(opened[0])
+    first, second = (StorePacer(s, f"{owner_id()}:{i}", 10.0, 2) for i, s in enumerate(opened))
+    start(second)  # the host's schedule begins: the first's start is an interval on
+    written, went = starved_then(first, second)
     for pacer, store in zip((first, second), opened, strict=True):
         pacer.close()
         store.close()
-    assert went - written[0] >= 0.1 - SEND_SLACK, f"{went - written[0]:.3f} s after"
+    assert went - written >= 0.1 - SEND_SLACK, f"{went - written:.3f} s after"
 
 
 def test_a_schedule_an_earlier_version_made_gains_the_claim(store_url: str) -> None:
