@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any, cast
 
-from sqlalchemy import Column, Float, Integer, MetaData, String, Table, inspect
+from sqlalchemy import Column, Float, Integer, MetaData, String, Table, Text, inspect
 from sqlalchemy.exc import SQLAlchemyError
 
 from adapter.errors import StoreError
@@ -33,7 +33,7 @@ SQLITE_TABLE = "CREATE TABLE IF NOT EXISTS host_rate (host TEXT PRIMARY KEY, nex
 # when its claim lapses, `sending`), and when the host's latest request was written
 LATER_COLUMNS = {  # name: its type on SQLite, on PostgreSQL
     "sending": ("REAL", "DOUBLE PRECISION"),
-    "sender": ("TEXT", "VARCHAR(250)"),
+    "sender": ("TEXT", "TEXT"),
     "last_sent": ("REAL", "DOUBLE PRECISION"),
 }
 
@@ -44,7 +44,7 @@ host_rate = Table(
     Column("host", String(300), primary_key=True),
     Column("next_at", Float, nullable=False),  # epoch seconds
     Column("sending", Float),  # epoch seconds: a claim to send, lapsed after it
-    Column("sender", String(250)),  # the pacer holding that claim
+    Column("sender", Text),  # the pacer holding that claim
     Column("last_sent", Float),  # epoch seconds: when the host's latest request was written
 )
 host_slots = Table(

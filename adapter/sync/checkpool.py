@@ -150,6 +150,8 @@ class CheckPool:
         the resource tracker told, by the closing thread. Left to whoever dropped the pool
         last (the drain loop's daemon thread), interpreter shutdown could stop that thread
         between the two: "leaked semaphore objects" at the end of a good `adapter sync`."""
+        if self._results is None:  # closed before
+            return
         queues = [self._results]
         for child in self._children:
             if child.process.exitcode != 0:  # what it left unread may fill the pipe for good
