@@ -66,7 +66,6 @@ DEAD_CHECK_AFTER = 0.5  # seconds without a free slot before looking for dead ho
 SEND_SLACK = 0.01  # seconds a request may take from its start to being written, unremarked
 UNWRITTEN_WAIT = 0.05  # seconds between looks while a request let go is not written yet
 LEAD = 0.005  # an idle host's next start is this far ahead: slack for the answer's trip back
-SEND_CLAIM = 5.0  # seconds a claim to send holds, should its process die before giving it back
 
 
 class StorePacer:
@@ -376,43 +375,21 @@ class StorePacer:
             self._turns.notify_all()
 
     def _claim(self, host: str) -> bool:
-        """Whether a request to `host` may go as far as the other processes are concerned: none
-        of theirs is let go and unwritten, nor was written less than an interval ago.
+        """Whether a request to `host` may go as far as the other processes are concerned.
 
         Reserved starts keep processes an interval apart when each request leaves on
         time; one that leaves late (its process starved of CPU) pushes `next_at` on,
         but a start another process reserved before that push stood, and went that
-        much less than an interval after it. So at intervals where a gap matters,
-        a request is let go under a claim, given back with its written time (a claim
-        lapses after SEND_CLAIM should its process die holding it).
+        much less than an interval after it. So at intervals where a gap matters, a
+        request is let go under a claim (`ScheduleDb.claim_send`), given back with
+        its written time.
         """
-        row = self._db.one(
-            f"UPDATE host_rate SET sending = {self._db.now} + :lapse, sender = :me "
-            f"WHERE host = :host AND (sending IS NULL OR sending < {self._db.now}) "
-            f"AND (last_sent IS NULL OR last_sent + :interval <= {self._db.now} + :slack) "
-            "RETURNING 1",
-            lapse=SEND_CLAIM,
-            me=self._sender,
-            host=host,
-            interval=self.interval(host),
-            slack=SEND_SLACK,
-            now=self._now(),
-        )
-        return row is not None
+        return self._db.claim_send(host, self._sender, self.interval(host), SEND_SLACK, self._now())
 
     def _unclaim(self, host: str, written: float) -> None:
         """Give the claim back, with when the request was written (monotonic)."""
-        greatest = "GREATEST" if self._db.pg else "MAX"
-        mine = "sender = :me"
-        self._db.run(
-            f"UPDATE host_rate SET last_sent = {greatest}(COALESCE(last_sent, 0), "
-            f"{self._db.now} - :ago), sending = CASE WHEN {mine} THEN NULL ELSE sending END, "
-            f"sender = CASE WHEN {mine} THEN NULL ELSE sender END WHERE host = :host",
-            ago=self._clock.monotonic() - written,
-            me=self._sender,
-            host=host,
-            now=self._now(),
-        )
+        ago = self._clock.monotonic() - written
+        self._db.give_back_send(host, self._sender, ago, self._now())
 
     def _push(self, host: str, started: float) -> None:
         """No reserved start of `host` earlier than an interval after `started` (monotonic)."""

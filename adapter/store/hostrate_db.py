@@ -27,6 +27,7 @@ from adapter.store.db import Store
 from adapter.store.hostslots import SlotFile, close_slots, open_slots
 
 SQLITE_WAIT = 30.0  # seconds SQLite waits for the schedule file's lock
+SEND_CLAIM = 5.0  # seconds a claim to send holds, should its process die before giving it back
 # the slots of a store on SQLite (one machine) are record locks: adapter.store.hostslots
 SQLITE_TABLE = "CREATE TABLE IF NOT EXISTS host_rate (host TEXT PRIMARY KEY, next_at REAL NOT NULL)"
 # added since the table first shipped: a request let go and not yet written (`sender`, and
@@ -110,13 +111,14 @@ class ScheduleDb:
     def _add_later_columns(self) -> None:
         """Columns a schedule file of an earlier version lacks (another process may be adding
         them at the same moment: its "duplicate column" is this one's success)."""
-        for name, (kind, _pg) in LATER_COLUMNS.items():
-            if name not in self._sqlite_columns():
-                try:
-                    self._raw.execute(f"ALTER TABLE host_rate ADD COLUMN {name} {kind}")
-                except sqlite3.OperationalError:
-                    if name not in self._sqlite_columns():
-                        raise
+        for name in _missing(self._sqlite_columns()):
+            try:
+                self._raw.execute(
+                    f"ALTER TABLE host_rate ADD COLUMN {name} {LATER_COLUMNS[name][0]}"
+                )
+            except sqlite3.OperationalError:
+                if name not in self._sqlite_columns():
+                    raise
 
     def _sqlite_columns(self) -> set[str]:
         return {row[1] for row in self._raw.execute("PRAGMA table_info(host_rate)")}
@@ -166,6 +168,30 @@ class ScheduleDb:
                 slot=slot,
             )
 
+    def claim_send(self, host: str, me: str, interval: float, slack: float, now: float) -> bool:
+        """Claim `host` for one request, as `me`: no other claim held (one lapses after
+        SEND_CLAIM), and the host's latest request written at least `interval` ago (less
+        `slack`). `now`: the caller's clock, on SQLite."""
+        row = self.one(
+            f"UPDATE host_rate SET sending = {self.now} + :lapse, sender = :me "
+            f"WHERE host = :host AND (sending IS NULL OR sending < {self.now}) "
+            f"AND (last_sent IS NULL OR last_sent + :interval <= {self.now} + :slack) "
+            "RETURNING 1",
+            lapse=SEND_CLAIM, me=me, host=host, interval=interval, slack=slack, now=now,
+        )  # fmt: skip
+        return row is not None
+
+    def give_back_send(self, host: str, me: str, ago: float, now: float) -> None:
+        """`me`'s claim on `host` given back (if still held), its request written `ago`
+        seconds before `now`; a lapsed claim's request still counts as the latest."""
+        greatest, mine = "GREATEST" if self.pg else "MAX", "sender = :me"
+        self.run(
+            f"UPDATE host_rate SET last_sent = {greatest}(COALESCE(last_sent, 0), "
+            f"{self.now} - :ago), sending = CASE WHEN {mine} THEN NULL ELSE sending END, "
+            f"sender = CASE WHEN {mine} THEN NULL ELSE sender END WHERE host = :host",
+            ago=ago, me=me, host=host, now=now,
+        )  # fmt: skip
+
     def close(self) -> None:
         with self._lock, suppress(*self._errors):  # a connection the outage cut: gone already
             self._raw.close()
@@ -177,8 +203,7 @@ class ScheduleDb:
 def _add_later_columns_pg(store: Store) -> None:
     """Columns a table of an earlier version lacks; altered only then (ALTER locks the table
     every worker's reservations use)."""
-    have = {c["name"] for c in inspect(store.engine).get_columns("host_rate")}
-    missing = [name for name in LATER_COLUMNS if name not in have]
+    missing = _missing({c["name"] for c in inspect(store.engine).get_columns("host_rate")})
     if missing:
         with store.engine.begin() as conn:
             for name in missing:
@@ -186,6 +211,10 @@ def _add_later_columns_pg(store: Store) -> None:
                 conn.exec_driver_sql(
                     f"ALTER TABLE host_rate ADD COLUMN IF NOT EXISTS {name} {kind}"
                 )
+
+
+def _missing(have: set[str]) -> list[str]:
+    return [name for name in LATER_COLUMNS if name not in have]
 
 
 _SHARED: dict[Store, tuple[ScheduleDb, int]] = {}  # store -> (its schedule, pacers using it)
