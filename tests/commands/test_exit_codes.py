@@ -300,6 +300,16 @@ class Running:
         self.proc.send_signal(signum)
         try:
             return self.proc.wait(timeout=WAIT)
+        except subprocess.TimeoutExpired:  # say what it printed: once seen in a full suite
+            self.proc.kill()
+            self.proc.wait(timeout=WAIT)
+            time.sleep(0.5)  # the reader thread's last lines
+            while not self.lines.empty():
+                self.seen.append(self.lines.get())
+            raise AssertionError(
+                f"still running {WAIT:.0f} s after signal {signum}; it printed:\n"
+                + "".join(self.seen)
+            ) from None
         finally:
             if self.proc.poll() is None:
                 self.proc.kill()
