@@ -610,15 +610,9 @@ def write_paired(text: str, path: Path = ROOT / "BENCHMARKS.md") -> None:
     lead_end = rounds + 1 if rounds >= 0 else end
     before = doc[body:lead_end].strip("\n")
     kept = f"### The run before\n\n{before}\n\n" if before else ""
-    rest = doc[lead_end:end]
-    section = text.rstrip("\n") + "\n\n" + kept + rest
-    path.write_text(
-        doc[:start]
-        + section.rstrip("\n")
-        + "\n"
-        + ("\n" if end < len(doc) else "")
-        + doc[end:].lstrip("\n")
-    )
+    section = (text.rstrip("\n") + "\n\n" + kept + doc[lead_end:end]).rstrip("\n") + "\n"
+    after = "\n" + doc[end:].lstrip("\n") if end < len(doc) else ""
+    path.write_text(doc[:start] + section + after)
 
 
 def write_sections(text: str) -> None:
