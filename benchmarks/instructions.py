@@ -9,9 +9,13 @@ does. This script runs the first sync of a small synthetic repository
 the bench) under it, for this tree and a baseline tree taking turns, and prints millions of
 instructions a page: the parent, the other processes (the checking children), and in all.
 
-Instructions are not time: cache misses, the kernel's work and waiting are not in them. Use
-it for changes to the Python a sync runs, beside `throughput.py`. A baseline is any checkout
-beside this one (`git worktree add /tmp/base HEAD~1`); both run on this tree's venv.
+Instructions are not time: cache misses, the kernel's work and waiting are not in them. And
+the sync runs ~50 times slower under callgrind, so what it does on a clock (the pacer's
+turns, polls with a timeout, threads waiting for work) happens more or less often than
+without: a change to threads or waits counts wrongly (2 checking threads a child instead of 8
+counted +25 %, where whole syncs spent ~3 % less CPU). Use it for changes to the work a page
+costs, beside `throughput.py`. A baseline is any checkout beside this one
+(`git worktree add /tmp/base HEAD~1`); both run on this tree's venv.
 
     .venv/bin/python benchmarks/instructions.py [--pages 200] [--rounds 1] [--baseline DIR]
 """
