@@ -13,7 +13,7 @@ Instructions are not time: cache misses, the kernel's work and waiting are not i
 the sync runs ~50 times slower under callgrind, so what it does on a clock (the pacer's
 turns, polls with a timeout, threads waiting for work) happens more or less often than
 without: a change to threads or waits counts wrongly (2 checking threads a child instead of 8
-counted +25 %, where whole syncs spent ~3 % less CPU). Use it for changes to the work a page
+counted +12 %, where whole syncs spent ~3 % less CPU). Use it for changes to the work a page
 costs, beside `throughput.py`. A baseline is any checkout beside this one
 (`git worktree add /tmp/base HEAD~1`); both run on this tree's venv.
 
@@ -63,6 +63,8 @@ def counted_sync(tree: Path, config: Path, work: Path, pages: int) -> Count:
     """The first sync of `config` with `tree`'s code, under callgrind."""
     command = [
         "valgrind", "--tool=callgrind", "--trace-children=yes",
+        # a forked child starts with its parent's counts: zeroed where it starts on its own
+        "--zero-before=PyOS_AfterFork_Child",
         f"--callgrind-out-file={work}/callgrind.%p",
         sys.executable, "-m", "adapter", "sync", "--config", str(config), "--json",
         "--processes", "2",
