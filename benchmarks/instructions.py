@@ -73,7 +73,12 @@ def counted_sync(tree: Path, config: Path, work: Path, pages: int) -> Count:
     done = subprocess.Popen(
         command, cwd=tree, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    out, err = done.communicate(timeout=TIMEOUT)
+    try:
+        out, err = done.communicate(timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        done.kill()
+        done.communicate()
+        raise RuntimeError(f"the sync under callgrind took over {TIMEOUT} s") from None
     summary = next((json.loads(x) for x in out.splitlines() if x.startswith("{")), None)
     if done.returncode != 0 or summary is None or summary["new_objects"] != 3 * pages:
         raise RuntimeError(f"the sync under callgrind failed ({done.returncode}):\n{err[-3000:]}")
