@@ -44,6 +44,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import discovery, synthrepo  # noqa: E402
+from benchmarks.sections import write_on_top  # noqa: E402
 from tests.support import stores  # noqa: E402
 
 ADAPTER = [sys.executable, "-m", "adapter"]
@@ -590,29 +591,9 @@ def workers_why(rows: list[tuple[int, Measure, int]], cpus: int) -> list[str]:
 PAIRED = "## First sync against the naive pipeline, run by run"
 
 
-def write_paired(text: str, path: Path = ROOT / "BENCHMARKS.md") -> None:
-    """Put this run on top of the --first-only section (a section of its own after the
-    throughput sections when there is none). The run it replaces becomes the section's first
-    `### ` subsection, and the earlier rounds' subsections stay: they were the only record
-    of what each round measured and tried, and writing the section whole erased them."""
-    doc = path.read_text()
-    start = doc.find(PAIRED + "\n")
-    if start < 0:
-        workers = doc.find("## Scale-out workers\n")
-        end = doc.find("\n## ", workers + 4) if workers >= 0 else -1
-        at = end + 1 if end >= 0 else len(doc)
-        path.write_text(doc[:at] + text + ("\n" if at < len(doc) else "") + doc[at:])
-        return
-    body = start + len(PAIRED) + 1
-    end = doc.find("\n## ", body)
-    end = end + 1 if end >= 0 else len(doc)
-    rounds = doc.find("\n### ", body, end)
-    lead_end = rounds + 1 if rounds >= 0 else end
-    before = doc[body:lead_end].strip("\n")
-    kept = f"### The run before\n\n{before}\n\n" if before else ""
-    section = (text.rstrip("\n") + "\n\n" + kept + doc[lead_end:end]).rstrip("\n") + "\n"
-    after = "\n" + doc[end:].lstrip("\n") if end < len(doc) else ""
-    path.write_text(doc[:start] + section + after)
+def write_paired(text: str) -> None:
+    """This run on top of the --first-only section, the rounds before kept under it."""
+    write_on_top(PAIRED, text, after="## Scale-out workers")
 
 
 def write_sections(text: str) -> None:

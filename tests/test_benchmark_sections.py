@@ -1,10 +1,12 @@
-"""`benchmarks/throughput.py --first-only` writes its run on top and keeps the rounds before."""
+"""A run written on top of its section (`throughput.py --first-only`) keeps the rounds before."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks.throughput import PAIRED, write_paired
+from benchmarks.sections import write_on_top
+
+PAIRED = "## First sync against the naive pipeline, run by run"
 
 DOC = f"""# Benchmarks
 
@@ -35,7 +37,7 @@ c
 def test_a_new_run_goes_on_top_and_the_rounds_before_stay(tmp_path: Path) -> None:
     path = tmp_path / "BENCHMARKS.md"
     path.write_text(DOC)
-    write_paired(f"{PAIRED}\n\nThis run: 7.1x.\n", path)
+    write_on_top(PAIRED, f"{PAIRED}\n\nThis run: 7.1x.\n", after="## Scale-out workers", path=path)
     assert path.read_text() == DOC.replace(
         f"{PAIRED}\n\n",
         f"{PAIRED}\n\nThis run: 7.1x.\n\n### The run before\n\n",
@@ -46,7 +48,7 @@ def test_the_section_is_made_after_the_throughput_sections(tmp_path: Path) -> No
     path = tmp_path / "BENCHMARKS.md"
     doc = DOC[: DOC.index(PAIRED)] + "## The check page\n\nc\n"
     path.write_text(doc)
-    write_paired(f"{PAIRED}\n\nThis run: 7.1x.\n", path)
+    write_on_top(PAIRED, f"{PAIRED}\n\nThis run: 7.1x.\n", after="## Scale-out workers", path=path)
     assert path.read_text() == doc.replace(
         "## The check page", f"{PAIRED}\n\nThis run: 7.1x.\n\n## The check page"
     )
