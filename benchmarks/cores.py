@@ -16,7 +16,6 @@ Idle core-seconds of a phase: cores x its wall time - the CPU the sync and nginx
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -31,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import synthrepo  # noqa: E402
-from benchmarks.throughput import write_config  # noqa: E402
+from benchmarks.throughput import run_summary, write_config  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 CPUS = os.cpu_count() or 1
@@ -140,7 +139,7 @@ def sync_once(tree: Path, cfg: Path, tmp: Path, nginx: list[int], every: float) 
     end = Sample(line.wall, max(last, usage), nginx_cpu(nginx), machine_busy(), 0)
     end.parent = line.samples[-1].parent if line.samples else 0.0
     line.samples.append(end)
-    summary = json.loads(next(x for x in out.decode().splitlines() if x.startswith("{")))
+    summary = run_summary(out.decode())
     assert summary["fetched"] > 0, summary
     for row in log.read_text().splitlines():
         stamp, path = row.split(" ", 1)

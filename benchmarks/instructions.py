@@ -23,7 +23,6 @@ costs, beside `throughput.py`. A baseline is any checkout beside this one
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import re
 import shutil
@@ -40,9 +39,10 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks import synthrepo  # noqa: E402
 from benchmarks.sections import write_section  # noqa: E402
-from benchmarks.throughput import write_config  # noqa: E402
+from benchmarks.throughput import run_summary, write_config  # noqa: E402
 
 TITLE = "## Instructions a first sync costs"
+THIS = "this tree"
 COLLECTED = re.compile(r"^==(\d+)== Collected : (\d+)$", re.MULTILINE)
 TIMEOUT = 1800  # seconds for one sync under callgrind (about 50 times slower than without)
 
@@ -79,8 +79,7 @@ def counted_sync(tree: Path, config: Path, work: Path, pages: int) -> Count:
         done.kill()
         done.communicate()
         raise RuntimeError(f"the sync under callgrind took over {TIMEOUT} s") from None
-    summary = next((json.loads(x) for x in out.splitlines() if x.startswith("{")), None)
-    if done.returncode != 0 or summary is None or summary["new_objects"] != 3 * pages:
+    if done.returncode != 0 or run_summary(out)["new_objects"] != 3 * pages:
         raise RuntimeError(f"the sync under callgrind failed ({done.returncode}):\n{err[-3000:]}")
     counts = {int(pid): int(n) for pid, n in COLLECTED.findall(err)}
     if done.pid not in counts or len(counts) < 3:  # the parent and its two checking children
@@ -108,8 +107,8 @@ def table(runs: dict[str, list[Count]], pages: int, base: str | None) -> list[st
     for label, median in medians.items():
         lines.append(f"- {label}: {per_page(median)} million instructions a page (median).")
     if base is not None and len(medians) == 2:
-        ratio = medians["this tree"] / medians[base]
-        lines.append(f"- this tree / {base}: {ratio:.4f} ({(ratio - 1) * 100:+.2f} %).")
+        ratio = medians[THIS] / medians[base]
+        lines.append(f"- {THIS} / {base}: {ratio:.4f} ({(ratio - 1) * 100:+.2f} %).")
     return lines
 
 
@@ -122,7 +121,7 @@ def main() -> None:
     args = ap.parse_args()
     if shutil.which("valgrind") is None:
         sys.exit("valgrind is not installed (Debian: apt-get install valgrind)")
-    trees = {"this tree": ROOT}
+    trees = {THIS: ROOT}
     base = None
     if args.baseline is not None:
         base = f"baseline ({args.baseline.name})"

@@ -195,9 +195,14 @@ nodes:
 
 
 def summary_of(m: Measure) -> dict[str, Any]:
-    line = next((x for x in m.output.splitlines() if x.startswith("{")), None)
+    return run_summary(m.output)
+
+
+def run_summary(output: str) -> dict[str, Any]:
+    """The run summary `adapter sync --json` printed (its first JSON line)."""
+    line = next((x for x in output.splitlines() if x.startswith("{")), None)
     if line is None:
-        raise RuntimeError(f"no run summary in the output:\n{m.output[-3000:]}")
+        raise RuntimeError(f"no run summary in the output:\n{output[-3000:]}")
     found: dict[str, Any] = json.loads(line)
     return found
 
