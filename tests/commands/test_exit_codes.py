@@ -277,7 +277,8 @@ class Running:
         )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
@@ -303,7 +304,7 @@ class Running:
         except subprocess.TimeoutExpired:  # say what it printed: once seen in a full suite
             self.proc.kill()
             self.proc.wait(timeout=WAIT)
-            time.sleep(0.5)  # the reader thread's last lines
+            self.reader.join(WAIT)  # its output read to the end
             while not self.lines.empty():
                 self.seen.append(self.lines.get())
             raise AssertionError(
