@@ -29,7 +29,7 @@ from urllib3.exceptions import LocationValueError, NewConnectionError
 
 from adapter import USER_AGENT
 from adapter.errors import FetchError
-from adapter.http import connections
+from adapter.http import connections, headerparse
 from adapter.http.addresses import AddressPolicy, UnsafeAddress, host_key
 from adapter.http.body import read_body, short, timeout_error
 from adapter.http.connections import Exchange, Watchdog, exchange, guarded_pools
@@ -58,6 +58,7 @@ REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 # urllib3 logs malformed or cut-off response headers as a WARNING with a traceback; we report
 # what matters as findings, and a stranger's broken headers must not fill the operator's log
 logging.getLogger("urllib3.connection").setLevel(logging.ERROR)
+headerparse.install()  # response headers without the `email` package (headerparse.py)
 
 # gate(url) -> None when the URL may be fetched, else the reason it may not (robots.txt)
 Gate = Callable[[str], str | None]
