@@ -6,13 +6,17 @@ import contextlib
 import os
 import queue
 import signal
+import subprocess
 import sys
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
 from typing import Any
 
 import pytest
 
+from adapter import signals
 from adapter.signals import inbox, install, on_signals
 
 
@@ -77,3 +81,52 @@ def test_a_handler_never_blocks_inside_the_inbox_wait(box: Any, blocks: bool) ->
     waiter.start()
     waiter.join(1.0 if blocks else 30.0)  # a blocked one never ends: it is a daemon
     assert waiter.is_alive() is blocks
+
+
+# A signal that lands just before the main thread blocks interrupts no call of it, as one
+# delivered to another thread does: its handler waits for the main thread's next bytecode.
+WAITING_FOR_THE_STOP = """
+import signal, sys, threading
+from adapter import signals
+stop = threading.Event()
+signal.signal(signal.SIGUSR1, lambda *_: stop.set())  # only the handler stops the node
+node = threading.Thread(target=lambda: [stop.wait(0.05) for _ in iter(stop.is_set, True)])
+node.start()
+threading.Timer(0.2, signal.pthread_kill, (node.ident, signal.SIGUSR1)).start()
+node.join() if sys.argv[1] == "plain" else signals.join(node)
+print("stopped", flush=True)
+"""
+
+
+@pytest.mark.parametrize(("wait", "ends"), [("sliced", True), ("plain", False)])
+def test_a_signal_that_interrupts_no_wait_still_stops_a_sliced_join(wait: str, ends: bool) -> None:
+    """`adapter worker` once sat 60 s after SIGINT in `Thread.join()`: the signal came in
+    just before the main thread blocked, so it interrupted nothing, and the handler that sets
+    the stop its node threads wait for never ran. `signals.join` waits in slices; a plain
+    join is shown to wait for good, so the probe reaches the case."""
+    code = [sys.executable, "-c", WAITING_FOR_THE_STOP, wait]
+    proc = subprocess.Popen(code, stdout=subprocess.PIPE, text=True)
+    try:
+        out, _ = proc.communicate(timeout=30 if ends else 3)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        out, _ = proc.communicate()
+    assert ("stopped" in out) is ends
+
+
+def test_a_sliced_result_returns_the_value_and_the_jobs_own_timeout() -> None:
+    def slow() -> int:
+        time.sleep(0.6)  # past two slices
+        return 7
+
+    with ThreadPoolExecutor(1) as pool:
+        assert signals.result(pool.submit(slow)) == 7
+        late = pool.submit(lambda: (_ for _ in ()).throw(TimeoutError("the job's own")))
+        with pytest.raises(TimeoutError, match="the job's own"):
+            signals.result(late)  # not taken for a slice that ran out
+
+
+def test_a_sliced_get_waits_past_empty_slices() -> None:
+    box: queue.SimpleQueue[int] = queue.SimpleQueue()
+    threading.Timer(0.6, box.put, (5,)).start()
+    assert signals.get(box) == 5

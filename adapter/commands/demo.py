@@ -15,6 +15,7 @@ from contextlib import contextmanager
 
 import click
 
+from adapter import signals
 from adapter.commands.args import BadValue, epilog
 from adapter.commands.sync import summary_lines
 from adapter.config.load import quick_node
@@ -151,7 +152,7 @@ def _serve_until_stopped(origin: str) -> None:
         click.echo(f"  adapter check-dataset {origin + '/dataset/ocean-temperature-2019'}")
         click.echo(f"  adapter discover {origin + '/'}")
         click.echo("  adapter schedule --config config/demo.yaml")
-        first = got.get()
+        first = signals.get(got)  # in slices: see adapter.signals.SLICE
     click.echo("Stopped.")
     if first == signal.SIGINT:
         raise SystemExit(130)  # Ctrl-C never exits 0 (README, exit codes); SIGTERM does

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from datetime import UTC, datetime
 
+from adapter import signals
 from adapter.config.settings import AdapterConfig, NodeSettings, pool_size
 from adapter.errors import AdapterError
 from adapter.sync.checkpool import shared_checks
@@ -38,7 +39,7 @@ def run_nodes(
     thread for the next node's start."""
     if len(nodes) == 1:  # one node: its discovery in this thread (its bar, its errors)
         outcome = job(config, nodes[0], stop=stop, **options)
-        yield outcome.result() if isinstance(outcome, Future) else outcome
+        yield signals.result(outcome) if isinstance(outcome, Future) else outcome
         return
     options = {**options, "progress": False}  # one bar per node would garble the terminal
     ends: queue.SimpleQueue[RunSummary] = queue.SimpleQueue()  # summaries as runs end
@@ -56,12 +57,12 @@ def run_nodes(
         left = len(nodes)
         try:
             while left:
-                summary = ends.get()
+                summary = signals.get(ends)  # in slices, as every wait of the main thread
                 left -= 1
                 yield summary
         finally:  # the pool of checks and the store outlive every run
             for _ in range(left):
-                ends.get()
+                signals.get(ends)
 
 
 def _start(

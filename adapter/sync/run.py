@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from itertools import chain
 from typing import Any
 
+from adapter import signals
 from adapter.config.load import placeholder_notices
 from adapter.config.settings import AdapterConfig, NodeSettings, choose_processes
 from adapter.discovery.findings import SITEMAP_READ
@@ -65,7 +66,7 @@ START_FAILED = FindingType(
 
 def run_node(config: AdapterConfig, node: NodeSettings, **options: Any) -> RunSummary:
     """`start_node`, waited for: its summary, or the error that failed it."""
-    return start_node(config, node, **options).result()
+    return signals.result(start_node(config, node, **options))
 
 
 def start_node(

@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 
+from adapter import signals
 from adapter.config.settings import NodeSettings
 from adapter.errors import StoreError
 from adapter.render.rendered import require as require_rendering
@@ -55,7 +56,7 @@ def work(
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        signals.join(thread)  # in slices: a stop signal is handled however it lands
     return summaries
 
 
