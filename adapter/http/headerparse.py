@@ -14,7 +14,7 @@ import io
 import re
 from typing import IO, Any
 
-_READ_LINES = getattr(http.client, "_read_headers", None)  # the capped line reader, 3.11-3.13
+_READ_LINES = getattr(http.client, "_read_headers", None)  # its own capped line reader (private)
 _EMAIL_PARSE = http.client.parse_headers
 # a field line as RFC 9110 spells it: a token, a colon, a value without CR or LF, the line end
 _FIELD = re.compile(r"[!#-'*+\-.0-9A-Z^-z|~]+:[^\r\n]*\r?\n")
