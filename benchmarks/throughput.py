@@ -437,6 +437,7 @@ def first_only(
     rows: list[str] = []
     ratios: dict[Path, list[float]] = {}
     cpu_ratios: dict[Path, list[float]] = {}
+    names = {tree: commit_of(tree) for _, syncs in runs for tree, _ in syncs}  # git, once a tree
     for base, syncs in runs:
         naive_rate = args.naive_pages / base.seconds
         naive_ms = 1000 * base.tree_cpu / args.naive_pages
@@ -445,7 +446,7 @@ def first_only(
             ratios.setdefault(tree, []).append(rate / naive_rate)
             cpu_ratios.setdefault(tree, []).append(naive_ms / sync_ms)
             rows.append(
-                f"| {commit_of(tree)} | {naive_rate:.0f} | {rate:.0f} ({full.seconds:.1f} s) "
+                f"| {names[tree]} | {naive_rate:.0f} | {rate:.0f} ({full.seconds:.1f} s) "
                 f"| {rate / naive_rate:.1f}x "
                 f"| {naive_ms:.1f} / {sync_ms:.1f} ({naive_ms / sync_ms:.1f}x) "
                 f"| {base.load:.1f} / {full.load:.1f} |"
@@ -453,7 +454,7 @@ def first_only(
     copies = " with ISO copies" if args.iso_copies else ""
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     medians = [
-        f"Median ratio of {commit_of(tree)}: {statistics.median(r):.1f}x by pages/s, "
+        f"Median ratio of {names[tree]}: {statistics.median(r):.1f}x by pages/s, "
         f"{statistics.median(cpu_ratios[tree]):.1f}x by CPU a page."
         for tree, r in ratios.items()
     ]
