@@ -90,7 +90,7 @@ import signal, sys, threading
 from adapter import signals
 stop = threading.Event()
 signal.signal(signal.SIGUSR1, lambda *_: stop.set())  # only the handler stops the node
-node = threading.Thread(target=lambda: [stop.wait(0.05) for _ in iter(stop.is_set, True)])
+node = threading.Thread(target=stop.wait)  # a node thread waiting for the stop
 node.start()
 threading.Timer(0.2, signal.pthread_kill, (node.ident, signal.SIGUSR1)).start()
 node.join() if sys.argv[1] == "plain" else signals.join(node)
