@@ -11,6 +11,7 @@ import io
 import signal
 import sys
 import threading
+import time
 from types import FrameType
 from typing import Any, cast
 
@@ -82,6 +83,10 @@ def test_a_stop_signal_never_blocks_inside_the_stop_events_own_wait(
     ]
     for waiter in waiters:
         waiter.start()
+    # one deadline for all: a blocked one never ends (it is a daemon), and each blocked one
+    # cost a whole second of its own before (4 s of the quick loop's wall); the others end
+    # within their 0.05 s wait, so every waiter still has the whole second, or more, to end
+    deadline = time.monotonic() + (1.0 if blocks else 30.0)
     for waiter in waiters:
-        waiter.join(1.0 if blocks else 30.0)  # a blocked one never ends: it is a daemon
+        waiter.join(max(0.0, deadline - time.monotonic()))
     assert any(w.is_alive() for w in waiters) is blocks
