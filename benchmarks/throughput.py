@@ -319,7 +319,8 @@ def main() -> None:
     ap.add_argument(
         "--first-only",
         action="store_true",
-        help="only the naive baseline and the first sync, side by side; print, do not write",
+        help="only the naive baseline and the first sync, side by side, put on top of "
+        "BENCHMARKS.md's run-by-run section (the Throughput section is left alone)",
     )
     ap.add_argument(
         "--tree",
