@@ -104,14 +104,19 @@ def test_a_signal_that_interrupts_no_wait_still_stops_a_sliced_join(wait: str, e
     just before the main thread blocked, so it interrupted nothing, and the handler that sets
     the stop its node threads wait for never ran. `signals.join` waits in slices; a plain
     join is shown to wait for good, so the probe reaches the case."""
-    code = [sys.executable, "-c", WAITING_FOR_THE_STOP, wait]
-    proc = subprocess.Popen(code, stdout=subprocess.PIPE, text=True)
+    assert _stopped(WAITING_FOR_THE_STOP, wait, ends) is ends
+
+
+def _stopped(probe: str, wait: str, ends: bool) -> bool:
+    """Whether `probe` (run as `python -c probe wait`) printed "stopped": within 30 s where it
+    should end, 3 s where it should not (then it is killed)."""
+    proc = subprocess.Popen([sys.executable, "-c", probe, wait], stdout=subprocess.PIPE, text=True)
     try:
         out, _ = proc.communicate(timeout=30 if ends else 3)
     except subprocess.TimeoutExpired:
         proc.kill()
         out, _ = proc.communicate()
-    assert ("stopped" in out) is ends
+    return "stopped" in out
 
 
 def test_a_sliced_result_returns_the_value_and_the_jobs_own_timeout() -> None:
@@ -130,3 +135,31 @@ def test_a_sliced_get_waits_past_empty_slices() -> None:
     box: queue.SimpleQueue[int] = queue.SimpleQueue()
     threading.Timer(0.6, box.put, (5,)).start()
     assert signals.get(box) == 5
+
+
+# granian's main loop and workers wait on an Event with no timeout, which we cannot slice; the
+# stop signal here reaches another of the process's threads, so it interrupts no call of the
+# main thread and its handler (which sets that Event) waits for the main thread's next bytecode.
+WAITING_ON_AN_EVENT = """
+import signal, sys, threading, time
+from adapter import signals
+stop = threading.Event()
+signal.signal(signal.SIGUSR1, lambda *_: stop.set())  # as granian's handlers: set the Event
+if sys.argv[1] == "nudged":
+    signals.nudge_main()
+def deliver_here():
+    time.sleep(0.2)
+    signal.pthread_kill(threading.get_ident(), signal.SIGUSR1)  # to this thread, not main
+threading.Thread(target=deliver_here, daemon=True).start()
+stop.wait()
+print("stopped", flush=True)
+"""
+
+
+@pytest.mark.parametrize(("wait", "ends"), [("nudged", True), ("plain", False)])
+def test_a_nudged_main_thread_acts_on_a_signal_another_thread_took(wait: str, ends: bool) -> None:
+    """`adapter serve --server granian` stopped late (a worker killed 40 s after SIGTERM) in
+    about one suite run of ten: granian waits on an Event with no timeout in each process's
+    main thread. `signals.nudge_main` interrupts that wait every SLICE, so a pending handler
+    runs; without it the wait is shown to outlast the signal, so the probe reaches the case."""
+    assert _stopped(WAITING_ON_AN_EVENT, wait, ends) is ends

@@ -21,11 +21,14 @@ import atexit
 import os
 import signal
 import socket
+import threading
+import time
 from collections.abc import Callable
 from multiprocessing.util import Finalize
 from typing import Any
 
 from adapter.commands.args import BadValue
+from adapter.signals import SLICE, nudge_main
 
 WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Any]
 STOP_SECONDS = 40  # a worker's last access-log flush may wait on the store up to 30 s
@@ -86,6 +89,8 @@ def serve_forked(
     stop_until_served(os.getpid())
 
     def load(_target: str) -> WsgiApp:
+        _nudged_once()  # in the worker: its main thread waits on granian's Event too
+        _resend_stop()
         app, at_exit = build()
         done: list[bool] = []
 
@@ -111,4 +116,52 @@ def serve_forked(
         workers_kill_timeout=STOP_SECONDS,  # a worker that will not stop is killed
     )
     announce()
+    _nudged_once()  # granian's main loop waits on an Event with no timeout
     server.serve(target_loader=load)
+
+
+_NUDGED: set[int] = set()  # the processes whose main thread `nudge_main` interrupts
+
+
+def _resend_stop() -> None:
+    """In a worker: once a stop signal came, tell granian's worker again every SLICE.
+
+    granian's worker sets its stop Event from the handler, and its server loop, started a
+    moment later, waits for the next one: a stop that came in between was lost, and the
+    worker served on until killed (STOP_SECONDS). Told again, the loop hears it. The worker
+    calls `granian._signals.set_sync_signals` after `load`; this wraps it there (a granian
+    without it is left as it is)."""
+    import granian._signals as granian_signals  # lazy: only this server needs it
+
+    plain = getattr(granian_signals, "set_sync_signals", None)
+    if plain is None:  # another granian: it stops as it stops
+        return
+
+    def set_sync_signals() -> Any:
+        event = plain()
+        asked = threading.Event()
+
+        def handler(_signum: int, _frame: object) -> None:
+            asked.set()
+            event.set()
+
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, handler)
+
+        def again() -> None:
+            asked.wait()
+            while True:
+                time.sleep(SLICE)
+                event.set()
+
+        threading.Thread(target=again, name="stop-again", daemon=True).start()
+        return event
+
+    granian_signals.set_sync_signals = set_sync_signals
+
+
+def _nudged_once() -> None:
+    """`nudge_main` in this process, once: a stop granian's handlers would miss is acted on."""
+    if os.getpid() not in _NUDGED:
+        _NUDGED.add(os.getpid())
+        nudge_main()
