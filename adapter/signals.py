@@ -8,6 +8,7 @@ command run in a test must not leave its handler behind).
 
 from __future__ import annotations
 
+import os
 import queue
 import signal
 import threading
@@ -100,14 +101,20 @@ def get(box: queue.SimpleQueue[T]) -> T:
 NUDGE = signal.SIGUSR2
 
 
+_NUDGING: dict[int, threading.Thread] = {}  # process id -> its nudging thread (a fork has none)
+
+
 def nudge_main(every: float = SLICE) -> threading.Thread:
     """Interrupt the main thread's blocking call every `every` seconds, for waits that are not
     ours to slice: granian's main loop and each of its workers wait on an Event with no
     timeout, and a stop signal that lands just before that wait blocks, or reaches one of
     the process's other threads, interrupts nothing, so its handler never runs. Interrupted,
     the main thread runs any handler such a signal left pending, and its wait goes on. Call
-    it from the main thread (installing NUDGE's handler fails elsewhere); the nudging thread
-    is a daemon."""
+    it from the main thread (installing NUDGE's handler fails elsewhere); once a process is
+    enough, later calls return its thread. The nudging thread is a daemon."""
+    running = _NUDGING.get(os.getpid())
+    if running is not None:
+        return running
     signal.signal(NUDGE, lambda *_: None)
     main = threading.get_ident()
 
@@ -121,4 +128,5 @@ def nudge_main(every: float = SLICE) -> threading.Thread:
 
     thread = threading.Thread(target=nudge, name="nudge-main", daemon=True)
     thread.start()
+    _NUDGING[os.getpid()] = thread
     return thread

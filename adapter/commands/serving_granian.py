@@ -89,7 +89,7 @@ def serve_forked(
     stop_until_served(os.getpid())
 
     def load(_target: str) -> WsgiApp:
-        _nudged_once()  # in the worker: its main thread waits on granian's Event too
+        nudge_main()  # in the worker: its main thread waits on granian's Event too
         _resend_stop()
         app, at_exit = build()
         done: list[bool] = []
@@ -116,11 +116,8 @@ def serve_forked(
         workers_kill_timeout=STOP_SECONDS,  # a worker that will not stop is killed
     )
     announce()
-    _nudged_once()  # granian's main loop waits on an Event with no timeout
+    nudge_main()  # granian's main loop waits on an Event with no timeout
     server.serve(target_loader=load)
-
-
-_NUDGED: set[int] = set()  # the processes whose main thread `nudge_main` interrupts
 
 
 def _resend_stop() -> None:
@@ -158,10 +155,3 @@ def _resend_stop() -> None:
         return event
 
     granian_signals.set_sync_signals = set_sync_signals
-
-
-def _nudged_once() -> None:
-    """`nudge_main` in this process, once: a stop granian's handlers would miss is acted on."""
-    if os.getpid() not in _NUDGED:
-        _NUDGED.add(os.getpid())
-        nudge_main()
